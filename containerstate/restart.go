@@ -1,0 +1,146 @@
+package containerstate
+
+import (
+	v1 "k8s.io/api/core/v1"
+)
+
+// Features holds the Kubernetes feature gates that change container
+// behaviour. Use [DefaultFeatures] for the Kubernetes 1.37 defaults; the zero
+// value is every gate off, which is a valid but older configuration.
+type Features struct {
+	// ContainerRestartRules (KEP-5307, beta and on by default since 1.35)
+	// lets a container's own restartPolicy and restartPolicyRules decide
+	// whether an exited container is restarted and whether a terminated
+	// status may leave Terminated. When off, the kubelet decides those from
+	// the pod's restartPolicy alone (sidecars always restart). The API server
+	// drops the fields when the gate is off, so [Features.ShouldRestart]
+	// itself, like the kubelet's ContainerShouldRestart, reads them whenever
+	// they are set.
+	ContainerRestartRules bool
+
+	// RestartAllContainersOnContainerExits (KEP-5532, beta and on by default
+	// since 1.36) gives the rule action RestartAllContainers its meaning: the
+	// pod restarts every container in place, so the exited container runs
+	// again. When off, a matching RestartAllContainers rule is passed over and
+	// the container's restartPolicy decides.
+	RestartAllContainersOnContainerExits bool
+
+	// ChangeContainerStatusOnKubeletRestart (deprecated, off by default since
+	// 1.35) resets started and ready after a kubelet restart. When off, a
+	// running container keeps the started value of its previous status.
+	ChangeContainerStatusOnKubeletRestart bool
+}
+
+// DefaultFeatures returns the feature gates as Kubernetes 1.37 sets them by
+// default.
+func DefaultFeatures() Features {
+	return Features{
+		ContainerRestartRules:                 true,
+		RestartAllContainersOnContainerExits:  true,
+		ChangeContainerStatusOnKubeletRestart: false,
+	}
+}
+
+// ShouldRestart reports whether container c of the pod spec will be run
+// again after it exits with exitCode, with the Kubernetes 1.37 default
+// feature gates. It is [Features.ShouldRestart] on [DefaultFeatures].
+//
+// A nil pod spec counts as restartPolicy Always (the API default); a nil
+// container has no policy of its own.
+func ShouldRestart(pod *v1.PodSpec, c *v1.Container, exitCode int32) bool {
+	return DefaultFeatures().ShouldRestart(pod, c, exitCode)
+}
+
+// ShouldRestart reports whether container c of the pod spec will be run
+// again after it exits with exitCode, the way the kubelet's
+// ContainerShouldRestart decides it:
+//
+//  1. When the container has its own restartPolicy, the first of its
+//     restartPolicyRules whose exit-code test matches decides: Restart
+//     restarts; RestartAllContainers restarts when that gate is on. A rule
+//     without exitCodes or with an unknown operator never matches; a matched
+//     rule with another action falls through. Then the container policy:
+//     Always restarts, OnFailure restarts a non-zero exit, Never does not.
+//  2. Otherwise the pod policy: Never does not restart, OnFailure restarts a
+//     non-zero exit, and Always, empty or an unknown value restarts.
+func (f Features) ShouldRestart(pod *v1.PodSpec, c *v1.Container, exitCode int32) bool {
+	if c != nil && c.RestartPolicy != nil {
+		if restart, decided := f.containerPolicyRestarts(c, exitCode); decided {
+			return restart
+		}
+	}
+	if pod == nil {
+		return true
+	}
+	return policyRestarts(pod.RestartPolicy, exitCode)
+}
+
+// containerPolicyRestarts applies a container's own rules and policy. decided
+// is false when the policy is a value the API does not define, so the pod
+// policy decides instead.
+func (f Features) containerPolicyRestarts(c *v1.Container, exitCode int32) (restart, decided bool) {
+	if rule, ok := matchingRule(c.RestartPolicyRules, exitCode); ok {
+		switch rule.Action {
+		case v1.ContainerRestartRuleActionRestart:
+			return true, true
+		case v1.ContainerRestartRuleActionRestartAllContainers:
+			if f.RestartAllContainersOnContainerExits {
+				return true, true
+			}
+		}
+	}
+	switch *c.RestartPolicy {
+	case v1.ContainerRestartPolicyAlways:
+		return true, true
+	case v1.ContainerRestartPolicyOnFailure:
+		return exitCode != 0, true
+	case v1.ContainerRestartPolicyNever:
+		return false, true
+	}
+	return false, false
+}
+
+// policyRestarts applies a pod-level restart policy; anything but Never and
+// OnFailure is the default, Always.
+func policyRestarts(p v1.RestartPolicy, exitCode int32) bool {
+	switch p {
+	case v1.RestartPolicyNever:
+		return false
+	case v1.RestartPolicyOnFailure:
+		return exitCode != 0
+	}
+	return true
+}
+
+// matchingRule returns the first rule whose exit-code requirement holds.
+func matchingRule(rules []v1.ContainerRestartRule, exitCode int32) (v1.ContainerRestartRule, bool) {
+	for _, r := range rules {
+		if r.ExitCodes == nil {
+			continue
+		}
+		in := false
+		for _, v := range r.ExitCodes.Values {
+			if v == exitCode {
+				in = true
+				break
+			}
+		}
+		switch r.ExitCodes.Operator {
+		case v1.ContainerRestartRuleOnExitCodesOpIn:
+			if in {
+				return r, true
+			}
+		case v1.ContainerRestartRuleOnExitCodesOpNotIn:
+			if !in {
+				return r, true
+			}
+		}
+	}
+	return v1.ContainerRestartRule{}, false
+}
+
+// IsSidecar reports whether c is a restartable init container: an init
+// container whose own restartPolicy is Always. A nil container is not.
+func IsSidecar(c *v1.Container) bool {
+	return c != nil && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
+}
