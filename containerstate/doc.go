@@ -1,3 +1,85 @@
 // Package containerstate models one Kubernetes container the way the kubelet
-// of Kubernetes 1.37 reports it.
+// of Kubernetes 1.37 reports it: the Waiting, Running and Terminated states
+// of a v1.ContainerStatus with their reasons and messages, restartCount,
+// lastState, started and ready; the restart decision; crash-loop and
+// image-pull back-off; and the checks the kubelet and the API server make
+// before a terminated container may look alive again.
+//
+// # The model
+//
+// The kubelet does not keep a state machine per container. At every sync it
+// converts what the runtime lists (the newest and the previous instance of
+// each container, in the CRI states created, running, exited and unknown),
+// the last error of starting the container and the previous status into a
+// new status. [Options.Convert] is that conversion, rule by rule, and
+// [Machine] is built on it: each event it accepts ([Event], [Machine.Step])
+// updates the runtime view, and the status is converted from it with the
+// previous status as the old one. So a Machine and a snapshot conversion
+// never disagree.
+//
+// A Machine accepts every sequence a relisting runtime can report, including
+// skipped states (an instance first seen exited) and repeated observations.
+// It refuses, with a [*StepError] and without changing, only the impossible:
+// an event older than one it accepted, an event about an instance a newer
+// one replaced, an exited instance reported again differently under the
+// same ID, an undefined event kind, or a failure reason that belongs to
+// another kind of failure.
+//
+// The states move as this table ([Transitions]) says; the diagram is
+// generated from it and a test keeps it true:
+//
+//	```mermaid
+//	stateDiagram-v2
+//	    [*] --> Waiting: NewMachine
+//	    Waiting --> Running: Started
+//	    Waiting --> Terminated: Exited, Removed, PodChanged
+//	    Running --> Terminated: Exited, Unknown, Removed
+//	    Running --> Waiting: Created, Exited, Unknown, Removed
+//	    Terminated --> Waiting: Created, Unknown, Removed, PodChanged, PullFailed, PullBackOff, CreateFailed, StartFailed, BackOff
+//	    Terminated --> Running: Started
+//	```
+//
+// # Faithfulness
+//
+// The reference is the kubelet of Kubernetes v1.37.2 with its default
+// feature gates ([DefaultFeatures]): container restart rules (KEP-5307) and
+// RestartAllContainers (KEP-5532) on, ChangeContainerStatusOnKubeletRestart
+// off, the per-node crash-loop maximum (KEP-5593) on and the reduced decay
+// (KEP-4603) off. Each gate that changes a result is a field of [Features]
+// or [CrashLoopOptions]; there is no global state.
+//
+// nodestate differs from the kubelet in one place, on purpose: when the
+// runtime reports UNKNOWN for a container last seen Running, the kubelet
+// reports it Terminated with reason ContainerStatusUnknown and exit code 137
+// at once. [DefaultOptions] keep the Running state for [DefaultUnknownGrace]
+// (two minutes, timed from the first UNKNOWN report, with ready false), so
+// that a runtime that is briefly unreachable does not look like a crash.
+// Options.UnknownGrace 0 is the kubelet exactly. Where a Machine sees a new
+// instance while the previous one was still alive in its view (a relist lost
+// the exit), it records the lost instance as exited with ContainerStatusUnknown
+// and 137, the kubelet's words for a container it could not observe.
+//
+// Reading the termination-message file and the logs is the caller's:
+// [TerminationMessage] takes their bytes and applies the kubelet's limits.
+// Volume mount, resources and user fields of the status are not modelled.
+//
+// # Concurrency
+//
+// Every function is pure: time is an argument or the time of an event, and
+// nothing starts a goroutine or reads a clock. A [Machine] and a [Backoff]
+// are values owned by one goroutine at a time; the package functions and
+// [Options], [Features] values are safe for simultaneous use.
+//
+// # Usage
+//
+//	m, err := containerstate.NewMachine(containerstate.Pod{Spec: &pod.Spec, Name: pod.Name,
+//		Namespace: pod.Namespace, UID: pod.UID}, "app")
+//	...
+//	err = m.Step(containerstate.Event{Kind: containerstate.Started, At: now, ContainerID: "containerd://abc"})
+//	status := m.Status() // the v1.ContainerStatus to report
+//
+// Before starting a container again, ask [Backoff.CrashLoop] with
+// [CrashLoopKey]; when it is blocked, step the machine with [BackOffEvent].
+// The package containerstatetest has rapid generators of specs and runtime
+// event sequences and an invariant checker for property tests.
 package containerstate

@@ -1,0 +1,395 @@
+package containerstate
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// DefaultUnknownGrace is how long nodestate keeps a Running container Running
+// while the runtime reports it UNKNOWN: the kubelet's default runtime request
+// timeout.
+const DefaultUnknownGrace = 2 * time.Minute
+
+// restartGraceWindow is how long before the kubelet's start a container must
+// have started for the kubelet-restart readiness grace to apply.
+const restartGraceWindow = 10 * time.Second
+
+// Options configures how container statuses are computed. Start from
+// [DefaultOptions]; the zero value has every feature gate off and no UNKNOWN
+// grace.
+type Options struct {
+	// Features are the feature gates.
+	Features Features
+	// UnknownGrace is how long a Running container whose runtime state turns
+	// UNKNOWN keeps its Running state (with ready false) before it is
+	// reported Terminated with reason ContainerStatusUnknown. Zero is the
+	// kubelet's behaviour: at once. Negative values are invalid.
+	UnknownGrace time.Duration
+}
+
+// DefaultOptions returns the Kubernetes 1.37 feature defaults and the
+// default UNKNOWN grace of two minutes.
+func DefaultOptions() Options {
+	return Options{Features: DefaultFeatures(), UnknownGrace: DefaultUnknownGrace}
+}
+
+func (o Options) validate() error {
+	if o.UnknownGrace < 0 {
+		return &OptionError{Field: "UnknownGrace", Reason: "must not be negative, got " + o.UnknownGrace.String()}
+	}
+	return nil
+}
+
+// Kind says which list of the pod spec a container is in.
+type Kind uint8
+
+const (
+	// Regular is a containers[] entry.
+	Regular Kind = iota + 1
+	// Init is an initContainers[] entry, including sidecars.
+	Init
+	// Ephemeral is an ephemeralContainers[] entry.
+	Ephemeral
+)
+
+var kindNames = [...]string{Regular: "container", Init: "init container", Ephemeral: "ephemeral container"}
+
+// String returns "container", "init container" or "ephemeral container".
+func (k Kind) String() string {
+	if k >= Regular && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(?)"
+}
+
+// Input is everything the kubelet looks at to build one container's status.
+type Input struct {
+	// Pod is the pod the container belongs to. Pod.Spec must not be nil.
+	Pod Pod
+	// Name is the container's name in the spec.
+	Name string
+	// Old is the container's previous status (from the API or the status
+	// cache), or nil if it has none.
+	Old *v1.ContainerStatus
+	// Newest and Previous are the two newest runtime instances of the
+	// container, or nil. Previous only matters when Newest is set; if it is
+	// newer than Newest by CreatedAt the two are swapped, as the kubelet
+	// sorts them.
+	Newest, Previous *Instance
+	// StartError is the reason cache entry for the container: the last
+	// failure to start it, or nil if the last start succeeded.
+	StartError *StartError
+	// Probes are the prober's results.
+	Probes Probes
+	// Now is the time of the computation. It only matters for the UNKNOWN
+	// grace and the kubelet-restart readiness grace.
+	Now time.Time
+	// UnknownSince is when the runtime first reported the newest instance
+	// UNKNOWN; zero means Now.
+	UnknownSince time.Time
+}
+
+// Convert returns the v1.ContainerStatus the kubelet reports for one
+// container, with the default options. See [Options.Convert].
+func Convert(in Input) (v1.ContainerStatus, error) {
+	return DefaultOptions().Convert(in)
+}
+
+// Convert returns the v1.ContainerStatus the kubelet reports for one
+// container from the runtime's view of it, the previous status and the
+// prober's results, following spec/containerstate.md sections 4 and 9.
+//
+// It returns an [*InputError] for a nil pod spec, a name the spec lacks, or
+// an instance with no ID or an undefined runtime state.
+func (o Options) Convert(in Input) (v1.ContainerStatus, error) {
+	if err := o.validate(); err != nil {
+		return v1.ContainerStatus{}, err
+	}
+	t, err := resolve(in.Pod, in.Name)
+	if err != nil {
+		return v1.ContainerStatus{}, err
+	}
+	newest, prev := in.Newest, in.Previous
+	if newest == nil && prev != nil {
+		newest, prev = prev, nil
+	}
+	if newest != nil && prev != nil && prev.CreatedAt.After(newest.CreatedAt) {
+		newest, prev = prev, newest
+	}
+	for _, inst := range [2]*Instance{newest, prev} {
+		if inst == nil {
+			continue
+		}
+		if err := validInstance(inst); err != nil {
+			return v1.ContainerStatus{}, &InputError{Container: in.Name, Err: err}
+		}
+	}
+	var old statusValue
+	if in.Old != nil {
+		old = statusFromAPI(in.Old)
+	}
+	since := in.UnknownSince
+	if since.IsZero() {
+		since = in.Now
+	}
+	v := o.convert(&t, old, in.Old != nil, newest, prev, in.StartError, in.Now, since)
+	o.applyProbes(&t, &v, &in.Probes, in.Now)
+	return v.toAPI(), nil
+}
+
+func validInstance(inst *Instance) error {
+	if inst.ID == "" {
+		return ErrNoContainerID
+	}
+	if inst.State < RuntimeCreated || inst.State > RuntimeUnknown {
+		return ErrRuntimeState
+	}
+	return nil
+}
+
+// target is a container resolved against its pod: the facts every rule reads.
+type target struct {
+	pod       Pod
+	container v1.Container
+	kind      Kind
+	hasInit   bool
+}
+
+func (t *target) sidecar() bool { return t.kind == Init && IsSidecar(&t.container) }
+
+func resolve(p Pod, name string) (target, error) {
+	if p.Spec == nil {
+		return target{}, &InputError{Container: name, Err: ErrNilPodSpec}
+	}
+	t := target{pod: p, hasInit: len(p.Spec.InitContainers) > 0}
+	for i := range p.Spec.InitContainers {
+		if p.Spec.InitContainers[i].Name == name {
+			t.container, t.kind = p.Spec.InitContainers[i], Init
+			return t, nil
+		}
+	}
+	for i := range p.Spec.Containers {
+		if p.Spec.Containers[i].Name == name {
+			t.container, t.kind = p.Spec.Containers[i], Regular
+			return t, nil
+		}
+	}
+	for i := range p.Spec.EphemeralContainers {
+		if p.Spec.EphemeralContainers[i].Name == name {
+			t.container, t.kind = v1.Container(p.Spec.EphemeralContainers[i].EphemeralContainerCommon), Ephemeral
+			return t, nil
+		}
+	}
+	return target{}, &InputError{Container: name, Err: ErrNotInSpec}
+}
+
+// defaultWaiting is the state of a spec container before the runtime has it
+// (section 4.1).
+func (t *target) defaultWaiting() stateValue {
+	if t.hasInit {
+		return waiting(ReasonPodInitializing, "")
+	}
+	return waiting(ReasonContainerCreating, "")
+}
+
+// convert is the kubelet's per-container conversion on pointer-free values.
+// It allocates nothing.
+func (o Options) convert(t *target, old statusValue, hasOld bool, newest, prev *Instance, startErr *StartError, now, unknownSince time.Time) statusValue {
+	gates := o.Features
+	restartingAll := gates.RestartAllContainersOnContainerExits && t.pod.RestartingAllContainers
+
+	// 4.1: the default entry.
+	v := statusValue{name: t.container.Name, state: t.defaultWaiting(), image: t.container.Image}
+	if hasOld {
+		if old.state.kind == Terminated {
+			v = old
+			v.name = t.container.Name
+		} else {
+			v.restartCount = old.restartCount
+			v.last = old.last
+		}
+	}
+
+	if newest == nil {
+		if hasOld {
+			o.disappeared(t, &v, old, restartingAll)
+		}
+	} else {
+		v = o.fromRuntime(t, old, hasOld, newest, restartingAll, now, unknownSince)
+		if prev != nil {
+			pv := o.fromRuntime(t, old, hasOld, prev, restartingAll, now, unknownSince)
+			v.last = pv.state
+		}
+	}
+
+	o.waitingOverlay(t, &v, newest, startErr)
+	return v
+}
+
+// disappeared applies section 4.2 to a container that is in the spec and the
+// old status but not in the runtime.
+func (o Options) disappeared(t *target, v *statusValue, old statusValue, restartingAll bool) {
+	switch {
+	case restartingAll && old.state.kind != Waiting:
+		v.state = waiting(ReasonRestartingAllContainers, MessageRestartingAll)
+		v.last = terminatedWith(ReasonRestartingAllContainers, MessageRestartingAll, ExitCodeUnknown)
+		v.restartCount = old.restartCount + 1
+	case old.state.kind == Terminated:
+		// The whole old status was kept by the default.
+	case old.state.kind != Running:
+		// The default Waiting stays.
+	case v.state == t.defaultWaiting() && v.last.kind == NoState:
+		v.last = terminatedWith(ReasonContainerStatusUnknown, MessageUnknownDeleted, ExitCodeUnknown)
+		if !t.pod.Deleting {
+			v.restartCount++
+		}
+	}
+}
+
+// fromRuntime converts one runtime instance (section 4.3).
+func (o Options) fromRuntime(t *target, old statusValue, hasOld bool, inst *Instance, restartingAll bool, now, unknownSince time.Time) statusValue {
+	v := statusValue{
+		name:         t.container.Name,
+		restartCount: inst.RestartCount,
+		image:        inst.Image,
+		imageID:      inst.ImageID,
+		containerID:  inst.ID,
+	}
+	if v.image == "" {
+		v.image = t.container.Image
+	}
+	switch {
+	case inst.State == RuntimeRunning:
+		v.state = stateValue{kind: Running, startedAt: inst.StartedAt}
+	case inst.State == RuntimeCreated:
+		v.state = waiting("", "")
+	case inst.State == RuntimeExited:
+		v.state = stateValue{kind: Terminated, exitCode: inst.ExitCode, reason: inst.Reason, message: inst.Message,
+			startedAt: inst.StartedAt, finishedAt: inst.FinishedAt, containerID: inst.ID}
+	case inst.State == RuntimeUnknown && hasOld && old.state.kind == Running:
+		if o.UnknownGrace > 0 && now.Sub(unknownSince) < o.UnknownGrace {
+			// nodestate's grace: keep what was last seen, but send no traffic.
+			v.state = old.state
+			v.restartCount = old.restartCount
+			v.hasStarted, v.started = old.hasStarted, old.started
+			v.last = old.last
+			v.unknownHeld = true
+			return v
+		}
+		reason := ReasonContainerStatusUnknown
+		if restartingAll {
+			reason = ReasonRestartingAllContainers
+		}
+		v.state = terminatedWith(reason, MessageUnknownTerminated, ExitCodeUnknown)
+		v.restartCount = old.restartCount + 1
+	default:
+		v.state = waiting("", "")
+	}
+
+	if !o.Features.ChangeContainerStatusOnKubeletRestart && hasOld && old.hasStarted && v.state.kind == Running {
+		v.hasStarted, v.started = true, old.started
+	}
+
+	if o.Features.RestartAllContainersOnContainerExits && hasOld {
+		runtimeCount := v.restartCount
+		if old.restartCount > v.restartCount {
+			v.restartCount = old.restartCount
+		}
+		if old.state.kind == Terminated && old.containerID != inst.ID {
+			v.last = old.state
+		} else if old.last.kind == Terminated {
+			v.last = old.last
+		}
+		if v.state.kind == Running && old.state.kind == Terminated && old.restartCount >= runtimeCount {
+			v.restartCount = old.restartCount + 1
+		}
+	}
+	return v
+}
+
+// waitingOverlay applies section 4.4: a container that will be started again
+// shows why its last start failed.
+func (o Options) waitingOverlay(t *target, v *statusValue, newest *Instance, startErr *StartError) {
+	if t.kind == Init {
+		if newest != nil && newest.State == RuntimeExited && newest.ExitCode == 0 {
+			return
+		}
+		if !t.sidecar() && newest == nil && t.pod.RegularContainerCreated && v.state.kind == Waiting {
+			v.state = terminatedWith(ReasonCompleted, MessageInitInferred, 0)
+			return
+		}
+	}
+	if !o.shouldBeRestarted(t, newest) || startErr == nil {
+		return
+	}
+	if v.state.kind == Terminated {
+		v.last = v.state
+	}
+	v.state = waiting(startErr.Reason, startErr.Message)
+}
+
+// shouldBeRestarted is the kubelet's ShouldContainerBeRestarted (section 3.3).
+func (o Options) shouldBeRestarted(t *target, newest *Instance) bool {
+	switch {
+	case t.pod.Deleting:
+		return false
+	case newest == nil:
+		return true
+	case newest.State == RuntimeRunning:
+		return false
+	case newest.State == RuntimeUnknown || newest.State == RuntimeCreated:
+		return true
+	case o.Features.ContainerRestartRules:
+		return o.Features.ShouldRestart(t.pod.Spec, &t.container, newest.ExitCode)
+	}
+	switch t.pod.Spec.RestartPolicy {
+	case v1.RestartPolicyNever:
+		return false
+	case v1.RestartPolicyOnFailure:
+		return newest.ExitCode != 0
+	}
+	return true
+}
+
+// applyProbes fills in started and ready the way the prober manager does
+// (section 9).
+func (o Options) applyProbes(t *target, v *statusValue, p *Probes, now time.Time) {
+	if t.kind == Ephemeral {
+		return
+	}
+	running := v.state.kind == Running
+	switch {
+	case !running:
+		v.setStarted(false)
+	case p.Startup != ProbeNone:
+		v.setStarted(p.Startup == ProbeSuccess)
+	case !o.Features.ChangeContainerStatusOnKubeletRestart && v.hasStarted && v.started:
+		v.setStarted(true)
+	case t.container.StartupProbe != nil:
+		v.setStarted(false)
+	default:
+		v.setStarted(true)
+	}
+
+	if t.kind == Init && !t.sidecar() {
+		v.ready = v.state.kind == Terminated && v.state.exitCode == 0
+		return
+	}
+	if !v.started || v.unknownHeld {
+		v.ready = false
+		return
+	}
+	switch {
+	case p.Readiness == ProbeSuccess:
+		v.ready = true
+	case p.Readiness == ProbeFailure:
+		v.ready = false
+	default:
+		v.ready = t.container.ReadinessProbe == nil
+		if !v.ready && !o.Features.ChangeContainerStatusOnKubeletRestart && !p.KubeletStartedAt.IsZero() &&
+			!v.state.startedAt.IsZero() && p.KubeletStartedAt.Sub(v.state.startedAt) > restartGraceWindow && p.PodReady {
+			v.ready = true
+		}
+	}
+}
