@@ -243,11 +243,12 @@ func (m *Machine) advance(ev *Event, to RuntimeState) error {
 	}
 	switch to {
 	case RuntimeRunning:
-		if from != RuntimeRunning {
+		// A start time the runtime gives wins; otherwise the first time the
+		// instance was seen running stays, across an UNKNOWN spell.
+		if !ev.StartedAt.IsZero() {
 			inst.StartedAt = ev.StartedAt
-			if inst.StartedAt.IsZero() {
-				inst.StartedAt = ev.At
-			}
+		} else if inst.StartedAt.IsZero() {
+			inst.StartedAt = ev.At
 		}
 		m.hasStartErr = false
 	case RuntimeExited:
