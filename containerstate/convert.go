@@ -224,6 +224,16 @@ func (o Options) convert(t *target, old statusValue, hasOld bool, newest, prev *
 	}
 
 	o.waitingOverlay(t, &v, newest, startErr)
+
+	// The kubelet can compute a status that moves a Terminated container
+	// back out of Terminated although its exit allows no restart (a start
+	// error cached for a container the runtime no longer lists, repeated
+	// UNKNOWN reports, an ephemeral container); its status manager and the
+	// API server refuse such a status and the old one stays. So does ours.
+	if hasOld && old.state.kind == Terminated && v.state.kind != Terminated && !o.terminatedMayRestart(t, old.state.exitCode) {
+		v = old
+		v.name = t.container.Name
+	}
 	return v
 }
 
@@ -320,7 +330,7 @@ func (o Options) waitingOverlay(t *target, v *statusValue, newest *Instance, sta
 			return
 		}
 	}
-	if !o.shouldBeRestarted(t, newest) || startErr == nil {
+	if startErr == nil || !o.shouldBeRestarted(t, newest) {
 		return
 	}
 	if v.state.kind == Terminated {
@@ -340,6 +350,12 @@ func (o Options) shouldBeRestarted(t *target, newest *Instance) bool {
 		return false
 	case newest.State == RuntimeUnknown || newest.State == RuntimeCreated:
 		return true
+	case t.kind == Ephemeral:
+		// The kubelet never restarts an ephemeral container, and the API
+		// server refuses a status that moves one out of Terminated; the
+		// kubelet's overlay would read the pod policy here and write such a
+		// status. nodestate keeps it Terminated.
+		return false
 	case o.Features.ContainerRestartRules:
 		return o.Features.ShouldRestart(t.pod.Spec, &t.container, newest.ExitCode)
 	}
@@ -350,6 +366,23 @@ func (o Options) shouldBeRestarted(t *target, newest *Instance) bool {
 		return newest.ExitCode != 0
 	}
 	return true
+}
+
+// terminatedMayRestart reports whether a Terminated status may leave
+// Terminated for a container that exited with exitCode, by the API server's
+// rule (section 12.1).
+func (o Options) terminatedMayRestart(t *target, exitCode int32) bool {
+	switch {
+	case t.kind == Ephemeral:
+		return false
+	case o.Features.RestartAllContainersOnContainerExits && (t.pod.RestartingAllContainers || AnyRestartAllRule(t.pod.Spec)):
+		return true
+	case o.Features.ContainerRestartRules:
+		return o.Features.ShouldRestart(t.pod.Spec, &t.container, exitCode)
+	case t.sidecar(), t.pod.Spec.RestartPolicy == v1.RestartPolicyAlways:
+		return true
+	}
+	return exitCode != 0 && t.pod.Spec.RestartPolicy == v1.RestartPolicyOnFailure
 }
 
 // applyProbes fills in started and ready the way the prober manager does

@@ -19,6 +19,9 @@ func TestConvertSpecCases(t *testing.T) {
 	}}
 	initPod.RegularContainerCreated = true
 	restartAllPod := onePod(v1.RestartPolicyNever, "a", "b")
+	restartAllPod.Spec.Containers[0].RestartPolicy = containerPolicy(v1.ContainerRestartPolicyNever)
+	restartAllPod.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{
+		exitRule(v1.ContainerRestartRuleActionRestartAllContainers, v1.ContainerRestartRuleOnExitCodesOpIn, 137)}
 	restartAllPod.RestartingAllContainers = true
 	deleting := onePod(v1.RestartPolicyAlways, "a", "b")
 	deleting.Deleting = true

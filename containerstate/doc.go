@@ -33,7 +33,7 @@
 //	    [*] --> Waiting: NewMachine
 //	    Waiting --> Running: Started
 //	    Waiting --> Terminated: Exited, Removed, PodChanged
-//	    Running --> Terminated: Exited, Unknown, Removed
+//	    Running --> Terminated: Exited, Unknown, Removed, PullStarted, PullSucceeded, StartupProbe, ReadinessProbe, LivenessProbe, PodChanged, PullFailed, PullBackOff, CreateFailed, StartFailed, BackOff
 //	    Running --> Waiting: Created, Exited, Unknown, Removed
 //	    Terminated --> Waiting: Created, Unknown, Removed, PodChanged, PullFailed, PullBackOff, CreateFailed, StartFailed, BackOff
 //	    Terminated --> Running: Started
@@ -58,6 +58,15 @@
 // instance while the previous one was still alive in its view (a relist lost
 // the exit), it records the lost instance as exited with ContainerStatusUnknown
 // and 137, the kubelet's words for a container it could not observe.
+//
+// Where the kubelet computes a status that moves a Terminated container
+// back to Waiting or Running although its exit allows no restart (by the API
+// server's rule), its own status manager or the API server refuses the
+// update and the old status stays. nodestate does not produce such a
+// status: it keeps the Terminated one. This happens for a start error cached
+// for a container the runtime no longer lists, for UNKNOWN reports after a
+// container was reported ContainerStatusUnknown, and for ephemeral
+// containers, which the kubelet never restarts.
 //
 // Reading the termination-message file and the logs is the caller's:
 // [TerminationMessage] takes their bytes and applies the kubelet's limits.

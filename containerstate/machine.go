@@ -28,6 +28,7 @@ type Machine struct {
 	imageID            string
 	startErr           StartError
 	hasStartErr        bool
+	startErrEpoch      int32 // attempts when startErr was recorded
 	startup, readiness ProbeResult
 	unknownSince       time.Time
 
@@ -157,7 +158,7 @@ func (m *Machine) apply(ev *Event) error {
 		if !ok {
 			return ErrInvalidEvent
 		}
-		m.startErr, m.hasStartErr = StartError{Reason: reason, Message: ev.Message}, true
+		m.startErr, m.hasStartErr, m.startErrEpoch = StartError{Reason: reason, Message: ev.Message}, true, m.attempts
 		return nil
 	case PullSucceeded:
 		m.imageID = ev.ImageID
@@ -252,6 +253,12 @@ func (m *Machine) advance(ev *Event, to RuntimeState) error {
 		}
 		m.hasStartErr = false
 	case RuntimeExited:
+		// An error recorded before this instance was created is about an
+		// earlier attempt: this one was started. One recorded since (a
+		// postStart hook failure) stands until a start succeeds.
+		if m.startErrEpoch < m.attempts {
+			m.hasStartErr = false
+		}
 		if !ev.StartedAt.IsZero() {
 			inst.StartedAt = ev.StartedAt
 		}

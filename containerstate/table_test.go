@@ -36,7 +36,19 @@ func TestMermaidGolden(t *testing.T) {
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(got, "\n"), "\n") {
 		indented.WriteString("//\t" + line)
 	}
-	if !strings.Contains(string(doc), "//\t```mermaid\n"+indented.String()+"\n//\t```\n") {
+	const open, end = "//\t```mermaid\n", "\n//\t```\n"
+	if *update {
+		i := strings.Index(string(doc), open)
+		j := strings.Index(string(doc), end)
+		if i < 0 || j < i {
+			t.Fatal("doc.go has no mermaid block to update")
+		}
+		doc = []byte(string(doc[:i+len(open)]) + indented.String() + string(doc[j:]))
+		if err := os.WriteFile("doc.go", doc, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(string(doc), open+indented.String()+end) {
 		t.Fatalf("the diagram in doc.go differs from Mermaid(); replace it with:\n%s", indented.String())
 	}
 }

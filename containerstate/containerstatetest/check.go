@@ -1,0 +1,136 @@
+package containerstatetest
+
+import (
+	"fmt"
+
+	"github.com/nodestate/nodestate/containerstate"
+	v1 "k8s.io/api/core/v1"
+)
+
+// Checker holds what the invariants need to remember between steps: the
+// previous status. Make one per container with [NewChecker] and call
+// [Checker.Step] after every event.
+type Checker struct {
+	target   TargetContainer
+	features containerstate.Features
+	prev     v1.ContainerStatus
+	prevKind containerstate.State
+	has      bool
+	steps    int
+}
+
+// NewChecker returns a checker for the target container under the given
+// feature gates.
+func NewChecker(target TargetContainer, features containerstate.Features) *Checker {
+	return &Checker{target: target, features: features}
+}
+
+// InvariantError reports a broken invariant.
+type InvariantError struct {
+	// Invariant names the rule, for example "restartCount never decreases".
+	Invariant string
+	// Step is the number of the step (from 1), and Event the event that led
+	// to the status, if known.
+	Step  int
+	Event containerstate.Event
+	// Prev and Status are the statuses before and after.
+	Prev, Status v1.ContainerStatus
+}
+
+func (e *InvariantError) Error() string {
+	return fmt.Sprintf("containerstatetest: invariant %q broken at step %d (%v): %s -> %s",
+		e.Invariant, e.Step, e.Event, describe(e.Prev), describe(e.Status))
+}
+
+func describe(s v1.ContainerStatus) string {
+	st := s.State
+	out := containerstate.StateOf(st).String()
+	switch {
+	case st.Waiting != nil:
+		out += "(" + st.Waiting.Reason + ")"
+	case st.Terminated != nil:
+		out += fmt.Sprintf("(%s, %d)", st.Terminated.Reason, st.Terminated.ExitCode)
+	}
+	started := "nil"
+	if s.Started != nil {
+		started = fmt.Sprint(*s.Started)
+	}
+	return fmt.Sprintf("%s rc=%d ready=%t started=%s", out, s.RestartCount, s.Ready, started)
+}
+
+// Step checks status, the container's status after ev, against the
+// invariants and the previous status:
+//
+//   - exactly one of waiting, running and terminated is set;
+//   - restartCount never decreases;
+//   - a Terminated container goes back to a non-terminated state only when a
+//     restart is allowed (containerstate's ShouldRestart for its exit code,
+//     or a RestartAllContainers rule with that gate on) and never for an
+//     ephemeral container;
+//   - started implies Running;
+//   - a Running container that is ready has started; only a regular init
+//     container that exited 0 is ready without Running;
+//   - lastState is empty or Terminated;
+//   - reason ContainerStatusUnknown always comes with exit code 137;
+//   - the move is in containerstate.Transitions, when ev is not the zero
+//     event.
+func (c *Checker) Step(ev containerstate.Event, status v1.ContainerStatus) error {
+	c.steps++
+	fail := func(name string) error {
+		return &InvariantError{Invariant: name, Step: c.steps, Event: ev, Prev: c.prev, Status: status}
+	}
+	st := status.State
+	set := 0
+	for _, b := range []bool{st.Waiting != nil, st.Running != nil, st.Terminated != nil} {
+		if b {
+			set++
+		}
+	}
+	if set != 1 {
+		return fail("exactly one state is set")
+	}
+	kind := containerstate.StateOf(st)
+	if c.has {
+		if status.RestartCount < c.prev.RestartCount {
+			return fail("restartCount never decreases")
+		}
+		if c.prevKind == containerstate.Terminated && kind != containerstate.Terminated && !c.mayLeaveTerminated(c.prev.State.Terminated.ExitCode) {
+			return fail("Terminated goes back only when a restart is allowed")
+		}
+		if ev.Kind != 0 && !containerstate.Allowed(c.prevKind, ev.Kind, kind) {
+			return fail("the move is in the transition table")
+		}
+	}
+	started := status.Started != nil && *status.Started
+	if started && kind != containerstate.Running {
+		return fail("started implies Running")
+	}
+	if status.Ready {
+		initDone := c.target.Kind == containerstate.Init && !containerstate.IsSidecar(&c.target.Container) &&
+			kind == containerstate.Terminated && st.Terminated.ExitCode == 0
+		if !initDone && (kind != containerstate.Running || !started) {
+			return fail("a ready container is Running and started (or an init container that exited 0)")
+		}
+	}
+	last := status.LastTerminationState
+	if last.Waiting != nil || last.Running != nil {
+		return fail("lastState is empty or Terminated")
+	}
+	for _, t := range []*v1.ContainerStateTerminated{st.Terminated, last.Terminated} {
+		if t != nil && t.Reason == containerstate.ReasonContainerStatusUnknown && t.ExitCode != containerstate.ExitCodeUnknown {
+			return fail("ContainerStatusUnknown has exit code 137")
+		}
+	}
+	c.prev, c.prevKind, c.has = status, kind, true
+	return nil
+}
+
+func (c *Checker) mayLeaveTerminated(exit int32) bool {
+	switch {
+	case c.target.Kind == containerstate.Ephemeral:
+		return false
+	case c.features.RestartAllContainersOnContainerExits && containerstate.AnyRestartAllRule(c.target.Pod.Spec):
+		return true
+	}
+	return c.features.ShouldRestart(c.target.Pod.Spec, &c.target.Container, exit)
+}

@@ -1,0 +1,75 @@
+package containerstate_test
+
+import (
+	"flag"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/containerstate/containerstatetest"
+	"pgregory.net/rapid"
+)
+
+// minChecks is the number of generated cases each property runs at least,
+// unless -rapid.checks says otherwise.
+const minChecks = 1000
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
+	if !explicit {
+		if err := flag.Set("rapid.checks", strconv.Itoa(minChecks)); err != nil {
+			panic(err)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// TestInvariants runs the invariant checker over generated runtime event
+// sequences, with the default options and with the kubelet's UNKNOWN rule
+// (grace 0): at least 1,000 sequences each per go test run.
+func TestInvariants(t *testing.T) {
+	for _, opts := range []struct {
+		name string
+		o    containerstate.Options
+	}{
+		{"defaults", containerstate.DefaultOptions()},
+		{"grace0", containerstate.Options{Features: containerstate.DefaultFeatures()}},
+	} {
+		t.Run(opts.name, func(t *testing.T) {
+			sequences := 0
+			rapid.Check(t, func(t *rapid.T) {
+				sequences++
+				target := containerstatetest.Target().Draw(t, "target")
+				events := containerstatetest.Events(target).Draw(t, "events")
+				m, err := opts.o.NewMachine(target.Pod, target.Name)
+				if err != nil {
+					t.Fatalf("NewMachine: %v", err)
+				}
+				check := containerstatetest.NewChecker(target, opts.o.Features)
+				if err := check.Step(containerstate.Event{}, m.Status()); err != nil {
+					t.Fatal(err)
+				}
+				for _, ev := range events {
+					if err := m.Step(ev); err != nil {
+						t.Fatalf("a runtime sequence was refused: %v", err)
+					}
+					if err := check.Step(ev, m.Status()); err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+			if want := checks(); sequences < want {
+				t.Fatalf("ran %d sequences, want at least %d", sequences, want)
+			}
+			t.Logf("%d event sequences checked", sequences)
+		})
+	}
+}
+
+func checks() int {
+	n, _ := strconv.Atoi(flag.Lookup("rapid.checks").Value.String())
+	return n
+}
