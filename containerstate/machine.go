@@ -24,6 +24,10 @@ type Machine struct {
 
 	newest, prev       Instance
 	hasNewest, hasPrev bool
+	// retired are the IDs of the instances replaced before prev, newest
+	// last, in a ring so that Step never allocates.
+	retired    [RetiredIDs]string
+	retiredLen int
 	attempts           int32 // instances created so far: the next one's restart count
 	imageID            string
 	startErr           StartError
@@ -35,6 +39,11 @@ type Machine struct {
 	last    time.Time
 	hasLast bool
 }
+
+// RetiredIDs is how many replaced instances, beyond the previous one, a
+// Machine remembers so that it can refuse events about them. A runtime
+// garbage-collects dead instances long before that many accumulate.
+const RetiredIDs = 16
 
 // NewMachine returns a machine for container name of the pod, with the
 // default options, in the state the kubelet reports before the runtime has
@@ -196,7 +205,7 @@ func (m *Machine) observe(ev *Event) error {
 	switch {
 	case m.hasNewest && ev.ContainerID == m.newest.ID:
 		return m.advance(ev, to)
-	case m.hasPrev && ev.ContainerID == m.prev.ID:
+	case m.hasPrev && ev.ContainerID == m.prev.ID, m.isRetired(ev.ContainerID):
 		return ErrOlderInstance
 	}
 	// A new instance. One still alive in our view was lost to a relist
@@ -207,6 +216,9 @@ func (m *Machine) observe(ev *Event) error {
 		m.newest.ExitCode = ExitCodeUnknown
 		m.newest.Reason, m.newest.Message = ReasonContainerStatusUnknown, MessageUnknownTerminated
 		m.newest.FinishedAt = ev.At
+	}
+	if m.hasPrev {
+		m.retire(m.prev.ID)
 	}
 	if m.hasNewest {
 		m.prev, m.hasPrev = m.newest, true
@@ -283,8 +295,10 @@ func (m *Machine) remove(ev *Event) error {
 	case ev.ContainerID == "":
 		return ErrNoContainerID
 	case m.hasPrev && ev.ContainerID == m.prev.ID:
+		m.retire(m.prev.ID)
 		m.prev, m.hasPrev = Instance{}, false
 	case m.hasNewest && ev.ContainerID == m.newest.ID:
+		m.retire(m.newest.ID)
 		m.newest, m.hasNewest = m.prev, m.hasPrev
 		m.prev, m.hasPrev = Instance{}, false
 		m.startup, m.readiness = ProbeNone, ProbeNone
@@ -293,4 +307,18 @@ func (m *Machine) remove(ev *Event) error {
 		return ErrOlderInstance
 	}
 	return nil
+}
+
+func (m *Machine) retire(id string) {
+	m.retired[m.retiredLen%RetiredIDs] = id
+	m.retiredLen++
+}
+
+func (m *Machine) isRetired(id string) bool {
+	for i := range min(m.retiredLen, RetiredIDs) {
+		if m.retired[i] == id {
+			return true
+		}
+	}
+	return false
 }
