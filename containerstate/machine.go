@@ -26,8 +26,8 @@ type Machine struct {
 	hasNewest, hasPrev bool
 	// retired are the IDs of the instances replaced before prev, newest
 	// last, in a ring so that Step never allocates.
-	retired    [RetiredIDs]string
-	retiredLen int
+	retired            [RetiredIDs]string
+	retiredLen         int
 	attempts           int32 // instances created so far: the next one's restart count
 	imageID            string
 	startErr           StartError

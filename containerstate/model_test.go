@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
-	"pgregory.net/rapid"
 	v1 "k8s.io/api/core/v1"
+	"pgregory.net/rapid"
 )
 
 type modelInstance struct {

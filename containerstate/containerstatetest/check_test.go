@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/nodestate/nodestate/containerstate"
-	"pgregory.net/rapid"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"pgregory.net/rapid"
 )
 
 func status(s v1.ContainerState, rc int32, ready bool, started *bool) v1.ContainerStatus {

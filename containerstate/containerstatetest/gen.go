@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
-	"pgregory.net/rapid"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"pgregory.net/rapid"
 )
 
 // Epoch is the time generated sequences start at.
