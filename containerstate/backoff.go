@@ -31,8 +31,12 @@ const (
 // BackoffConfig shapes a back-off: the first delay, the cap of the doubling,
 // and how long an entry may go without an update before it starts over.
 type BackoffConfig struct {
-	Initial    time.Duration
-	Max        time.Duration
+	// Initial is the first delay.
+	Initial time.Duration
+	// Max caps the doubling.
+	Max time.Duration
+	// ResetAfter is how long an entry may go without an update before the
+	// next failure starts over at Initial.
 	ResetAfter time.Duration
 }
 

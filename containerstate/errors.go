@@ -55,6 +55,7 @@ type InputError struct {
 	Err error
 }
 
+// Error describes the bad input.
 func (e *InputError) Error() string {
 	return fmt.Sprintf("%v: container %q", e.Err, e.Container)
 }
@@ -70,6 +71,7 @@ type OptionError struct {
 	Reason string
 }
 
+// Error names the option and what is wrong with it.
 func (e *OptionError) Error() string {
 	return fmt.Sprintf("containerstate: invalid option %s: %s", e.Field, e.Reason)
 }
@@ -89,6 +91,7 @@ type StepError struct {
 	Err error
 }
 
+// Error names the container, the refused event and why.
 func (e *StepError) Error() string {
 	msg := fmt.Sprintf("%v: container %q: %s", e.Err, e.Container, e.Event.Kind)
 	if e.Event.ContainerID != "" {
@@ -106,13 +109,15 @@ func (e *StepError) Unwrap() error { return e.Err }
 
 // TransitionError reports a container status that may not leave Terminated.
 type TransitionError struct {
-	// Container is the container's name and Kind its list.
+	// Container is the container's name.
 	Container string
-	Kind      Kind
+	// Kind is the list the container is in.
+	Kind Kind
 	// ExitCode is the old terminated state's exit code.
 	ExitCode int32
 }
 
+// Error names the container that may not leave Terminated.
 func (e *TransitionError) Error() string {
 	return fmt.Sprintf("%v: %s %q (exit code %d)", ErrTransition, e.Kind, e.Container, e.ExitCode)
 }

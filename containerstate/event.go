@@ -88,6 +88,7 @@ func (k EventKind) String() string {
 // Event is one observation about a container, with its time. Which fields
 // matter depends on Kind; the others are ignored.
 type Event struct {
+	// Kind is what happened.
 	Kind EventKind
 	// At is when it happened. Events must come in time order.
 	At time.Time

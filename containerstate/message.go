@@ -27,8 +27,9 @@ const (
 type TerminationInput struct {
 	// RuntimeMessage is the runtime's own message for the exit.
 	RuntimeMessage string
-	// Reason and ExitCode are the runtime's for the exit.
-	Reason   string
+	// Reason is the runtime's reason for the exit.
+	Reason string
+	// ExitCode is the exit code.
 	ExitCode int32
 	// Policy is the container's terminationMessagePolicy.
 	Policy v1.TerminationMessagePolicy

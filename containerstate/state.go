@@ -94,9 +94,10 @@ type Pod struct {
 	// Spec is the pod's spec. It must not be nil and the caller must not
 	// change it while a value built from it is in use.
 	Spec *v1.PodSpec
-	// Name, Namespace and UID identify the pod in messages and back-off keys.
+	// Name and Namespace identify the pod in messages and back-off keys.
 	Name, Namespace string
-	UID             types.UID
+	// UID identifies the pod's incarnation.
+	UID types.UID
 	// PodFacts are the pod-level facts that change over its life.
 	PodFacts
 }
@@ -118,7 +119,9 @@ type PodFacts struct {
 // reason cache holds it: it shows as the Waiting reason and message until a
 // start succeeds.
 type StartError struct {
-	Reason  string
+	// Reason is the Waiting reason, for example CrashLoopBackOff.
+	Reason string
+	// Message is the Waiting message.
 	Message string
 }
 

@@ -7,9 +7,12 @@ import (
 // Transition is one row of the container state table: the events that can
 // move a container's reported state From one state To another, and when.
 type Transition struct {
+	// From and To are the reported states before and after.
 	From, To State
-	Events   []EventKind
-	When     string
+	// Events are the event kinds that can make this move.
+	Events []EventKind
+	// When says in which situations, for people.
+	When string
 }
 
 // failures are the events that record why a start failed.

@@ -29,14 +29,15 @@ func NewChecker(target TargetContainer, features containerstate.Features) *Check
 type InvariantError struct {
 	// Invariant names the rule, for example "restartCount never decreases".
 	Invariant string
-	// Step is the number of the step (from 1), and Event the event that led
-	// to the status, if known.
-	Step  int
+	// Step is the number of the step, from 1.
+	Step int
+	// Event is the event that led to the status; the zero Event if none.
 	Event containerstate.Event
 	// Prev and Status are the statuses before and after.
 	Prev, Status v1.ContainerStatus
 }
 
+// Error names the invariant, the step and the two statuses.
 func (e *InvariantError) Error() string {
 	return fmt.Sprintf("containerstatetest: invariant %q broken at step %d (%v): %s -> %s",
 		e.Invariant, e.Step, e.Event, describe(e.Prev), describe(e.Status))

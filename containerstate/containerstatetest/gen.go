@@ -82,11 +82,14 @@ func PodSpec() *rapid.Generator[*v1.PodSpec] {
 
 // TargetContainer is one container of a generated pod.
 type TargetContainer struct {
-	Pod  containerstate.Pod
+	// Pod is the pod, with its spec.
+	Pod containerstate.Pod
+	// Name is the container's name.
 	Name string
-	// Container is the container's spec and Kind its list.
+	// Container is the container's spec.
 	Container v1.Container
-	Kind      containerstate.Kind
+	// Kind is the list the container is in.
+	Kind containerstate.Kind
 }
 
 // Target generates a pod and one of its containers (init, regular or
