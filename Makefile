@@ -5,7 +5,9 @@ MODULES := $(dir $(shell git ls-files --cached --others --exclude-standard -- 'g
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 5s
 
-.PHONY: test lint fuzz example
+SHELL := /bin/bash
+
+.PHONY: test lint fuzz example conformance
 
 # All tests of all modules, with the race detector.
 test:
@@ -27,3 +29,8 @@ fuzz:
 # The main example.
 example:
 	go run ./examples/crashloop
+
+# The conformance suite's report: inputs and mismatches per property against
+# upstream Kubernetes.
+conformance:
+	@set -o pipefail; cd conformance && go test -count=1 -v . | sed -n '/^conformance against/,$$p'

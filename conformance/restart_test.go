@@ -1,0 +1,52 @@
+package conformance
+
+import (
+	"testing"
+
+	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/containerstate/containerstatetest"
+	"pgregory.net/rapid"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
+	"k8s.io/kubernetes/pkg/features"
+)
+
+// TestShouldRestartMatchesUpstream compares containerstate.ShouldRestart with
+// k8s.io/kubernetes/pkg/api/v1/pod.ContainerShouldRestart on generated pods
+// and exit codes, with RestartAllContainersOnContainerExits at its 1.37
+// default (on) and off.
+func TestShouldRestartMatchesUpstream(t *testing.T) {
+	for _, gate := range []bool{true, false} {
+		name := "ShouldRestart vs ContainerShouldRestart (RestartAllContainers on)"
+		if !gate {
+			name = "ShouldRestart vs ContainerShouldRestart (RestartAllContainers off)"
+		}
+		t.Run(name, func(t *testing.T) {
+			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.RestartAllContainersOnContainerExits, gate)
+			f := containerstate.DefaultFeatures()
+			f.RestartAllContainersOnContainerExits = gate
+			inputs, mismatches := 0, 0
+			rapid.Check(t, func(t *rapid.T) {
+				inputs++
+				target := containerstatetest.Target().Draw(t, "target")
+				exit := containerstatetest.ExitCode().Draw(t, "exit")
+				c := target.Container
+				got := f.ShouldRestart(target.Pod.Spec, &c, exit)
+				want := podutil.ContainerShouldRestart(c, *target.Pod.Spec, exit)
+				if gate && containerstate.ShouldRestart(target.Pod.Spec, &c, exit) != want {
+					mismatches++
+					t.Fatalf("package ShouldRestart(exit %d) disagrees with upstream %v", exit, want)
+				}
+				if got != want {
+					mismatches++
+					t.Fatalf("ShouldRestart(exit %d) = %v, upstream %v", exit, got, want)
+				}
+			})
+			record(name, inputs, mismatches)
+			if inputs < checks() {
+				t.Fatalf("ran %d inputs, want at least %d", inputs, checks())
+			}
+		})
+	}
+}
