@@ -1,0 +1,75 @@
+package podphase
+
+import (
+	"fmt"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// steadyPod is the baseline's pod (notes/baselines.md): one running sidecar
+// plus n running regular containers, restartPolicy Always.
+func steadyPod(n int) *v1.Pod {
+	yes := true
+	pod := &v1.Pod{Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways, InitContainers: []v1.Container{sidecar("sidecar")}}}
+	pod.Status.InitContainerStatuses = []v1.ContainerStatus{{Name: "sidecar", Ready: true, Started: &yes, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("app-%d", i)
+		pod.Spec.Containers = append(pod.Spec.Containers, ctr(name))
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, v1.ContainerStatus{Name: name, Ready: true, Started: &yes, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}})
+	}
+	pod.Status.Phase = v1.PodRunning
+	pod.Status.Conditions = []v1.PodCondition{{Type: v1.PodInitialized, Status: v1.ConditionTrue}, {Type: v1.PodReady, Status: v1.ConditionTrue}}
+	return pod
+}
+
+func BenchmarkPhase(b *testing.B) {
+	for _, n := range []int{1, 10, 100} {
+		b.Run(fmt.Sprintf("containers=%d", n), func(b *testing.B) {
+			pod := steadyPod(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				if Phase(pod) != v1.PodRunning {
+					b.Fatal("not running")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPhaseReversed has the statuses in reverse spec order, the worst
+// case for the order hint.
+func BenchmarkPhaseReversed(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run(fmt.Sprintf("containers=%d", n), func(b *testing.B) {
+			pod := steadyPod(n)
+			s := pod.Status.ContainerStatuses
+			for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+				s[i], s[j] = s[j], s[i]
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				Phase(pod)
+			}
+		})
+	}
+}
+
+func BenchmarkExplain(b *testing.B) {
+	pod := steadyPod(10)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Explain(Input{Pod: pod}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestPhaseAllocatesNothing(t *testing.T) {
+	for _, n := range []int{1, 10, 100} {
+		pod := steadyPod(n)
+		if a := testing.AllocsPerRun(100, func() { Phase(pod) }); a != 0 {
+			t.Errorf("Phase with %d containers: %v allocs, want 0", n, a)
+		}
+	}
+}
