@@ -102,3 +102,5 @@ var (
 	t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	t1 = t0.Add(time.Minute)
 )
+
+const time1h = time.Hour
