@@ -37,15 +37,15 @@ func want(ct v1.PodConditionType, s v1.ConditionStatus, reason, message string) 
 func TestConditions(t *testing.T) {
 	regular1 := []v1.Container{sidecar("restartable-init-1")}
 	tests := []struct {
-		id      string
-		reason  string
-		spec    v1.PodSpec
-		init    []v1.ContainerStatus
-		regular []v1.ContainerStatus
+		id       string
+		reason   string
+		spec     v1.PodSpec
+		init     []v1.ContainerStatus
+		regular  []v1.ContainerStatus
 		apiConds []v1.PodCondition
-		phase   v1.PodPhase
-		sandbox Sandbox
-		want    v1.PodCondition
+		phase    v1.PodPhase
+		sandbox  Sandbox
+		want     v1.PodCondition
 	}{
 		{id: "N01", reason: "nil statuses", spec: v1.PodSpec{}, phase: v1.PodRunning,
 			want: want(v1.ContainersReady, v1.ConditionFalse, ReasonUnknownContainerStatuses, "")},
