@@ -104,3 +104,5 @@ var (
 )
 
 const time1h = time.Hour
+
+func timeDuration(n int64) time.Duration { return time.Duration(n) }
