@@ -73,3 +73,29 @@ func TestPhaseAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkConditions(b *testing.B) {
+	for _, n := range []int{1, 10, 100} {
+		b.Run(fmt.Sprintf("containers=%d", n), func(b *testing.B) {
+			pod := steadyPod(n)
+			in := ConditionsInput{Pod: pod, Status: &pod.Status, Now: t1}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Conditions(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkGenerateStatus(b *testing.B) {
+	pod := steadyPod(10)
+	in := StatusInput{Input: Input{Pod: pod}, InitContainerStatuses: pod.Status.InitContainerStatuses, ContainerStatuses: pod.Status.ContainerStatuses, Now: t1}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := GenerateStatus(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -35,7 +35,8 @@
 //   - [DisplayStatus] and [Columns]: kubectl's STATUS, READY and RESTARTS
 //     columns (and the -o wide ones).
 //   - [LegalTransition], [CheckTransition] and [Guard]: which phase changes
-//     the kubelet can make.
+//     the kubelet can make; [TerminatedPhase]: the phase the status manager
+//     forces when the pod worker has finished a pod.
 //
 // Package podphasetest has rapid generators of consistent pods and the
 // invariant checks used by this package's properties.

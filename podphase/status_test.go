@@ -164,3 +164,27 @@ func TestTransitions(t *testing.T) {
 		t.Errorf("message = %q", got)
 	}
 }
+
+// TestTerminatedPhase traces the TerminatePod row of spec section 5 and
+// section 6.
+func TestTerminatedPhase(t *testing.T) {
+	tests := []struct {
+		reason string
+		phase  v1.PodPhase
+		static bool
+		want   v1.PodPhase
+	}{
+		{reason: "5: Succeeded is kept", phase: v1.PodSucceeded, want: v1.PodSucceeded},
+		{reason: "5: Failed is kept", phase: v1.PodFailed, want: v1.PodFailed},
+		{reason: "5: Running is forced to Failed", phase: v1.PodRunning, want: v1.PodFailed},
+		{reason: "5: Pending is forced to Failed", phase: v1.PodPending, want: v1.PodFailed},
+		{reason: "6: Unknown is forced to Failed", phase: v1.PodUnknown, want: v1.PodFailed},
+		{reason: "5: an unrecognised value is forced to Failed", phase: "Bogus", want: v1.PodFailed},
+		{reason: "5: static pods keep their phase (TODO #116484)", phase: v1.PodRunning, static: true, want: v1.PodRunning},
+	}
+	for _, tc := range tests {
+		if got := TerminatedPhase(tc.phase, tc.static); got != tc.want {
+			t.Errorf("TerminatedPhase(%q, static=%v) = %q, want %q (%s)", tc.phase, tc.static, got, tc.want, tc.reason)
+		}
+	}
+}

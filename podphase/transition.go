@@ -84,3 +84,15 @@ func Guard(current, next v1.PodPhase) (v1.PodPhase, error) {
 	}
 	return next, nil
 }
+
+// TerminatedPhase returns the phase the kubelet's status manager writes
+// when the pod worker has finished a pod (TerminatePod, spec/podphase.md
+// section 5): Succeeded and Failed are kept; for a pod that is not static,
+// any other value (Pending, Running, Unknown or one the API does not
+// define) becomes Failed. A static pod keeps its phase.
+func TerminatedPhase(p v1.PodPhase, static bool) v1.PodPhase {
+	if IsTerminal(p) || static {
+		return p
+	}
+	return v1.PodFailed
+}
