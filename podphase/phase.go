@@ -25,6 +25,10 @@ type Options struct {
 	// the RestartingAllContainers reason and the AllContainersRestarting
 	// condition their meaning. ChangeContainerStatusOnKubeletRestart has no
 	// effect in this package.
+	//
+	// Gates that are locked on in 1.37 (SidecarContainers,
+	// PodReadyToStartContainersCondition, PodObservedGenerationTracking)
+	// are not switches: their behaviour is unconditional.
 	Features containerstate.Features
 }
 

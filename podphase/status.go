@@ -93,7 +93,9 @@ type StatusInput struct {
 
 	// InitContainerStatuses and ContainerStatuses are the freshly converted
 	// container statuses (see containerstate), with ready and started as
-	// the probe results set them.
+	// the probe results set them. The phase reads a sidecar's started from
+	// here; the kubelet reads the value carried over from the previous
+	// status, which is the same once a startup probe has succeeded.
 	InitContainerStatuses, ContainerStatuses []v1.ContainerStatus
 
 	// Evict, when not nil, is a pod sync handler's decision to fail the pod.
