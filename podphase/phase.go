@@ -129,40 +129,102 @@ func (t *tally) add(e effect) {
 func (o Options) tally(pod *v1.Pod) tally {
 	var t tally
 	spec := &pod.Spec
+	inits := newStatusIndex(pod.Status.InitContainerStatuses)
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		if containerstate.IsSidecar(c) {
 			continue
 		}
-		t.add(o.regularInitEffect(spec, c, findStatus(pod.Status.InitContainerStatuses, c.Name, i)))
+		t.add(o.regularInitEffect(spec, c, inits.find(c.Name, i)))
 	}
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		if !containerstate.IsSidecar(c) {
 			continue
 		}
-		t.add(sidecarEffect(findStatus(pod.Status.InitContainerStatuses, c.Name, i)))
+		t.add(sidecarEffect(inits.find(c.Name, i)))
 	}
+	regular := newStatusIndex(pod.Status.ContainerStatuses)
 	for i := range spec.Containers {
 		c := &spec.Containers[i]
-		t.add(o.regularEffect(spec, c, findStatus(pod.Status.ContainerStatuses, c.Name, i)))
+		t.add(o.regularEffect(spec, c, regular.find(c.Name, i)))
 	}
 	return t
 }
 
-// findStatus returns the status named name, or nil. Statuses are usually in
-// spec order, so the entry at the container's own index is tried first; that
-// keeps a whole pass linear where a plain search would be quadratic.
-func findStatus(statuses []v1.ContainerStatus, name string, hint int) *v1.ContainerStatus {
-	if hint < len(statuses) && statuses[hint].Name == name {
-		return &statuses[hint]
+// statusIndex finds container statuses by name without allocating and, in
+// the orders statuses come in, without a quadratic search: the kubelet
+// sorts statuses by name, and hand-written statuses usually follow the
+// spec. A lookup tries the container's own index, then the entry after the
+// previous hit, then a binary search when the list is sorted by name, and
+// only then a linear scan.
+type statusIndex struct {
+	list    []v1.ContainerStatus
+	checked bool // whether sorted has been computed
+	sorted  bool
+	next    int
+}
+
+func newStatusIndex(list []v1.ContainerStatus) statusIndex {
+	return statusIndex{list: list}
+}
+
+// isSorted reports whether the list is sorted by name, checking once.
+func (x *statusIndex) isSorted() bool {
+	if !x.checked {
+		x.checked, x.sorted = true, true
+		for i := 1; i < len(x.list); i++ {
+			if x.list[i-1].Name > x.list[i].Name {
+				x.sorted = false
+				break
+			}
+		}
 	}
-	for i := range statuses {
-		if statuses[i].Name == name {
-			return &statuses[i]
+	return x.sorted
+}
+
+// find returns the status named name, or nil. In a list sorted by name it
+// is the first of a repeated name.
+func (x *statusIndex) find(name string, hint int) *v1.ContainerStatus {
+	l := x.list
+	if hint < len(l) && l[hint].Name == name && (hint == 0 || l[hint-1].Name != name || !x.isSorted()) {
+		x.next = hint + 1
+		return &l[hint]
+	}
+	if x.next < len(l) && l[x.next].Name == name && (x.next == 0 || l[x.next-1].Name != name || !x.isSorted()) {
+		x.next++
+		return &l[x.next-1]
+	}
+	if x.isSorted() {
+		lo, hi := 0, len(l)
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if l[mid].Name < name {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		if lo < len(l) && l[lo].Name == name {
+			x.next = lo + 1
+			return &l[lo]
+		}
+		return nil
+	}
+	for i := range l {
+		if l[i].Name == name {
+			x.next = i + 1
+			return &l[i]
 		}
 	}
 	return nil
+}
+
+// findStatus returns the first status named name, or nil, trying index hint
+// first.
+func findStatus(statuses []v1.ContainerStatus, name string, hint int) *v1.ContainerStatus {
+	x := statusIndex{list: statuses}
+	return x.find(name, hint)
 }
 
 // restartable reports whether a container that exited with exitCode and

@@ -199,3 +199,48 @@ func TestPhaseStatusOrder(t *testing.T) {
 		t.Errorf("Phase = %s, want Failed", got)
 	}
 }
+
+// TestStatusIndex checks the lookup in every order it handles: spec order,
+// sorted by name, reversed, with repeated names and with gaps.
+func TestStatusIndex(t *testing.T) {
+	list := func(names ...string) []v1.ContainerStatus {
+		var out []v1.ContainerStatus
+		for i, n := range names {
+			out = append(out, v1.ContainerStatus{Name: n, RestartCount: int32(i)})
+		}
+		return out
+	}
+	tests := []struct {
+		reason string
+		list   []v1.ContainerStatus
+		name   string
+		hint   int
+		want   int32 // RestartCount of the entry found, -1 for none
+	}{
+		{reason: "spec order hit", list: list("a", "b", "c"), name: "b", hint: 1, want: 1},
+		{reason: "sorted, hint misses", list: list("a", "b", "c"), name: "c", hint: 0, want: 2},
+		{reason: "sorted, missing name", list: list("a", "c"), name: "b", hint: 1, want: -1},
+		{reason: "sorted, repeated name: the first", list: list("a", "b", "b"), name: "b", hint: 2, want: 1},
+		{reason: "unsorted, linear scan", list: list("c", "a", "b"), name: "b", hint: 0, want: 2},
+		{reason: "unsorted, missing name", list: list("c", "a"), name: "b", hint: 5, want: -1},
+		{reason: "empty", list: nil, name: "a", hint: 0, want: -1},
+	}
+	for _, tc := range tests {
+		x := newStatusIndex(tc.list)
+		got := x.find(tc.name, tc.hint)
+		switch {
+		case tc.want < 0 && got != nil:
+			t.Errorf("%s: found %+v, want none", tc.reason, got)
+		case tc.want >= 0 && (got == nil || got.RestartCount != tc.want):
+			t.Errorf("%s: found %+v, want entry %d", tc.reason, got, tc.want)
+		}
+	}
+	// The cursor: statuses shifted by one from the spec order.
+	x := newStatusIndex(list("z", "a", "y"))
+	if st := x.find("a", 0); st == nil || st.RestartCount != 1 {
+		t.Fatalf("shifted: %+v", st)
+	}
+	if st := x.find("y", 1); st == nil || st.RestartCount != 2 {
+		t.Fatalf("cursor: %+v", st)
+	}
+}
