@@ -97,8 +97,10 @@
 //     current sandbox. Pass [Input.Initialized] to use the runtime's answer.
 //   - Statuses are looked up by name in the list of their kind
 //     (initContainerStatuses for init containers, containerStatuses for
-//     regular ones), trying the container's own index first, which keeps
-//     the lookup linear; the kubelet searches one list of both kinds
+//     regular ones), trying the container's own index, then the entry after
+//     the previous hit, then a binary search when the list is sorted by name
+//     (as the kubelet writes it), which keeps the lookup linear or nearly
+//     so; the kubelet scans one list of both kinds for every container
 //     (quadratic). The results differ only when a name is repeated or a
 //     status sits in the other list.
 //   - [Options.Conditions] treats the container statuses as missing when

@@ -183,15 +183,15 @@ func (x *statusIndex) isSorted() bool {
 	return x.sorted
 }
 
-// find returns the status named name, or nil. In a list sorted by name it
-// is the first of a repeated name.
+// find returns a status named name, or nil. Which one of a repeated name
+// (the API server rejects those) is left open.
 func (x *statusIndex) find(name string, hint int) *v1.ContainerStatus {
 	l := x.list
-	if hint < len(l) && l[hint].Name == name && (hint == 0 || l[hint-1].Name != name || !x.isSorted()) {
+	if hint < len(l) && l[hint].Name == name {
 		x.next = hint + 1
 		return &l[hint]
 	}
-	if x.next < len(l) && l[x.next].Name == name && (x.next == 0 || l[x.next-1].Name != name || !x.isSorted()) {
+	if x.next < len(l) && l[x.next].Name == name {
 		x.next++
 		return &l[x.next-1]
 	}
@@ -220,8 +220,7 @@ func (x *statusIndex) find(name string, hint int) *v1.ContainerStatus {
 	return nil
 }
 
-// findStatus returns the first status named name, or nil, trying index hint
-// first.
+// findStatus returns a status named name, or nil, trying index hint first.
 func findStatus(statuses []v1.ContainerStatus, name string, hint int) *v1.ContainerStatus {
 	x := statusIndex{list: statuses}
 	return x.find(name, hint)

@@ -220,7 +220,7 @@ func TestStatusIndex(t *testing.T) {
 		{reason: "spec order hit", list: list("a", "b", "c"), name: "b", hint: 1, want: 1},
 		{reason: "sorted, hint misses", list: list("a", "b", "c"), name: "c", hint: 0, want: 2},
 		{reason: "sorted, missing name", list: list("a", "c"), name: "b", hint: 1, want: -1},
-		{reason: "sorted, repeated name: the first", list: list("a", "b", "b"), name: "b", hint: 2, want: 1},
+		{reason: "sorted, repeated name, hint misses: binary search finds the first", list: list("a", "b", "b", "c"), name: "b", hint: 3, want: 1},
 		{reason: "unsorted, linear scan", list: list("c", "a", "b"), name: "b", hint: 0, want: 2},
 		{reason: "unsorted, missing name", list: list("c", "a"), name: "b", hint: 5, want: -1},
 		{reason: "empty", list: nil, name: "a", hint: 0, want: -1},
