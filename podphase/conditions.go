@@ -257,9 +257,10 @@ func (o Options) initializedCondition(pod *v1.Pod, s, old *v1.PodStatus) v1.PodC
 		return c
 	}
 	var unknown, incomplete []string
+	inits := newStatusIndex(s.InitContainerStatuses)
 	for i := range spec.InitContainers {
 		ic := &spec.InitContainers[i]
-		st := findStatus(s.InitContainerStatuses, ic.Name, i)
+		st := inits.find(ic.Name, i)
 		switch {
 		case st == nil:
 			unknown = append(unknown, ic.Name)
@@ -297,8 +298,9 @@ func (o Options) initializedCondition(pod *v1.Pod, s, old *v1.PodStatus) v1.PodC
 // anyRegularStarted is the kubelet's HasAnyRegularContainerStarted: some
 // regular container's status is Running or Terminated.
 func anyRegularStarted(spec *v1.PodSpec, s *v1.PodStatus) bool {
+	regular := newStatusIndex(s.ContainerStatuses)
 	for i := range spec.Containers {
-		st := findStatus(s.ContainerStatuses, spec.Containers[i].Name, i)
+		st := regular.find(spec.Containers[i].Name, i)
 		if st != nil && (st.State.Running != nil || st.State.Terminated != nil) {
 			return true
 		}
@@ -323,13 +325,15 @@ func containersReadyCondition(spec *v1.PodSpec, s *v1.PodStatus) v1.PodCondition
 			unready = append(unready, name)
 		}
 	}
+	inits := newStatusIndex(s.InitContainerStatuses)
 	for i := range spec.InitContainers {
 		if ic := &spec.InitContainers[i]; containerstate.IsSidecar(ic) {
-			check(ic.Name, findStatus(s.InitContainerStatuses, ic.Name, i))
+			check(ic.Name, inits.find(ic.Name, i))
 		}
 	}
+	regular := newStatusIndex(s.ContainerStatuses)
 	for i := range spec.Containers {
-		check(spec.Containers[i].Name, findStatus(s.ContainerStatuses, spec.Containers[i].Name, i))
+		check(spec.Containers[i].Name, regular.find(spec.Containers[i].Name, i))
 	}
 	switch {
 	case s.Phase == v1.PodSucceeded && len(unknown) == 0:
@@ -423,8 +427,9 @@ func triggeredRestartAll(spec *v1.PodSpec, statuses ...*v1.PodStatus) bool {
 			specs    []v1.Container
 			statuses []v1.ContainerStatus
 		}{{spec.InitContainers, s.InitContainerStatuses}, {spec.Containers, s.ContainerStatuses}} {
+			idx := newStatusIndex(l.statuses)
 			for i := range l.specs {
-				st := findStatus(l.statuses, l.specs[i].Name, i)
+				st := idx.find(l.specs[i].Name, i)
 				if st != nil && st.State.Terminated != nil && firstRuleRestartsAll(&l.specs[i], st.State.Terminated.ExitCode) {
 					return true
 				}

@@ -222,9 +222,10 @@ func (o Options) deciders(pod *v1.Pod, rule Rule, phase v1.PodPhase) []string {
 	}
 	var names []string
 	spec := &pod.Spec
+	inits := newStatusIndex(pod.Status.InitContainerStatuses)
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		st := findStatus(pod.Status.InitContainerStatuses, c.Name, i)
+		st := inits.find(c.Name, i)
 		var e effect
 		if containerstate.IsSidecar(c) {
 			if regularOnly {
@@ -244,9 +245,10 @@ func (o Options) deciders(pod *v1.Pod, rule Rule, phase v1.PodPhase) []string {
 	if sidecarsOnly {
 		return names
 	}
+	regular := newStatusIndex(pod.Status.ContainerStatuses)
 	for i := range spec.Containers {
 		c := &spec.Containers[i]
-		e := o.regularEffect(spec, c, findStatus(pod.Status.ContainerStatuses, c.Name, i))
+		e := o.regularEffect(spec, c, regular.find(c.Name, i))
 		if e&want != 0 && e&without == 0 {
 			names = append(names, c.Name)
 		}

@@ -220,12 +220,6 @@ func (x *statusIndex) find(name string, hint int) *v1.ContainerStatus {
 	return nil
 }
 
-// findStatus returns a status named name, or nil, trying index hint first.
-func findStatus(statuses []v1.ContainerStatus, name string, hint int) *v1.ContainerStatus {
-	x := statusIndex{list: statuses}
-	return x.find(name, hint)
-}
-
 // restartable reports whether a container that exited with exitCode and
 // terminated reason will run again, for the gate-on branches of getPhase.
 func (o Options) restartable(spec *v1.PodSpec, c *v1.Container, exitCode int32, reason string) bool {
