@@ -161,15 +161,34 @@ func checkStatuses(pod *v1.Pod) error {
 		{"containerStatuses", pod.Status.ContainerStatuses, pod.Spec.Containers},
 	}
 	for _, l := range lists {
+		// Small lists are checked in place; larger ones with sets, so the
+		// check stays linear.
+		const small = 16
+		var specNames, seen map[string]bool
+		if len(l.statuses) > small {
+			specNames = make(map[string]bool, len(l.specs))
+			for i := range l.specs {
+				specNames[l.specs[i].Name] = true
+			}
+			seen = make(map[string]bool, len(l.statuses))
+		}
 		for i := range l.statuses {
 			name := l.statuses[i].Name
-			if !hasContainer(l.specs, name) {
+			known, dup := false, false
+			if specNames != nil {
+				known, dup = specNames[name], seen[name]
+				seen[name] = true
+			} else {
+				known = (i < len(l.specs) && l.specs[i].Name == name) || hasContainer(l.specs, name)
+				for j := 0; j < i && !dup; j++ {
+					dup = l.statuses[j].Name == name
+				}
+			}
+			if !known {
 				return &UnknownContainerError{Field: l.field, Name: name}
 			}
-			for j := 0; j < i; j++ {
-				if l.statuses[j].Name == name {
-					return &DuplicateStatusError{Field: l.field, Name: name}
-				}
+			if dup {
+				return &DuplicateStatusError{Field: l.field, Name: name}
 			}
 		}
 	}

@@ -112,3 +112,21 @@ func TestRuleString(t *testing.T) {
 		t.Errorf("String = %q", got)
 	}
 }
+
+// TestExplainErrorsLarge checks the set-based path of the status check.
+func TestExplainErrorsLarge(t *testing.T) {
+	pod := steadyPod(40)
+	if _, err := Explain(Input{Pod: pod}); err != nil {
+		t.Fatalf("valid pod: %v", err)
+	}
+	pod.Status.ContainerStatuses[30].Name = "app-3"
+	var dup *DuplicateStatusError
+	if _, err := Explain(Input{Pod: pod}); !errors.As(err, &dup) || dup.Name != "app-3" {
+		t.Errorf("duplicate: %v", err)
+	}
+	pod.Status.ContainerStatuses[30].Name = "ghost"
+	var unknown *UnknownContainerError
+	if _, err := Explain(Input{Pod: pod}); !errors.As(err, &unknown) || unknown.Name != "ghost" {
+		t.Errorf("unknown: %v", err)
+	}
+}
