@@ -277,34 +277,41 @@ func (o Options) deciders(pod *v1.Pod, rule Rule, phase v1.PodPhase) []string {
 
 // reason writes the one-line explanation.
 func reason(pod *v1.Pod, rule Rule, phase v1.PodPhase, names []string) string {
-	who := quoteNames(names)
+	// verb picks the singular or plural form for the named containers.
+	verb := func(one, many string) string {
+		if len(names) > 1 {
+			return many
+		}
+		return one
+	}
+	who := func(kind string) string { return kind + verb("", "s") + " " + quoteNames(names) }
 	switch rule {
 	case RuleInitFailed:
-		return fmt.Sprintf("init container %s failed and will not be restarted", who)
+		return who("init container") + " failed and will not be restarted"
 	case RuleInitPending:
-		return fmt.Sprintf("init container %s has not completed", who)
+		return who("init container") + verb(" has", " have") + " not completed"
 	case RuleSidecarPending:
-		return fmt.Sprintf("sidecar %s has not started and no regular container has run in this sandbox", who)
+		return who("sidecar") + verb(" has", " have") + " not started and no regular container has run in this sandbox"
 	case RuleWaiting:
 		if w := waitingReason(pod, names); w != "" {
-			return fmt.Sprintf("container %s is waiting (%s)", who, w)
+			return who("container") + verb(" is", " are") + " waiting (" + w + ")"
 		}
-		return fmt.Sprintf("container %s is waiting", who)
+		return who("container") + verb(" is", " are") + " waiting"
 	case RuleRunning:
-		return fmt.Sprintf("container %s is running and every container has a status", who)
+		return who("container") + verb(" is", " are") + " running and every container has a status"
 	case RuleTerminated:
 		if phase == v1.PodSucceeded {
-			return fmt.Sprintf("the pod was terminated and container %s succeeded", who)
+			return "the pod was terminated and " + who("container") + " succeeded"
 		}
-		return fmt.Sprintf("the pod was terminated and container %s failed", who)
+		return "the pod was terminated and " + who("container") + " failed"
 	case RuleRestarting:
-		return fmt.Sprintf("container %s stopped and will be restarted", who)
+		return who("container") + " stopped and will be restarted"
 	case RuleSucceeded:
-		return fmt.Sprintf("container %s succeeded and none will be restarted", who)
+		return who("container") + " succeeded and none will be restarted"
 	case RuleFailed:
-		return fmt.Sprintf("container %s failed and will not be restarted", who)
+		return who("container") + " failed and will not be restarted"
 	case RuleUnknownStatus:
-		return fmt.Sprintf("container %s has no status yet", who)
+		return who("container") + verb(" has", " have") + " no status yet"
 	case RuleNotStarted:
 		return "no container is running or has stopped"
 	}

@@ -45,17 +45,17 @@ func TestExplain(t *testing.T) {
 		{
 			name: "succeeded", reason: "all stopped containers are named",
 			spec: specOf(never, xsc(), ab...), statuses: "X:WLf A:T0 B:T0",
-			want: Explanation{Phase: v1.PodSucceeded, Rule: RuleSucceeded, Reason: `container "A" and "B" succeeded and none will be restarted`, Containers: []string{"A", "B"}},
+			want: Explanation{Phase: v1.PodSucceeded, Rule: RuleSucceeded, Reason: `containers "A" and "B" succeeded and none will be restarted`, Containers: []string{"A", "B"}},
 		},
 		{
 			name: "running many", reason: "long lists are cut after two names",
 			spec: specOf(always, xsc(), ab...), statuses: "X:S A:R B:R",
-			want: Explanation{Phase: v1.PodRunning, Rule: RuleRunning, Reason: `container "X", "A" and 1 more is running and every container has a status`, Containers: []string{"X", "A", "B"}},
+			want: Explanation{Phase: v1.PodRunning, Rule: RuleRunning, Reason: `containers "X", "A" and 1 more are running and every container has a status`, Containers: []string{"X", "A", "B"}},
 		},
 		{
 			name: "unknown", reason: "step 6 names the containers without status",
 			spec: specOf(always, nil, ab...), statuses: "",
-			want: Explanation{Phase: v1.PodPending, Rule: RuleUnknownStatus, Reason: `container "A" and "B" has no status yet`, Containers: []string{"A", "B"}},
+			want: Explanation{Phase: v1.PodPending, Rule: RuleUnknownStatus, Reason: `containers "A" and "B" have no status yet`, Containers: []string{"A", "B"}},
 		},
 		{
 			name: "no containers", reason: "step 6 with nothing to name",
