@@ -265,6 +265,10 @@ func TestColumns(t *testing.T) {
 
 // TestColumnsWide traces case K29.
 func TestColumnsWide(t *testing.T) {
+	t.Run("K29", testK29)
+}
+
+func testK29(t *testing.T) {
 	pod := &v1.Pod{
 		Spec: v1.PodSpec{NodeName: "test1", Containers: containers("a", "b"),
 			ReadinessGates: []v1.PodReadinessGate{{ConditionType: "condition1"}, {ConditionType: "condition2"}, {ConditionType: "condition3"}}},
