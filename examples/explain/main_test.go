@@ -92,3 +92,31 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRun feeds arbitrary bytes to the program: it never panics, exits 0
+// or 2, and reports an error on exactly one line.
+func FuzzRun(f *testing.F) {
+	for _, name := range []string{"testdata/crashloop.yaml", "testdata/init-failure.yaml", "testdata/sidecar-job.yaml"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("kind: Pod\nspec:\n  containers:\n  - name: a\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var stdout, stderr bytes.Buffer
+		switch code := run(nil, bytes.NewReader(data), &stdout, &stderr, now); code {
+		case 0:
+			if !strings.HasPrefix(stdout.String(), "pod ") {
+				t.Fatalf("output %q", stdout.String())
+			}
+		case 2:
+			if strings.Count(stderr.String(), "\n") != 1 {
+				t.Fatalf("error not on one line: %q", stderr.String())
+			}
+		default:
+			t.Fatalf("exit %d", code)
+		}
+	})
+}
