@@ -1,0 +1,458 @@
+package podphase
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodestate/nodestate/containerstate"
+)
+
+// The reasons the kubelet writes on the conditions it owns
+// (spec/podphase.md section 8.5).
+const (
+	ReasonUnknownContainerStatuses    = "UnknownContainerStatuses"
+	ReasonPodCompleted                = "PodCompleted"
+	ReasonPodFailed                   = "PodFailed"
+	ReasonContainersNotReady          = "ContainersNotReady"
+	ReasonContainersNotInitialized    = "ContainersNotInitialized"
+	ReasonReadinessGatesNotReady      = "ReadinessGatesNotReady"
+	ReasonRestartAllContainersStarted = "RestartAllContainersStarted"
+	ReasonPodSandboxNotReady          = "PodSandboxNotReady"
+)
+
+// ConditionAllContainersRestarting is the condition the kubelet writes while
+// it restarts every container of a pod in place (KEP-5532).
+const ConditionAllContainersRestarting v1.PodConditionType = "AllContainersRestarting"
+
+// MessageRestartAllContainersStarted is the message of a True
+// AllContainersRestarting condition.
+const MessageRestartAllContainersStarted = "container exited with restart policy rule"
+
+// Sandbox is what the kubelet knows of a pod's sandbox, which decides the
+// PodReadyToStartContainers condition. The zero value is a ready sandbox.
+type Sandbox uint8
+
+// The sandbox states, in the order the kubelet checks them.
+const (
+	// SandboxReady: one sandbox, ready, in the right network mode, with an
+	// IP when it reports network status. PodReadyToStartContainers is True.
+	SandboxReady Sandbox = iota
+	// SandboxMissing: no sandbox exists.
+	SandboxMissing
+	// SandboxMultipleReady: more than one sandbox is ready.
+	SandboxMultipleReady
+	// SandboxNotReady: the newest sandbox is not ready.
+	SandboxNotReady
+	// SandboxNetworkChanged: the sandbox's network namespace mode no
+	// longer matches the pod.
+	SandboxNetworkChanged
+	// SandboxNoIP: a non-host-network sandbox reports no IP.
+	SandboxNoIP
+)
+
+var sandboxMessages = [...]string{
+	SandboxMissing:        "no pod sandbox exists",
+	SandboxMultipleReady:  "multiple pod sandboxes are ready and need to be reconciled",
+	SandboxNotReady:       "pod sandbox is not ready",
+	SandboxNetworkChanged: "network namespace mode changed and sandbox needs to be recreated",
+	SandboxNoIP:           "pod sandbox has no IP address",
+}
+
+// Message returns the message of a False PodReadyToStartContainers
+// condition for s, or "" for SandboxReady and unknown values.
+func (s Sandbox) Message() string {
+	if int(s) < len(sandboxMessages) {
+		return sandboxMessages[s]
+	}
+	return ""
+}
+
+// ConditionsInput is what the kubelet's condition generators read.
+type ConditionsInput struct {
+	// Pod is the pod as the API server has it: its spec, its generation and
+	// the conditions other writers own, which are preserved. Required.
+	Pod *v1.Pod
+
+	// Status is the new status: its Phase and its container statuses with
+	// ready and started applied. Its Conditions are not read. Required.
+	Status *v1.PodStatus
+
+	// Old is the previous status the kubelet holds (the status manager's
+	// cached status). It supplies DisruptionTarget, the resize conditions,
+	// the lastTransitionTime of unchanged conditions, the old Initialized
+	// and AllContainersRestarting values and the old container states. Nil
+	// means Pod.Status.
+	Old *v1.PodStatus
+
+	// Sandbox is the state of the pod's sandbox.
+	Sandbox Sandbox
+
+	// RuntimeCleanedUp is true when no container of the spec has a
+	// runtime status left, which ends an in-place restart of all
+	// containers.
+	RuntimeCleanedUp bool
+
+	// Now stamps the conditions whose status changed.
+	Now time.Time
+}
+
+// kubeletOwned reports whether the kubelet's value of condition type t
+// replaces the API server's (spec section 8.1).
+func (o Options) kubeletOwned(t v1.PodConditionType) bool {
+	switch t {
+	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady,
+		v1.PodResizeInProgress, v1.PodResizePending, v1.PodReadyToStartContainers:
+		return true
+	case ConditionAllContainersRestarting:
+		return o.Features.RestartAllContainersOnContainerExits
+	}
+	return false
+}
+
+// Conditions returns the pod conditions of a status as the kubelet of
+// Kubernetes 1.37 writes them, with the default feature gates. It is
+// [Options.Conditions] on [DefaultOptions].
+func Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
+	return DefaultOptions().Conditions(in)
+}
+
+// Conditions returns the conditions of in.Status as the kubelet writes
+// them (spec/podphase.md section 8), in the kubelet's order: the conditions
+// it does not own, copied from in.Pod; the resize conditions and
+// DisruptionTarget from in.Old; then PodReadyToStartContainers,
+// Initialized, Ready, ContainersReady, PodScheduled and, when some
+// container has a RestartAllContainers rule, AllContainersRestarting.
+//
+// Each kubelet condition carries in.Pod's generation as observedGeneration
+// (AllContainersRestarting carries none). lastTransitionTime is in.Now,
+// except that a condition whose status equals the old one of its type keeps
+// the old time.
+//
+// It returns an error wrapping [ErrNilPod] when in.Pod or in.Status is nil.
+func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
+	if in.Pod == nil {
+		return nil, ErrNilPod
+	}
+	if in.Status == nil {
+		return nil, fmt.Errorf("%w: nil status", ErrNilPod)
+	}
+	pod, s := in.Pod, in.Status
+	old := in.Old
+	if old == nil {
+		old = &pod.Status
+	}
+	gen := pod.Generation
+	terminal := s.Phase == v1.PodSucceeded || s.Phase == v1.PodFailed
+
+	conds := make([]v1.PodCondition, 0, len(pod.Status.Conditions)+7)
+	for _, c := range pod.Status.Conditions {
+		if !o.kubeletOwned(c.Type) {
+			conds = append(conds, c)
+		}
+	}
+	if !terminal {
+		for _, c := range old.Conditions {
+			if c.Type == v1.PodResizePending || c.Type == v1.PodResizeInProgress {
+				if gen == 0 {
+					c.ObservedGeneration = 0
+				}
+				conds = append(conds, c)
+			}
+		}
+	}
+	if c := findCondition(old.Conditions, v1.DisruptionTarget); c != nil {
+		conds = replaceOrAppend(conds, *c)
+	}
+
+	ready2start := v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue, ObservedGeneration: gen}
+	if in.Sandbox != SandboxReady {
+		ready2start.Status, ready2start.Reason, ready2start.Message = v1.ConditionFalse, ReasonPodSandboxNotReady, in.Sandbox.Message()
+	}
+	conds = append(conds, ready2start)
+
+	initialized := o.initializedCondition(pod, s, old)
+	initialized.ObservedGeneration = gen
+	conds = append(conds, initialized)
+
+	containersReady := containersReadyCondition(&pod.Spec, s)
+	containersReady.ObservedGeneration = gen
+	ready := readyCondition(&pod.Spec, conds, containersReady)
+	ready.ObservedGeneration = gen
+	conds = append(conds, ready, containersReady,
+		v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue, ObservedGeneration: gen})
+
+	if o.Features.RestartAllContainersOnContainerExits && couldRestartAll(&pod.Spec) {
+		conds = append(conds, o.restartingCondition(&pod.Spec, s, old, in.RuntimeCleanedUp))
+	}
+
+	for i := range conds {
+		c := &conds[i]
+		if !stampedType(c.Type) {
+			continue
+		}
+		if prev := findCondition(old.Conditions, c.Type); prev != nil && prev.Status == c.Status {
+			c.LastTransitionTime = prev.LastTransitionTime
+		} else {
+			c.LastTransitionTime = metav1.NewTime(in.Now)
+		}
+	}
+	return conds, nil
+}
+
+// stampedType reports whether the status manager recomputes the
+// lastTransitionTime of conditions of type t (spec section 8.3).
+func stampedType(t v1.PodConditionType) bool {
+	switch t {
+	case v1.ContainersReady, v1.PodReady, v1.PodInitialized, v1.PodReadyToStartContainers,
+		v1.PodScheduled, v1.DisruptionTarget, ConditionAllContainersRestarting:
+		return true
+	}
+	return false
+}
+
+func findCondition(cs []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
+	for i := range cs {
+		if cs[i].Type == t {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+func replaceOrAppend(cs []v1.PodCondition, c v1.PodCondition) []v1.PodCondition {
+	if prev := findCondition(cs, c.Type); prev != nil {
+		*prev = c
+		return cs
+	}
+	return append(cs, c)
+}
+
+// noStatuses is the kubelet's "container statuses are nil".
+func noStatuses(s *v1.PodStatus) bool {
+	return s.InitContainerStatuses == nil && s.ContainerStatuses == nil
+}
+
+// listMessage renders the kubelet's "containers with <kind> status: [a b]"
+// messages, joined with ", ".
+func listMessage(kinds [2]string, lists [2][]string) string {
+	var parts []string
+	for i, l := range lists {
+		if len(l) > 0 {
+			parts = append(parts, fmt.Sprintf("containers with %s status: %s", kinds[i], l))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// initializedCondition is the Initialized rule list of spec section 8.4.
+func (o Options) initializedCondition(pod *v1.Pod, s, old *v1.PodStatus) v1.PodCondition {
+	c := v1.PodCondition{Type: v1.PodInitialized}
+	spec := &pod.Spec
+	if noStatuses(s) && len(spec.InitContainers) > 0 {
+		c.Status, c.Reason = v1.ConditionFalse, ReasonUnknownContainerStatuses
+		return c
+	}
+	var unknown, incomplete []string
+	inits := newStatusIndex(s.InitContainerStatuses)
+	for i := range spec.InitContainers {
+		ic := &spec.InitContainers[i]
+		st := inits.find(ic.Name, i)
+		switch {
+		case st == nil:
+			unknown = append(unknown, ic.Name)
+		case containerstate.IsSidecar(ic):
+			if st.Started == nil || !*st.Started {
+				incomplete = append(incomplete, ic.Name)
+			}
+		case !st.Ready:
+			incomplete = append(incomplete, ic.Name)
+		}
+	}
+	if s.Phase == v1.PodSucceeded && len(unknown) == 0 {
+		c.Status, c.Reason = v1.ConditionTrue, ReasonPodCompleted
+		return c
+	}
+	if anyRegularStarted(spec, s) {
+		c.Status = v1.ConditionTrue
+		return c
+	}
+	if len(unknown) > 0 || len(incomplete) > 0 {
+		if o.Features.RestartAllContainersOnContainerExits {
+			if prev := findCondition(old.Conditions, v1.PodInitialized); prev != nil && prev.Status == v1.ConditionTrue {
+				c.Status = v1.ConditionTrue
+				return c
+			}
+		}
+		c.Status, c.Reason = v1.ConditionFalse, ReasonContainersNotInitialized
+		c.Message = listMessage([2]string{"unknown", "incomplete"}, [2][]string{unknown, incomplete})
+		return c
+	}
+	c.Status = v1.ConditionTrue
+	return c
+}
+
+// anyRegularStarted is the kubelet's HasAnyRegularContainerStarted: some
+// regular container's status is Running or Terminated.
+func anyRegularStarted(spec *v1.PodSpec, s *v1.PodStatus) bool {
+	regular := newStatusIndex(s.ContainerStatuses)
+	for i := range spec.Containers {
+		st := regular.find(spec.Containers[i].Name, i)
+		if st != nil && (st.State.Running != nil || st.State.Terminated != nil) {
+			return true
+		}
+	}
+	return false
+}
+
+// containersReadyCondition is the ContainersReady rule list of spec section
+// 8.4: sidecars first, in spec order, then regular containers.
+func containersReadyCondition(spec *v1.PodSpec, s *v1.PodStatus) v1.PodCondition {
+	c := v1.PodCondition{Type: v1.ContainersReady}
+	if noStatuses(s) {
+		c.Status, c.Reason = v1.ConditionFalse, ReasonUnknownContainerStatuses
+		return c
+	}
+	var unknown, unready []string
+	check := func(name string, st *v1.ContainerStatus) {
+		switch {
+		case st == nil:
+			unknown = append(unknown, name)
+		case !st.Ready:
+			unready = append(unready, name)
+		}
+	}
+	inits := newStatusIndex(s.InitContainerStatuses)
+	for i := range spec.InitContainers {
+		if ic := &spec.InitContainers[i]; containerstate.IsSidecar(ic) {
+			check(ic.Name, inits.find(ic.Name, i))
+		}
+	}
+	regular := newStatusIndex(s.ContainerStatuses)
+	for i := range spec.Containers {
+		check(spec.Containers[i].Name, regular.find(spec.Containers[i].Name, i))
+	}
+	switch {
+	case s.Phase == v1.PodSucceeded && len(unknown) == 0:
+		c.Status, c.Reason = v1.ConditionFalse, ReasonPodCompleted
+	case s.Phase == v1.PodFailed:
+		c.Status, c.Reason = v1.ConditionFalse, ReasonPodFailed
+	case len(unknown) > 0 || len(unready) > 0:
+		c.Status, c.Reason = v1.ConditionFalse, ReasonContainersNotReady
+		c.Message = listMessage([2]string{"unknown", "unready"}, [2][]string{unknown, unready})
+	default:
+		c.Status = v1.ConditionTrue
+	}
+	return c
+}
+
+// readyCondition is the Ready rule of spec section 8.4, with the readiness
+// gates checked against the conditions assembled so far.
+func readyCondition(spec *v1.PodSpec, conds []v1.PodCondition, containersReady v1.PodCondition) v1.PodCondition {
+	c := v1.PodCondition{Type: v1.PodReady}
+	if containersReady.Status != v1.ConditionTrue {
+		c.Status, c.Reason, c.Message = containersReady.Status, containersReady.Reason, containersReady.Message
+		return c
+	}
+	var msgs []string
+	for _, g := range spec.ReadinessGates {
+		gc := findCondition(conds, g.ConditionType)
+		switch {
+		case gc == nil:
+			msgs = append(msgs, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", string(g.ConditionType)))
+		case gc.Status != v1.ConditionTrue:
+			msgs = append(msgs, fmt.Sprintf("the status of pod readiness gate %q is not \"True\", but %v", string(g.ConditionType), gc.Status))
+		}
+	}
+	if len(msgs) > 0 {
+		c.Status, c.Reason, c.Message = v1.ConditionFalse, ReasonReadinessGatesNotReady, strings.Join(msgs, ", ")
+		return c
+	}
+	c.Status = v1.ConditionTrue
+	return c
+}
+
+// couldRestartAll is the kubelet's AllContainersCouldRestart: some init or
+// regular container has a RestartAllContainers rule.
+func couldRestartAll(spec *v1.PodSpec) bool {
+	for _, list := range [...][]v1.Container{spec.InitContainers, spec.Containers} {
+		for i := range list {
+			for _, r := range list[i].RestartPolicyRules {
+				if r.Action == v1.ContainerRestartRuleActionRestartAllContainers {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// firstRuleRestartsAll reports whether the first restart rule of c that
+// matches exitCode has the action RestartAllContainers.
+func firstRuleRestartsAll(c *v1.Container, exitCode int32) bool {
+	for _, r := range c.RestartPolicyRules {
+		if r.ExitCodes == nil {
+			continue
+		}
+		in := false
+		for _, v := range r.ExitCodes.Values {
+			if v == exitCode {
+				in = true
+				break
+			}
+		}
+		switch r.ExitCodes.Operator {
+		case v1.ContainerRestartRuleOnExitCodesOpIn:
+			if in {
+				return r.Action == v1.ContainerRestartRuleActionRestartAllContainers
+			}
+		case v1.ContainerRestartRuleOnExitCodesOpNotIn:
+			if !in {
+				return r.Action == v1.ContainerRestartRuleActionRestartAllContainers
+			}
+		}
+	}
+	return false
+}
+
+// triggeredRestartAll reports whether some container of the spec is
+// Terminated in one of the statuses with an exit code whose first matching
+// rule restarts all containers.
+func triggeredRestartAll(spec *v1.PodSpec, statuses ...*v1.PodStatus) bool {
+	for _, s := range statuses {
+		for _, l := range [...]struct {
+			specs    []v1.Container
+			statuses []v1.ContainerStatus
+		}{{spec.InitContainers, s.InitContainerStatuses}, {spec.Containers, s.ContainerStatuses}} {
+			idx := newStatusIndex(l.statuses)
+			for i := range l.specs {
+				st := idx.find(l.specs[i].Name, i)
+				if st != nil && st.State.Terminated != nil && firstRuleRestartsAll(&l.specs[i], st.State.Terminated.ExitCode) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// restartingCondition is the AllContainersRestarting table of spec section
+// 7.
+func (o Options) restartingCondition(spec *v1.PodSpec, s, old *v1.PodStatus, cleanedUp bool) v1.PodCondition {
+	c := v1.PodCondition{Type: ConditionAllContainersRestarting, Status: v1.ConditionFalse}
+	prev := findCondition(old.Conditions, ConditionAllContainersRestarting)
+	restarting := (prev != nil && prev.Status == v1.ConditionTrue) || triggeredRestartAll(spec, s, old)
+	switch {
+	case s.Phase == v1.PodSucceeded:
+		c.Reason = ReasonPodCompleted
+	case s.Phase == v1.PodFailed:
+		c.Reason = ReasonPodFailed
+	case !restarting, cleanedUp:
+	default:
+		c.Status, c.Reason, c.Message = v1.ConditionTrue, ReasonRestartAllContainersStarted, MessageRestartAllContainersStarted
+	}
+	return c
+}

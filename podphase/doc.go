@@ -1,0 +1,117 @@
+// Package podphase computes a Kubernetes pod's phase, its conditions and the
+// columns `kubectl get pods` shows, the way Kubernetes 1.37 does, and
+// explains each phase it computes.
+//
+// It models three pieces of upstream code nobody can import: the kubelet's
+// getPhase and the post-processing of generateAPIPodStatus, the kubelet's
+// pod condition generators (with the status manager's lastTransitionTime
+// rule), and kubectl's printPod. The reference is Kubernetes v1.37.2 with
+// its default feature gates, as written down rule by rule in
+// spec/podphase.md; the tests name the rule or case of that text each row
+// checks. The features followed are sidecar containers (KEP-753, GA),
+// container restart rules (KEP-5307, ContainerRestartRules, beta and on),
+// in-place restart of all containers (KEP-5532,
+// RestartAllContainersOnContainerExits, beta and on), the
+// PodReadyToStartContainers condition (KEP-3085, GA) and condition
+// observedGeneration (KEP-5067, GA).
+//
+// # What it offers
+//
+//   - [Phase]: the kubelet's phase for a pod in normal sync. It returns
+//     Pending, Running, Succeeded or Failed, never Unknown, and allocates
+//     nothing.
+//   - [Options.Explain]: the phase given what only a kubelet knows (the pod
+//     worker terminated the pod, a regular container is active in the
+//     current sandbox, static pod), with the [Rule] that decided it, a
+//     one-line reason and the containers that decided it.
+//   - [Options.Conditions]: PodReadyToStartContainers, Initialized, Ready
+//     (with readiness gates), ContainersReady, PodScheduled and
+//     AllContainersRestarting, with the kubelet's reasons, messages,
+//     observedGeneration and lastTransitionTime; conditions the kubelet
+//     does not own are preserved.
+//   - [Settle] and [Options.GenerateStatus]: the whole-status step, with
+//     terminal stickiness, the reason and message kept only while the phase
+//     is unchanged, pod sync handler evictions and the final guard.
+//   - [DisplayStatus] and [Columns]: kubectl's STATUS, READY and RESTARTS
+//     columns (and the -o wide ones).
+//   - [LegalTransition], [CheckTransition] and [Guard]: which phase changes
+//     the kubelet can make; [TerminatedPhase]: the phase the status manager
+//     forces when the pod worker has finished a pod.
+//
+// Package podphasetest has rapid generators of consistent pods and the
+// invariant checks used by this package's properties.
+//
+// The fixed-signature calls ([Phase], [DisplayStatus]) use the Kubernetes
+// 1.37 defaults and return no error; a nil pod gives Pending and "". Their
+// twins are methods on [Options], which holds the feature switches
+// ([DefaultOptions] gives the 1.37 defaults); the richer calls return typed
+// errors ([ErrNilPod], [*UnknownContainerError], [*DuplicateStatusError],
+// [*TransitionError]).
+//
+// # Phase transitions
+//
+// The kubelet never leaves a terminal phase, and Pending and Running move
+// both ways (kubernetes#116429). [LegalTransition] allows exactly these
+// moves; a test regenerates this diagram from it:
+//
+//	stateDiagram-v2
+//	    [*] --> Pending
+//	    [*] --> Running
+//	    [*] --> Succeeded
+//	    [*] --> Failed
+//	    Pending --> Running
+//	    Pending --> Succeeded
+//	    Pending --> Failed
+//	    Running --> Pending
+//	    Running --> Succeeded
+//	    Running --> Failed
+//	    Unknown --> Pending
+//	    Unknown --> Running
+//	    Unknown --> Succeeded
+//	    Unknown --> Failed
+//
+// # Concurrency
+//
+// Everything here is a pure function of its arguments: no goroutines, no
+// clock (time is an argument), no package-level mutable state. The calls
+// never modify the pods and statuses they are given and are safe for
+// simultaneous use by multiple goroutines.
+//
+// # Usage
+//
+//	phase := podphase.Phase(pod)           // what the kubelet would write
+//	status := podphase.DisplayStatus(pod)  // what kubectl shows
+//
+//	e, err := podphase.DefaultOptions().Explain(podphase.Input{Pod: pod, Terminal: true})
+//	if err != nil { ... }
+//	fmt.Println(e) // Failed (Terminated): the pod was terminated and container "app" failed
+//
+// # Where nodestate differs
+//
+// The defaults reproduce the kubelet and kubectl. These points differ, each
+// only for input the kubelet cannot know or the API server rejects:
+//
+//   - [Phase] derives podHasInitialized from the statuses (a regular
+//     container is Running or Terminated or has a last termination); the
+//     kubelet asks its runtime whether a regular container is active in the
+//     current sandbox. Pass [Input.Initialized] to use the runtime's answer.
+//   - Statuses are looked up by name in the list of their kind
+//     (initContainerStatuses for init containers, containerStatuses for
+//     regular ones), trying the container's own index, then the entry after
+//     the previous hit, then a binary search when the list is sorted by name
+//     (as the kubelet writes it), which keeps the lookup linear or nearly
+//     so; the kubelet scans one list of both kinds for every container
+//     (quadratic). The results differ only when a name is repeated or a
+//     status sits in the other list.
+//   - [Options.Conditions] treats the container statuses as missing when
+//     both lists are nil.
+//   - The runtime facts behind PodReadyToStartContainers and the end of an
+//     in-place restart are inputs ([Sandbox], [ConditionsInput].RuntimeCleanedUp);
+//     a container "exited with a RestartAllContainers rule" is read from
+//     the Terminated state of its new or old status.
+//   - [Options.Explain] and [Options.GenerateStatus] refuse statuses naming
+//     no container of the spec or repeating a name, which the API server
+//     rejects; [Phase] ignores such statuses.
+//   - [DisplayStatus] finds a status's sidecar spec by name, the first of a
+//     repeated name; kubectl's map keeps the last.
+package podphase

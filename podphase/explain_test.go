@@ -1,0 +1,132 @@
+package podphase
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+)
+
+func TestExplain(t *testing.T) {
+	tests := []struct {
+		name     string
+		reason   string
+		spec     v1.PodSpec
+		statuses string
+		in       Input
+		want     Explanation
+	}{
+		{
+			name: "init failure", reason: "step 1 names the failed init container",
+			spec: specOf(never, x(), ab...), statuses: "X:Tf",
+			want: Explanation{Phase: v1.PodFailed, Rule: RuleInitFailed, Reason: `init container "X" failed and will not be restarted`, Containers: []string{"X"}},
+		},
+		{
+			name: "waiting", reason: "step 3 names the waiting container and its reason",
+			spec: specOf(always, nil, ab...), statuses: "A:R B:W",
+			want: Explanation{Phase: v1.PodPending, Rule: RuleWaiting, Reason: `container "B" is waiting (ContainerCreating)`, Containers: []string{"B"}},
+		},
+		{
+			name: "sidecar pending", reason: "step 2 names the sidecar that has not started",
+			spec: specOf(always, xsc(), ab...), statuses: "X:R A:R B:R", in: Input{Initialized: ptr(false)},
+			want: Explanation{Phase: v1.PodPending, Rule: RuleSidecarPending, Reason: `sidecar "X" has not started and no regular container has run in this sandbox`, Containers: []string{"X"}},
+		},
+		{
+			name: "restarting", reason: "steps 5.2: only the container that will restart is named",
+			spec: specOf(onFailure, nil, ab...), statuses: "A:T0 B:Tf",
+			want: Explanation{Phase: v1.PodRunning, Rule: RuleRestarting, Reason: `container "B" stopped and will be restarted`, Containers: []string{"B"}},
+		},
+		{
+			name: "failed", reason: "the failed container decides, not the succeeded one",
+			spec: specOf(never, nil, ab...), statuses: "A:T0 B:Tf",
+			want: Explanation{Phase: v1.PodFailed, Rule: RuleFailed, Reason: `container "B" failed and will not be restarted`, Containers: []string{"B"}},
+		},
+		{
+			name: "succeeded", reason: "all stopped containers are named",
+			spec: specOf(never, xsc(), ab...), statuses: "X:WLf A:T0 B:T0",
+			want: Explanation{Phase: v1.PodSucceeded, Rule: RuleSucceeded, Reason: `containers "A" and "B" succeeded and none will be restarted`, Containers: []string{"A", "B"}},
+		},
+		{
+			name: "running many", reason: "long lists are cut after two names",
+			spec: specOf(always, xsc(), ab...), statuses: "X:S A:R B:R",
+			want: Explanation{Phase: v1.PodRunning, Rule: RuleRunning, Reason: `containers "X", "A" and 1 more are running and every container has a status`, Containers: []string{"X", "A", "B"}},
+		},
+		{
+			name: "unknown", reason: "step 6 names the containers without status",
+			spec: specOf(always, nil, ab...), statuses: "",
+			want: Explanation{Phase: v1.PodPending, Rule: RuleUnknownStatus, Reason: `containers "A" and "B" have no status yet`, Containers: []string{"A", "B"}},
+		},
+		{
+			name: "no containers", reason: "step 6 with nothing to name",
+			spec: specOf(always, nil), statuses: "",
+			want: Explanation{Phase: v1.PodPending, Rule: RuleNotStarted, Reason: "no container is running or has stopped"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.in
+			in.Pod = podOf(t, tc.spec, tc.statuses)
+			got, err := Explain(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s: mismatch (-want +got):\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestExplainErrors(t *testing.T) {
+	if _, err := Explain(Input{}); !errors.Is(err, ErrNilPod) {
+		t.Errorf("nil pod: err = %v, want ErrNilPod", err)
+	}
+	pod := podOf(t, specOf(always, nil, ab...), "A:R B:R")
+	pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, v1.ContainerStatus{Name: "ghost"})
+	_, err := Explain(Input{Pod: pod})
+	var unknown *UnknownContainerError
+	if !errors.As(err, &unknown) || unknown.Name != "ghost" || unknown.Field != "containerStatuses" {
+		t.Errorf("unknown container: err = %v", err)
+	}
+	if err != nil && err.Error() != `podphase: status.containerStatuses has an entry for container "ghost" that the spec does not have` {
+		t.Errorf("message = %q", err.Error())
+	}
+	pod = podOf(t, specOf(always, x(), ab...), "X:R X:T0")
+	_, err = Explain(Input{Pod: pod})
+	var dup *DuplicateStatusError
+	if !errors.As(err, &dup) || dup.Name != "X" || dup.Field != "initContainerStatuses" {
+		t.Errorf("duplicate: err = %v", err)
+	}
+}
+
+func TestRuleString(t *testing.T) {
+	if got := RuleSidecarPending.String(); got != "SidecarPending" {
+		t.Errorf("String = %q", got)
+	}
+	if got := Rule(200).String(); got != "Rule(200)" {
+		t.Errorf("String = %q", got)
+	}
+	e := Explanation{Phase: v1.PodRunning, Rule: RuleRunning, Reason: "r"}
+	if got := e.String(); got != "Running (Running): r" {
+		t.Errorf("String = %q", got)
+	}
+}
+
+// TestExplainErrorsLarge checks the set-based path of the status check.
+func TestExplainErrorsLarge(t *testing.T) {
+	pod := steadyPod(40)
+	if _, err := Explain(Input{Pod: pod}); err != nil {
+		t.Fatalf("valid pod: %v", err)
+	}
+	pod.Status.ContainerStatuses[30].Name = "app-3"
+	var dup *DuplicateStatusError
+	if _, err := Explain(Input{Pod: pod}); !errors.As(err, &dup) || dup.Name != "app-3" {
+		t.Errorf("duplicate: %v", err)
+	}
+	pod.Status.ContainerStatuses[30].Name = "ghost"
+	var unknown *UnknownContainerError
+	if _, err := Explain(Input{Pod: pod}); !errors.As(err, &unknown) || unknown.Name != "ghost" {
+		t.Errorf("unknown: %v", err)
+	}
+}

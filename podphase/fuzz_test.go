@@ -1,0 +1,88 @@
+package podphase
+
+import (
+	"encoding/json"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// fuzzSeeds are pods in the API's JSON form.
+var fuzzSeeds = []string{
+	`{}`,
+	`{"spec":{"containers":[{"name":"a"}]}}`,
+	`{"spec":{"restartPolicy":"Never","initContainers":[{"name":"x"},{"name":"s","restartPolicy":"Always"}],"containers":[{"name":"a"},{"name":"b","restartPolicy":"Never","restartPolicyRules":[{"action":"RestartAllContainers","exitCodes":{"operator":"In","values":[42]}}]}],"readinessGates":[{"conditionType":"g"}]},
+	  "status":{"phase":"Running","conditions":[{"type":"Initialized","status":"True"},{"type":"g","status":"False"}],
+	  "initContainerStatuses":[{"name":"x","state":{"terminated":{"exitCode":0}}},{"name":"s","started":true,"ready":true,"state":{"running":{}}}],
+	  "containerStatuses":[{"name":"a","restartCount":3,"state":{"waiting":{"reason":"CrashLoopBackOff"}},"lastState":{"terminated":{"exitCode":1,"finishedAt":"2026-01-01T00:00:00Z"}}},{"name":"b","state":{"terminated":{"exitCode":42,"reason":"Error"}}}]}}`,
+	`{"metadata":{"deletionTimestamp":"2026-01-01T00:00:00Z"},"spec":{"containers":[{"name":"a"}]},"status":{"phase":"Running","reason":"NodeLost"}}`,
+	`{"spec":{"initContainers":[{"name":"i"}],"containers":[{"name":"a"}]},"status":{"initContainerStatuses":[{"name":"i","state":{"terminated":{"exitCode":1,"signal":9}}},{"name":"ghost"}],"containerStatuses":[{"name":"a"},{"name":"a"}]}}`,
+}
+
+func decodePod(t *testing.T, data []byte) *v1.Pod {
+	var pod v1.Pod
+	if err := json.Unmarshal(data, &pod); err != nil {
+		t.Skip()
+	}
+	return &pod
+}
+
+func FuzzPhase(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s), false, false, false)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, terminal, initialized, static bool) {
+		pod := decodePod(t, data)
+		for _, o := range []Options{DefaultOptions(), {}} {
+			if p := o.Phase(pod); !known(p) {
+				t.Fatalf("Phase = %q", p)
+			}
+			e, err := o.Explain(Input{Pod: pod, Terminal: terminal, Initialized: &initialized, Static: static})
+			if err == nil && (!known(e.Phase) || e.Reason == "") {
+				t.Fatalf("Explain = %+v", e)
+			}
+		}
+	})
+}
+
+func FuzzDisplayStatus(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s), int64(0))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, nowOffset int64) {
+		pod := decodePod(t, data)
+		s := DisplayStatus(pod)
+		row, err := Columns(pod, t0.Add(timeDuration(nowOffset)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.Status != s {
+			t.Fatalf("Columns STATUS %q != DisplayStatus %q", row.Status, s)
+		}
+		if pod.Status.Phase != "" && s == "" {
+			t.Fatalf("empty STATUS for phase %q", pod.Status.Phase)
+		}
+	})
+}
+
+func FuzzConditions(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s), []byte(s), uint8(0), false)
+	}
+	f.Fuzz(func(t *testing.T, data, oldData []byte, sandbox uint8, cleanedUp bool) {
+		pod := decodePod(t, data)
+		old := decodePod(t, oldData)
+		conds, err := Conditions(ConditionsInput{Pod: pod, Status: &pod.Status, Old: &old.Status, Sandbox: Sandbox(sandbox), RuntimeCleanedUp: cleanedUp, Now: t1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if findCondition(conds, v1.PodReady) == nil {
+			t.Fatal("no Ready condition")
+		}
+		res, err := GenerateStatus(StatusInput{Input: Input{Pod: pod}, Old: &old.Status,
+			InitContainerStatuses: pod.Status.InitContainerStatuses, ContainerStatuses: pod.Status.ContainerStatuses, Now: t1})
+		if err == nil && IsTerminal(pod.Status.Phase) && res.Status.Phase != pod.Status.Phase {
+			t.Fatalf("terminal API phase %s left for %s", pod.Status.Phase, res.Status.Phase)
+		}
+	})
+}

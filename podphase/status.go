@@ -1,0 +1,163 @@
+package podphase
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// ReasonDeadlineExceeded is the pod reason the kubelet's active-deadline
+// handler writes when it fails a pod that ran past
+// spec.activeDeadlineSeconds.
+const ReasonDeadlineExceeded = "DeadlineExceeded"
+
+// Eviction is a decision of one of the kubelet's pod sync handlers (such as
+// the active-deadline handler) to fail the pod with its own reason and
+// message.
+type Eviction struct {
+	Reason  string
+	Message string
+}
+
+// Settled is a phase after the kubelet's post-processing, with the pod
+// reason and message that go with it.
+type Settled struct {
+	Phase   v1.PodPhase
+	Reason  string
+	Message string
+	// Illegal is true when the final guard forced the API server's terminal
+	// phase back over a different one; the kubelet logs "Pod attempted
+	// illegal phase transition" then.
+	Illegal bool
+}
+
+// Settle applies the steps the kubelet takes after computing a phase
+// (spec/podphase.md section 4.1, steps 3 to 6) and returns the phase to
+// write with its reason and message:
+//
+//   - terminal stickiness: a non-terminal computed phase gives way to a
+//     terminal phase of the old status, else of the API server's status;
+//   - the reason and message are kept from the old status (falling back to
+//     the API server's) while the phase is unchanged, and cleared when it
+//     changes;
+//   - a non-nil evict fails the pod with its reason and message;
+//   - the final guard: when the API server's phase is terminal, any other
+//     phase is replaced by it and Illegal is set.
+//
+// old is the kubelet's cached status; nil means api. A nil api is an empty
+// status.
+func Settle(computed v1.PodPhase, old, api *v1.PodStatus, evict *Eviction) Settled {
+	if api == nil {
+		api = &v1.PodStatus{}
+	}
+	if old == nil {
+		old = api
+	}
+	s := Settled{Phase: computed}
+	if !IsTerminal(s.Phase) {
+		switch {
+		case IsTerminal(old.Phase):
+			s.Phase = old.Phase
+		case IsTerminal(api.Phase):
+			s.Phase = api.Phase
+		}
+	}
+	if s.Phase == old.Phase {
+		s.Reason, s.Message = old.Reason, old.Message
+		if s.Reason == "" {
+			s.Reason = api.Reason
+		}
+		if s.Message == "" {
+			s.Message = api.Message
+		}
+	}
+	if evict != nil {
+		s.Phase, s.Reason, s.Message = v1.PodFailed, evict.Reason, evict.Message
+	}
+	if IsTerminal(api.Phase) && s.Phase != api.Phase {
+		s.Phase, s.Illegal = api.Phase, true
+	}
+	return s
+}
+
+// StatusInput is what the kubelet holds when it generates a pod's status.
+type StatusInput struct {
+	// Input is the pod as the API server has it and what the kubelet knows
+	// about it. Input.Pod.Status is the API server's status; the container
+	// statuses below replace its own for the phase.
+	Input
+
+	// Old is the kubelet's cached status; nil when it has none (then the
+	// API server's status is the old one).
+	Old *v1.PodStatus
+
+	// InitContainerStatuses and ContainerStatuses are the freshly converted
+	// container statuses (see containerstate), with ready and started as
+	// the probe results set them. The phase reads a sidecar's started from
+	// here; the kubelet reads the value carried over from the previous
+	// status, which is the same once a startup probe has succeeded.
+	InitContainerStatuses, ContainerStatuses []v1.ContainerStatus
+
+	// Evict, when not nil, is a pod sync handler's decision to fail the pod.
+	Evict *Eviction
+
+	// Sandbox and RuntimeCleanedUp feed the conditions; see
+	// [ConditionsInput].
+	Sandbox          Sandbox
+	RuntimeCleanedUp bool
+
+	// Now stamps the conditions that changed.
+	Now time.Time
+}
+
+// StatusResult is a generated status with the reasons behind it.
+type StatusResult struct {
+	// Status is the new status: the API server's status with the phase,
+	// reason, message, conditions and container statuses replaced.
+	Status v1.PodStatus
+	// Explanation explains the phase getPhase computed, before Settle.
+	Explanation Explanation
+	// Settled is the outcome of the post-processing, including whether the
+	// final guard fired.
+	Settled Settled
+}
+
+// GenerateStatus is [Options.GenerateStatus] on [DefaultOptions].
+func GenerateStatus(in StatusInput) (StatusResult, error) {
+	return DefaultOptions().GenerateStatus(in)
+}
+
+// GenerateStatus does the kubelet's whole-status step for a pod: it
+// computes the phase from the new container statuses ([Options.Explain]),
+// settles it against the old and the API server's statuses ([Settle]), and
+// builds the conditions ([Options.Conditions]).
+//
+// It returns the errors of [Options.Explain] for a nil pod or statuses that
+// do not match the spec.
+func (o Options) GenerateStatus(in StatusInput) (StatusResult, error) {
+	if in.Pod == nil {
+		return StatusResult{}, ErrNilPod
+	}
+	probe := *in.Pod
+	probe.Status = v1.PodStatus{InitContainerStatuses: in.InitContainerStatuses, ContainerStatuses: in.ContainerStatuses}
+	explain := in.Input
+	explain.Pod = &probe
+	e, err := o.Explain(explain)
+	if err != nil {
+		return StatusResult{}, err
+	}
+	settled := Settle(e.Phase, in.Old, &in.Pod.Status, in.Evict)
+
+	status := *in.Pod.Status.DeepCopy()
+	status.Phase, status.Reason, status.Message = settled.Phase, settled.Reason, settled.Message
+	status.InitContainerStatuses, status.ContainerStatuses = in.InitContainerStatuses, in.ContainerStatuses
+	conds, err := o.Conditions(ConditionsInput{
+		Pod: in.Pod, Status: &status, Old: in.Old,
+		Sandbox: in.Sandbox, RuntimeCleanedUp: in.RuntimeCleanedUp, Now: in.Now,
+	})
+	if err != nil {
+		return StatusResult{}, err
+	}
+	status.Conditions = conds
+	return StatusResult{Status: status, Explanation: e, Settled: settled}, nil
+}
