@@ -5,11 +5,11 @@ import (
 
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/containerstate/containerstatetest"
-	"pgregory.net/rapid"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 	"k8s.io/kubernetes/pkg/features"
+	"pgregory.net/rapid"
 )
 
 // TestShouldRestartMatchesUpstream compares containerstate.ShouldRestart with
