@@ -1,0 +1,401 @@
+package statussync
+
+import (
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/podphase"
+)
+
+// Annotations the kubelet reads to tell static and mirror pods.
+const (
+	// ConfigSourceAnnotation names where a pod came from; anything but
+	// "api" is a static pod.
+	ConfigSourceAnnotation = "kubernetes.io/config.source"
+	// ConfigMirrorAnnotation marks a mirror pod: the API object of a static
+	// pod.
+	ConfigMirrorAnnotation = "kubernetes.io/config.mirror"
+)
+
+// IsStatic reports whether pod is a static pod (it came from a file or URL,
+// not the API server).
+func IsStatic(pod *v1.Pod) bool {
+	src, ok := pod.Annotations[ConfigSourceAnnotation]
+	return ok && src != "api"
+}
+
+// IsMirror reports whether pod is a mirror pod.
+func IsMirror(pod *v1.Pod) bool {
+	_, ok := pod.Annotations[ConfigMirrorAnnotation]
+	return ok
+}
+
+// Options configures a Cache and an Engine. Start from [DefaultOptions].
+type Options struct {
+	// Features are the container feature gates (the 1.37 defaults by
+	// default); RestartAllContainersOnContainerExits also makes
+	// AllContainersRestarting a kubelet-owned condition.
+	Features containerstate.Features
+	// Mirrors translates static pods to their mirror pods; nil means the
+	// node has no static pods.
+	Mirrors Mirrors
+}
+
+// DefaultOptions returns the Kubernetes 1.37 defaults.
+func DefaultOptions() Options {
+	return Options{Features: containerstate.DefaultFeatures()}
+}
+
+func (o Options) podphase() podphase.Options {
+	p := podphase.DefaultOptions()
+	p.Features = o.Features
+	return p
+}
+
+// entry is one pod's cached status. Entries are never changed once stored:
+// an update stores a new one, so readers may keep a pointer without a lock.
+type entry struct {
+	version   uint64
+	uid       types.UID
+	name      string
+	namespace string
+	pod       *v1.Pod // metadata and spec, no status; shared by entries of one generation
+	at        time.Time
+	finished  bool
+	static    bool
+	status    v1.PodStatus // normalized
+}
+
+// Cache is the kubelet's versioned pod status cache: for each pod UID the
+// newest status the node computed, with a version that goes up by one each
+// time the kubelet-owned part of it really changes. An [Engine] writes it to
+// the API server.
+//
+// A Cache is safe for simultaneous use by multiple goroutines. Time is an
+// argument of every method that stamps something.
+type Cache struct {
+	opts   Options
+	mu     sync.RWMutex
+	pods   map[types.UID]*entry
+	signal chan struct{}
+}
+
+// NewCache returns an empty cache.
+func NewCache(opts Options) *Cache {
+	return &Cache{opts: opts, pods: make(map[types.UID]*entry), signal: make(chan struct{}, 1)}
+}
+
+// Changed returns the cache's dirty signal: a channel with room for one
+// value that receives one after any number of accepted updates. An Engine
+// waits on it; a user driving SyncOnce may too.
+func (c *Cache) Changed() <-chan struct{} { return c.signal }
+
+func (c *Cache) notify() {
+	select {
+	case c.signal <- struct{}{}:
+	default: // a signal is already pending: it covers this update too
+	}
+}
+
+// Len returns the number of pods cached.
+func (c *Cache) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.pods)
+}
+
+// GetPodStatus returns a copy of the cached status of pod uid, and whether
+// there is one. The UID of a mirror pod finds its static pod's status.
+func (c *Cache) GetPodStatus(uid types.UID) (v1.PodStatus, bool) {
+	if c.opts.Mirrors != nil {
+		uid = c.opts.Mirrors.StaticUID(uid) // a mirror UID finds its static pod
+	}
+	c.mu.RLock()
+	e := c.pods[uid]
+	c.mu.RUnlock()
+	if e == nil {
+		return v1.PodStatus{}, false
+	}
+	return *e.status.DeepCopy(), true
+}
+
+// Version returns the version of pod uid's cached status (0 when none).
+func (c *Cache) Version(uid types.UID) uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if e := c.pods[uid]; e != nil {
+		return e.version
+	}
+	return 0
+}
+
+func (c *Cache) get(uid types.UID) *entry {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.pods[uid]
+}
+
+// SetPodStatus caches status as the newest status of pod (kubelet
+// SetPodStatus, spec section 7). It returns the cached status after the call
+// and whether a new version was stored. A status equal to the cached one in
+// everything the kubelet owns stores nothing, unless the pod is being
+// deleted.
+//
+// Before storing, the status's observedGeneration is set to the pod's
+// generation (and never goes down), the lastTransitionTime of the kubelet's
+// conditions is recomputed against the old status, startTime is kept once
+// set (or set to now), and the status is normalized (see [Normalize]).
+//
+// It returns a [*PodError] and changes nothing for a nil pod, a pod without
+// a UID, a container status whose name is not in the spec, or a container
+// that was Terminated and may not restart reported as not terminated
+// (wrapping the containerstate error).
+func (c *Cache) SetPodStatus(pod *v1.Pod, status v1.PodStatus, now time.Time) (v1.PodStatus, bool, error) {
+	if err := validPod(pod, &status); err != nil {
+		return v1.PodStatus{}, false, err
+	}
+	s := status.DeepCopy()
+	s.ObservedGeneration = pod.Generation
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	changed, err := c.update(pod, s, pod.DeletionTimestamp != nil, false, now)
+	if err != nil {
+		return v1.PodStatus{}, false, err
+	}
+	return *c.pods[pod.UID].status.DeepCopy(), changed, nil
+}
+
+// TerminatePod caches the final status of a pod the node has finished with
+// (kubelet TerminatePod, spec section 7.1): every container status that could
+// still look alive becomes Terminated with reason ContainerStatusUnknown and
+// exit code 137 (see containerstate.TerminatedStatus), a non-terminal phase
+// becomes Failed (static pods keep theirs), and the pod is marked finished,
+// which lets an Engine delete it once the API shows it terminal and
+// deleting. It always stores a new version.
+func (c *Cache) TerminatePod(pod *v1.Pod, now time.Time) error {
+	if err := validPod(pod, nil); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	base := &pod.Status
+	if e := c.pods[pod.UID]; e != nil {
+		base = &e.status
+	}
+	s := containerstate.TerminatedStatus(pod, base)
+	s.Phase = podphase.TerminatedPhase(s.Phase, IsStatic(pod))
+	_, err := c.update(pod, &s, true, true, now)
+	return err
+}
+
+// SetContainerReadiness records a readiness result for the container with
+// this ID and regenerates the pod's Ready and ContainersReady conditions
+// (kubelet SetContainerReadiness). An unchanged value stores nothing. It
+// returns an error wrapping ErrNotCached for a pod with no cached status and
+// ErrUnknownContainer for an ID no regular or init container status has.
+func (c *Cache) SetContainerReadiness(uid types.UID, containerID string, ready bool, now time.Time) (bool, error) {
+	return c.setContainer(uid, containerID, now, func(cs *v1.ContainerStatus) bool {
+		if cs.Ready == ready {
+			return false
+		}
+		cs.Ready = ready
+		return true
+	}, true)
+}
+
+// SetContainerStartup records a startup-probe result for the container with
+// this ID (kubelet SetContainerStartup). Only an equal, non-nil started is
+// "unchanged": nil to false is a change. Errors as for
+// SetContainerReadiness.
+func (c *Cache) SetContainerStartup(uid types.UID, containerID string, started bool, now time.Time) (bool, error) {
+	return c.setContainer(uid, containerID, now, func(cs *v1.ContainerStatus) bool {
+		if cs.Started != nil && *cs.Started == started {
+			return false
+		}
+		cs.Started = &started
+		return true
+	}, false)
+}
+
+func (c *Cache) setContainer(uid types.UID, containerID string, now time.Time, set func(*v1.ContainerStatus) bool, regenerate bool) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.pods[uid]
+	if e == nil {
+		return false, &PodError{UID: uid, Err: ErrNotCached}
+	}
+	s := e.status.DeepCopy()
+	cs := findByID(s.ContainerStatuses, containerID)
+	if cs == nil {
+		cs = findByID(s.InitContainerStatuses, containerID)
+	}
+	if cs == nil || containerID == "" {
+		return false, &PodError{Namespace: e.namespace, Name: e.name, UID: uid, Container: containerID, Err: ErrUnknownContainer}
+	}
+	if !set(cs) {
+		return false, nil
+	}
+	if regenerate {
+		pod := &v1.Pod{ObjectMeta: e.pod.ObjectMeta, Spec: e.pod.Spec, Status: v1.PodStatus{Conditions: s.Conditions}}
+		conds, err := c.opts.podphase().Conditions(podphase.ConditionsInput{Pod: pod, Status: s, Old: &e.status, Now: now})
+		if err != nil {
+			return false, &PodError{Namespace: e.namespace, Name: e.name, UID: uid, Err: err}
+		}
+		for _, t := range [...]v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
+			if nc := findCondition(conds, t); nc != nil {
+				s.Conditions = replaceOrAppend(s.Conditions, *nc)
+			}
+		}
+	}
+	return c.update(e.pod, s, false, false, now)
+}
+
+func findByID(list []v1.ContainerStatus, id string) *v1.ContainerStatus {
+	for i := range list {
+		if list[i].ContainerID == id {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+// RemoveOrphans forgets every pod whose UID keep does not hold, and returns
+// how many it forgot.
+func (c *Cache) RemoveOrphans(keep map[types.UID]bool) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for uid := range c.pods {
+		if !keep[uid] {
+			delete(c.pods, uid)
+			n++
+		}
+	}
+	return n
+}
+
+// remove forgets pod uid if its entry is still e (nil: whatever it is).
+func (c *Cache) remove(uid types.UID, e *entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur := c.pods[uid]; cur != nil && (e == nil || cur == e) {
+		delete(c.pods, uid)
+	}
+}
+
+// synced clears the latency clock of pod uid once its version v reached the
+// API, so that the next change measures from itself.
+func (c *Cache) synced(uid types.UID, v uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.pods[uid]; e != nil && e.version == v && !e.at.IsZero() {
+		n := *e
+		n.at = time.Time{}
+		c.pods[uid] = &n
+	}
+}
+
+func validPod(pod *v1.Pod, status *v1.PodStatus) error {
+	if pod == nil {
+		return &PodError{Err: ErrNilPod}
+	}
+	if pod.UID == "" {
+		return &PodError{Namespace: pod.Namespace, Name: pod.Name, Err: ErrNoUID}
+	}
+	if status == nil {
+		return nil
+	}
+	for _, l := range [...]struct {
+		statuses []v1.ContainerStatus
+		has      func(string) bool
+	}{
+		{status.InitContainerStatuses, func(n string) bool { return hasContainer(pod.Spec.InitContainers, n) }},
+		{status.ContainerStatuses, func(n string) bool { return hasContainer(pod.Spec.Containers, n) }},
+		{status.EphemeralContainerStatuses, func(n string) bool { return hasEphemeral(pod.Spec.EphemeralContainers, n) }},
+	} {
+		for i := range l.statuses {
+			if !l.has(l.statuses[i].Name) {
+				return &PodError{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Container: l.statuses[i].Name, Err: ErrUnknownContainer}
+			}
+		}
+	}
+	return nil
+}
+
+func hasContainer(list []v1.Container, name string) bool {
+	for i := range list {
+		if list[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func hasEphemeral(list []v1.EphemeralContainer, name string) bool {
+	for i := range list {
+		if list[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// update is the kubelet's updateStatusInternal (spec section 6). The caller
+// holds the write lock; s is the caller's to give away.
+func (c *Cache) update(pod *v1.Pod, s *v1.PodStatus, force, finished bool, now time.Time) (bool, error) {
+	cached := c.pods[pod.UID]
+	old := &pod.Status
+	static := IsStatic(pod)
+	if cached != nil {
+		old = &cached.status
+		if cached.finished && !finished && !static {
+			finished = true // a finished pod stays finished
+		}
+	}
+	if err := c.opts.Features.CheckStatusTransition(&pod.Spec, old, s); err != nil {
+		return false, &PodError{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Err: err}
+	}
+	updateTransitionTimes(old, s, now)
+	switch {
+	case old.StartTime != nil && !old.StartTime.IsZero():
+		t := *old.StartTime
+		s.StartTime = &t
+	case s.StartTime == nil || s.StartTime.IsZero():
+		t := metav1.NewTime(now)
+		s.StartTime = &t
+	}
+	if len(old.VolumeHealth) > 0 && len(s.VolumeHealth) == 0 {
+		s.VolumeHealth = append([]v1.PodVolumeHealth(nil), old.VolumeHealth...)
+	}
+	if old.ObservedGeneration > s.ObservedGeneration {
+		s.ObservedGeneration = old.ObservedGeneration
+	}
+	Normalize(&pod.Spec, s)
+
+	if cached != nil && !force && c.opts.EqualByKubelet(&cached.status, s) {
+		return false, nil
+	}
+	e := &entry{uid: pod.UID, name: pod.Name, namespace: pod.Namespace, finished: finished, static: static, status: *s, at: now}
+	if cached != nil {
+		e.version = cached.version + 1
+		if !cached.at.IsZero() {
+			e.at = cached.at
+		}
+		if cached.pod.Generation == pod.Generation && cached.pod.DeletionTimestamp.Equal(pod.DeletionTimestamp) {
+			e.pod = cached.pod
+		}
+	} else {
+		e.version = 1
+	}
+	if e.pod == nil {
+		e.pod = &v1.Pod{ObjectMeta: *pod.ObjectMeta.DeepCopy(), Spec: *pod.Spec.DeepCopy()}
+	}
+	c.pods[pod.UID] = e
+	c.notify()
+	return true, nil
+}

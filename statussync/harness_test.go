@@ -1,0 +1,116 @@
+package statussync
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/nodestate/nodestate/statussync/statussynctest"
+)
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+type harness struct {
+	t      *testing.T
+	api    *statussynctest.API
+	cache  *Cache
+	engine *Engine
+	clock  *clocktesting.FakeClock
+}
+
+func newHarness(t *testing.T, opts Options, mutate ...func(*EngineOptions)) *harness {
+	t.Helper()
+	h := &harness{t: t, api: statussynctest.NewAPI(1), cache: NewCache(opts), clock: clocktesting.NewFakeClock(t0)}
+	eo := DefaultEngineOptions()
+	eo.Clock = h.clock
+	for _, m := range mutate {
+		m(&eo)
+	}
+	e, err := NewEngine(h.cache, h.api, eo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.engine = e
+	return h
+}
+
+func (h *harness) now() time.Time { return h.clock.Now() }
+
+// create stores pod on the server and returns it.
+func (h *harness) create(pod *v1.Pod) *v1.Pod {
+	h.t.Helper()
+	p, err := h.api.Create(pod)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+func (h *harness) set(pod *v1.Pod, s v1.PodStatus) bool {
+	h.t.Helper()
+	_, changed, err := h.cache.SetPodStatus(pod, s, h.now())
+	if err != nil {
+		h.t.Fatalf("SetPodStatus: %v", err)
+	}
+	return changed
+}
+
+// sync drains the dirty signal with fast passes, as the kubelet's tests do.
+func (h *harness) sync() Result {
+	var total Result
+	for {
+		select {
+		case <-h.cache.Changed():
+			r := h.engine.SyncOnce(context.Background(), false)
+			total.Attempted += r.Attempted
+			total.Synced += r.Synced
+			total.Deleted += r.Deleted
+		default:
+			return total
+		}
+	}
+}
+
+// requests returns the API requests since the last call as a string like
+// "get=1 patch=1".
+func (h *harness) requests(last *map[string]int) map[string]int {
+	cur := h.api.Requests()
+	out := map[string]int{}
+	for k, v := range cur {
+		if d := v - (*last)[k]; d != 0 {
+			out[k] = d
+		}
+	}
+	*last = cur
+	return out
+}
+
+func testPod(uid types.UID, name string, containers ...string) *v1.Pod {
+	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: uid, Generation: 1}}
+	for _, c := range containers {
+		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: c, Image: "img"})
+	}
+	if len(containers) == 0 {
+		p.Spec.Containers = []v1.Container{{Name: "app", Image: "img"}}
+	}
+	p.Spec.RestartPolicy = v1.RestartPolicyAlways
+	return p
+}
+
+func runningStatus(names ...string) v1.PodStatus {
+	s := v1.PodStatus{Phase: v1.PodRunning}
+	for _, n := range names {
+		s.ContainerStatuses = append(s.ContainerStatuses, v1.ContainerStatus{Name: n, ContainerID: "c://" + n,
+			State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: metav1.NewTime(t0)}}})
+	}
+	return s
+}
+
+func cond(t v1.PodConditionType, s v1.ConditionStatus) v1.PodCondition {
+	return v1.PodCondition{Type: t, Status: s}
+}

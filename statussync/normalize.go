@@ -1,0 +1,90 @@
+package statussync
+
+import (
+	"sort"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodestate/nodestate/containerstate"
+)
+
+// Normalize puts a status in the form the API server returns it, so that a
+// status read back compares equal to the one written (spec section 6,
+// step 6): timestamps cut to whole seconds, each terminated message cut to
+// its share of 12 KiB, regular and ephemeral container statuses sorted by
+// name and init container statuses in spec order. It changes s in place.
+func Normalize(spec *v1.PodSpec, s *v1.PodStatus) {
+	limit := containerstate.MaxPodTerminationMessageLength
+	if spec != nil {
+		limit = containerstate.TerminationMessageLimit(len(spec.Containers) + len(spec.InitContainers) + len(spec.EphemeralContainers))
+	}
+	if s.StartTime != nil {
+		t := seconds(*s.StartTime)
+		s.StartTime = &t
+	}
+	for i := range s.Conditions {
+		c := &s.Conditions[i]
+		c.LastProbeTime = seconds(c.LastProbeTime)
+		c.LastTransitionTime = seconds(c.LastTransitionTime)
+	}
+	for _, list := range [...][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses, s.EphemeralContainerStatuses} {
+		for i := range list {
+			normalizeState(&list[i].State, limit)
+			normalizeState(&list[i].LastTerminationState, limit)
+		}
+	}
+	sortByName(s.ContainerStatuses)
+	sortByName(s.EphemeralContainerStatuses)
+	if spec != nil && !inSpecOrder(spec.InitContainers, s.InitContainerStatuses) {
+		order := make(map[string]int, len(spec.InitContainers))
+		for i := range spec.InitContainers {
+			order[spec.InitContainers[i].Name] = i
+		}
+		sort.SliceStable(s.InitContainerStatuses, func(i, j int) bool {
+			return order[s.InitContainerStatuses[i].Name] < order[s.InitContainerStatuses[j].Name]
+		})
+	}
+}
+
+func normalizeState(st *v1.ContainerState, limit int) {
+	if st.Running != nil {
+		st.Running.StartedAt = seconds(st.Running.StartedAt)
+	}
+	if t := st.Terminated; t != nil {
+		t.StartedAt = seconds(t.StartedAt)
+		t.FinishedAt = seconds(t.FinishedAt)
+		if len(t.Message) > limit {
+			t.Message = t.Message[:limit]
+		}
+	}
+}
+
+func seconds(t metav1.Time) metav1.Time {
+	if t.IsZero() {
+		return t
+	}
+	return metav1.NewTime(t.Time.Truncate(time.Second).UTC())
+}
+
+func sortByName(list []v1.ContainerStatus) {
+	if sort.SliceIsSorted(list, func(i, j int) bool { return list[i].Name < list[j].Name }) {
+		return
+	}
+	sort.SliceStable(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+}
+
+func inSpecOrder(spec []v1.Container, list []v1.ContainerStatus) bool {
+	j := 0
+	for i := range list {
+		for j < len(spec) && spec[j].Name != list[i].Name {
+			j++
+		}
+		if j == len(spec) {
+			return false
+		}
+		j++
+	}
+	return true
+}
