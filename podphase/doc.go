@@ -18,8 +18,8 @@
 // # What it offers
 //
 //   - [Phase]: the kubelet's phase for a pod in normal sync. It returns
-//     Pending, Running, Succeeded or Failed, never Unknown, and allocates
-//     nothing.
+//     Pending, Running, Succeeded or Failed, never Unknown, keeps a
+//     recorded terminal phase, and allocates nothing.
 //   - [Options.Explain]: the phase given what only a kubelet knows (the pod
 //     worker terminated the pod, a regular container is active in the
 //     current sandbox, static pod), with the [Rule] that decided it, a
