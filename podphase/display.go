@@ -35,6 +35,13 @@ type Row struct {
 	// counted in RestartCount; zero when none is known.
 	LastRestart time.Time
 
+	// Completed is kubectl's table-row condition Completed: true for a
+	// Succeeded or Failed pod, with CompletedReason "Succeeded" or "Failed"
+	// and CompletedMessage "The pod has completed successfully." or "The
+	// pod failed.".
+	Completed                         bool
+	CompletedReason, CompletedMessage string
+
 	// IP, Node, NominatedNode and ReadinessGates are the `-o wide`
 	// columns; an empty value shows as "<none>". ReadinessGates is
 	// "true/total" over the pod's readiness gates.
@@ -79,6 +86,12 @@ func Columns(pod *v1.Pod, now time.Time) (Row, error) {
 		Node:            none(pod.Spec.NodeName),
 		NominatedNode:   none(pod.Status.NominatedNodeName),
 		ReadinessGates:  readinessGates(pod),
+	}
+	switch pod.Status.Phase {
+	case v1.PodSucceeded:
+		r.Completed, r.CompletedReason, r.CompletedMessage = true, string(v1.PodSucceeded), "The pod has completed successfully."
+	case v1.PodFailed:
+		r.Completed, r.CompletedReason, r.CompletedMessage = true, string(v1.PodFailed), "The pod failed."
 	}
 	if !d.lastRestart.IsZero() {
 		r.LastRestart = d.lastRestart

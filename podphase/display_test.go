@@ -256,6 +256,13 @@ func TestColumns(t *testing.T) {
 			if row.Ready != tc.ready || row.Status != tc.status || row.Restarts != tc.restarts {
 				t.Errorf("%s (%s): got READY %q STATUS %q RESTARTS %q, want %q %q %q", tc.id, tc.reason, row.Ready, row.Status, row.Restarts, tc.ready, tc.status, tc.restarts)
 			}
+			wantCompleted := map[v1.PodPhase][2]string{
+				v1.PodSucceeded: {"Succeeded", "The pod has completed successfully."},
+				v1.PodFailed:    {"Failed", "The pod failed."},
+			}[tc.pod.Status.Phase]
+			if row.Completed != (wantCompleted[0] != "") || row.CompletedReason != wantCompleted[0] || row.CompletedMessage != wantCompleted[1] {
+				t.Errorf("%s: 9.4 row condition = %v %q %q, want %q %q", tc.id, row.Completed, row.CompletedReason, row.CompletedMessage, wantCompleted[0], wantCompleted[1])
+			}
 			if got := DisplayStatus(&tc.pod); got != tc.status {
 				t.Errorf("%s: DisplayStatus = %q, want %q", tc.id, got, tc.status)
 			}
