@@ -39,7 +39,9 @@ type Row struct {
 	// Succeeded or Failed pod, with CompletedReason "Succeeded" or "Failed"
 	// and CompletedMessage "The pod has completed successfully." or "The
 	// pod failed.".
-	Completed                         bool
+	Completed bool
+	// CompletedReason and CompletedMessage go with Completed; both are ""
+	// when it is false.
 	CompletedReason, CompletedMessage string
 
 	// IP, Node, NominatedNode and ReadinessGates are the `-o wide`
