@@ -77,6 +77,16 @@
 // never modify the pods and statuses they are given and are safe for
 // simultaneous use by multiple goroutines.
 //
+// # Cost
+//
+// [Phase] and [DisplayStatus] on a running pod allocate nothing, and their
+// cost grows linearly with the number of containers when the statuses are
+// in spec order, nearly so when they are sorted by name as the kubelet
+// writes them (the kubelet's own getPhase searches the status list once per
+// container). [Options.Conditions] allocates its result slice and, when
+// containers are not ready, the messages. The benchmarks in bench_test.go
+// measure them.
+//
 // # Usage
 //
 //	phase := podphase.Phase(pod)           // what the kubelet would write
