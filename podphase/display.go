@@ -242,13 +242,13 @@ func (d *display) compute(pod *v1.Pod) {
 				d.set(s.Waiting.Reason)
 			case s.Terminated != nil:
 				d.setTerminated("", s.Terminated)
+				if s.Terminated.ExitCode != 0 {
+					errReason, errNumber, errNumbered = terminatedReason("", s.Terminated)
+					hasErr = true
+				}
 			case st.Ready && s.Running != nil:
 				hasRunning = true
 				d.ready++
-			}
-			if s.Terminated != nil && s.Terminated.ExitCode != 0 {
-				errReason, errNumber, errNumbered = terminatedReason("", s.Terminated)
-				hasErr = true
 			}
 		}
 		if d.kind == plainReason && d.reason == "Completed" {
@@ -318,6 +318,8 @@ func none(s string) string {
 	return s
 }
 
+// podIP is the first of status.podIPs; kubectl reads the pod after the
+// conversion that fills podIPs from podIP when only podIP is set.
 func podIP(pod *v1.Pod) string {
 	if len(pod.Status.PodIPs) > 0 {
 		return pod.Status.PodIPs[0].IP

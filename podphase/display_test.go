@@ -208,6 +208,11 @@ func TestColumns(t *testing.T) {
 					return s
 				}()}},
 		}, ready: "1/2", status: "NotReady", restarts: "1"},
+		{id: "9.6/waiting-and-terminated", reason: "a status with a waiting reason is not remembered as an error even if it also holds a failed terminated state", pod: v1.Pod{
+			Spec: v1.PodSpec{Containers: containers("a", "b")},
+			Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{terminated("a", 0, "Completed", 0),
+				{Name: "b", Ready: true, State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "Completed"}, Terminated: &v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}},
+		}, ready: "0/2", status: "Completed", restarts: "0"},
 		{id: "9.6/not-ready", reason: "Completed with a ready running container but no Ready condition is NotReady", pod: v1.Pod{
 			Spec:   v1.PodSpec{Containers: containers("a", "b")},
 			Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{terminated("a", 0, "Completed", 0), running("b", true, 0)}},
