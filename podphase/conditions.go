@@ -25,8 +25,9 @@ const (
 )
 
 // ConditionAllContainersRestarting is the condition the kubelet writes while
-// it restarts every container of a pod in place (KEP-5532).
-const ConditionAllContainersRestarting v1.PodConditionType = "AllContainersRestarting"
+// it restarts every container of a pod in place (KEP-5532); it is
+// v1.AllContainersRestarting.
+const ConditionAllContainersRestarting = v1.AllContainersRestarting
 
 // MessageRestartAllContainersStarted is the message of a True
 // AllContainersRestarting condition.
