@@ -24,10 +24,6 @@ const (
 	ReasonPodSandboxNotReady          = "PodSandboxNotReady"
 )
 
-// ConditionAllContainersRestarting is the condition the kubelet writes while
-// it restarts every container of a pod in place (KEP-5532).
-const ConditionAllContainersRestarting v1.PodConditionType = "AllContainersRestarting"
-
 // MessageRestartAllContainersStarted is the message of a True
 // AllContainersRestarting condition.
 const MessageRestartAllContainersStarted = "container exited with restart policy rule"
@@ -107,7 +103,7 @@ func (o Options) kubeletOwned(t v1.PodConditionType) bool {
 	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady,
 		v1.PodResizeInProgress, v1.PodResizePending, v1.PodReadyToStartContainers:
 		return true
-	case ConditionAllContainersRestarting:
+	case v1.AllContainersRestarting:
 		return o.Features.RestartAllContainersOnContainerExits
 	}
 	return false
@@ -208,7 +204,7 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 func stampedType(t v1.PodConditionType) bool {
 	switch t {
 	case v1.ContainersReady, v1.PodReady, v1.PodInitialized, v1.PodReadyToStartContainers,
-		v1.PodScheduled, v1.DisruptionTarget, ConditionAllContainersRestarting:
+		v1.PodScheduled, v1.DisruptionTarget, v1.AllContainersRestarting:
 		return true
 	}
 	return false
@@ -442,8 +438,8 @@ func triggeredRestartAll(spec *v1.PodSpec, statuses ...*v1.PodStatus) bool {
 // restartingCondition is the AllContainersRestarting table of spec section
 // 7.
 func (o Options) restartingCondition(spec *v1.PodSpec, s, old *v1.PodStatus, cleanedUp bool) v1.PodCondition {
-	c := v1.PodCondition{Type: ConditionAllContainersRestarting, Status: v1.ConditionFalse}
-	prev := findCondition(old.Conditions, ConditionAllContainersRestarting)
+	c := v1.PodCondition{Type: v1.AllContainersRestarting, Status: v1.ConditionFalse}
+	prev := findCondition(old.Conditions, v1.AllContainersRestarting)
 	restarting := (prev != nil && prev.Status == v1.ConditionTrue) || triggeredRestartAll(spec, s, old)
 	switch {
 	case s.Phase == v1.PodSucceeded:

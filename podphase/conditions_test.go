@@ -130,7 +130,7 @@ func restartAllSpec() v1.PodSpec {
 // TestAllContainersRestarting traces N28 and the table of spec section 7.
 func TestAllContainersRestarting(t *testing.T) {
 	exited42 := []v1.ContainerStatus{terminated("rc", 42, "Error", 0)}
-	restartingOld := &v1.PodStatus{Conditions: []v1.PodCondition{{Type: ConditionAllContainersRestarting, Status: v1.ConditionTrue}}}
+	restartingOld := &v1.PodStatus{Conditions: []v1.PodCondition{{Type: v1.AllContainersRestarting, Status: v1.ConditionTrue}}}
 	tests := []struct {
 		id        string
 		reason    string
@@ -141,20 +141,20 @@ func TestAllContainersRestarting(t *testing.T) {
 		want      v1.PodCondition
 	}{
 		{id: "N28", reason: "the rule container exited 42", phase: v1.PodRunning, statuses: exited42,
-			want: want(ConditionAllContainersRestarting, v1.ConditionTrue, ReasonRestartAllContainersStarted, MessageRestartAllContainersStarted)},
+			want: want(v1.AllContainersRestarting, v1.ConditionTrue, ReasonRestartAllContainersStarted, MessageRestartAllContainersStarted)},
 		{id: "7/succeeded", reason: "a succeeded pod", phase: v1.PodSucceeded, statuses: exited42,
-			want: want(ConditionAllContainersRestarting, v1.ConditionFalse, ReasonPodCompleted, "")},
+			want: want(v1.AllContainersRestarting, v1.ConditionFalse, ReasonPodCompleted, "")},
 		{id: "7/failed", reason: "a failed pod", phase: v1.PodFailed, statuses: exited42,
-			want: want(ConditionAllContainersRestarting, v1.ConditionFalse, ReasonPodFailed, "")},
+			want: want(v1.AllContainersRestarting, v1.ConditionFalse, ReasonPodFailed, "")},
 		{id: "7/not-restarting", reason: "exit 1 matches no rule", phase: v1.PodRunning, statuses: []v1.ContainerStatus{terminated("rc", 1, "Error", 0)},
-			want: want(ConditionAllContainersRestarting, v1.ConditionFalse, "", "")},
+			want: want(v1.AllContainersRestarting, v1.ConditionFalse, "", "")},
 		{id: "7/sticky", reason: "the old condition was True: still restarting", phase: v1.PodPending, statuses: []v1.ContainerStatus{waiting("rc", ReasonRestartingAllContainers, 1)}, old: restartingOld,
-			want: want(ConditionAllContainersRestarting, v1.ConditionTrue, ReasonRestartAllContainersStarted, MessageRestartAllContainersStarted)},
+			want: want(v1.AllContainersRestarting, v1.ConditionTrue, ReasonRestartAllContainersStarted, MessageRestartAllContainersStarted)},
 		{id: "7/cleaned-up", reason: "no runtime status left", phase: v1.PodPending, statuses: []v1.ContainerStatus{waiting("rc", ReasonRestartingAllContainers, 1)}, old: restartingOld, cleanedUp: true,
-			want: want(ConditionAllContainersRestarting, v1.ConditionFalse, "", "")},
+			want: want(v1.AllContainersRestarting, v1.ConditionFalse, "", "")},
 		{id: "7/old-terminated", reason: "the old status shows the triggering exit", phase: v1.PodPending, statuses: []v1.ContainerStatus{waiting("rc", ReasonRestartingAllContainers, 1)},
 			old:  &v1.PodStatus{ContainerStatuses: exited42},
-			want: want(ConditionAllContainersRestarting, v1.ConditionTrue, ReasonRestartAllContainersStarted, MessageRestartAllContainersStarted)},
+			want: want(v1.AllContainersRestarting, v1.ConditionTrue, ReasonRestartAllContainersStarted, MessageRestartAllContainersStarted)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.id, func(t *testing.T) {
@@ -163,10 +163,10 @@ func TestAllContainersRestarting(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.want, pickCondition(t, conds, ConditionAllContainersRestarting)); diff != "" {
+			if diff := cmp.Diff(tc.want, pickCondition(t, conds, v1.AllContainersRestarting)); diff != "" {
 				t.Errorf("%s (%s): mismatch (-want +got):\n%s", tc.id, tc.reason, diff)
 			}
-			if c := findCondition(conds, ConditionAllContainersRestarting); c.ObservedGeneration != 0 {
+			if c := findCondition(conds, v1.AllContainersRestarting); c.ObservedGeneration != 0 {
 				t.Errorf("AllContainersRestarting carries observedGeneration %d, want none", c.ObservedGeneration)
 			}
 		})
@@ -176,14 +176,14 @@ func TestAllContainersRestarting(t *testing.T) {
 	// such condition.
 	pod := &v1.Pod{Spec: v1.PodSpec{Containers: containers("a")}}
 	conds, _ := Conditions(ConditionsInput{Pod: pod, Status: &v1.PodStatus{Phase: v1.PodRunning}})
-	if findCondition(conds, ConditionAllContainersRestarting) != nil {
+	if findCondition(conds, v1.AllContainersRestarting) != nil {
 		t.Error("7: condition emitted for a pod without RestartAllContainers rules")
 	}
 	off := DefaultOptions()
 	off.Features.RestartAllContainersOnContainerExits = false
 	pod = &v1.Pod{Spec: restartAllSpec()}
 	conds, _ = off.Conditions(ConditionsInput{Pod: pod, Status: &v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: exited42}})
-	if findCondition(conds, ConditionAllContainersRestarting) != nil {
+	if findCondition(conds, v1.AllContainersRestarting) != nil {
 		t.Error("8.1: condition emitted with the gate off")
 	}
 }

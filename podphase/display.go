@@ -35,6 +35,15 @@ type Row struct {
 	// counted in RestartCount; zero when none is known.
 	LastRestart time.Time
 
+	// Completed is kubectl's table-row condition Completed: true for a
+	// Succeeded or Failed pod, with CompletedReason "Succeeded" or "Failed"
+	// and CompletedMessage "The pod has completed successfully." or "The
+	// pod failed.".
+	Completed bool
+	// CompletedReason and CompletedMessage go with Completed; both are ""
+	// when it is false.
+	CompletedReason, CompletedMessage string
+
 	// IP, Node, NominatedNode and ReadinessGates are the `-o wide`
 	// columns; an empty value shows as "<none>". ReadinessGates is
 	// "true/total" over the pod's readiness gates.
@@ -79,6 +88,12 @@ func Columns(pod *v1.Pod, now time.Time) (Row, error) {
 		Node:            none(pod.Spec.NodeName),
 		NominatedNode:   none(pod.Status.NominatedNodeName),
 		ReadinessGates:  readinessGates(pod),
+	}
+	switch pod.Status.Phase {
+	case v1.PodSucceeded:
+		r.Completed, r.CompletedReason, r.CompletedMessage = true, string(v1.PodSucceeded), "The pod has completed successfully."
+	case v1.PodFailed:
+		r.Completed, r.CompletedReason, r.CompletedMessage = true, string(v1.PodFailed), "The pod failed."
 	}
 	if !d.lastRestart.IsZero() {
 		r.LastRestart = d.lastRestart
@@ -227,13 +242,13 @@ func (d *display) compute(pod *v1.Pod) {
 				d.set(s.Waiting.Reason)
 			case s.Terminated != nil:
 				d.setTerminated("", s.Terminated)
+				if s.Terminated.ExitCode != 0 {
+					errReason, errNumber, errNumbered = terminatedReason("", s.Terminated)
+					hasErr = true
+				}
 			case st.Ready && s.Running != nil:
 				hasRunning = true
 				d.ready++
-			}
-			if s.Terminated != nil && s.Terminated.ExitCode != 0 {
-				errReason, errNumber, errNumbered = terminatedReason("", s.Terminated)
-				hasErr = true
 			}
 		}
 		if d.kind == plainReason && d.reason == "Completed" {
@@ -303,6 +318,8 @@ func none(s string) string {
 	return s
 }
 
+// podIP is the first of status.podIPs; kubectl reads the pod after the
+// conversion that fills podIPs from podIP when only podIP is set.
 func podIP(pod *v1.Pod) string {
 	if len(pod.Status.PodIPs) > 0 {
 		return pod.Status.PodIPs[0].IP

@@ -208,6 +208,11 @@ func TestColumns(t *testing.T) {
 					return s
 				}()}},
 		}, ready: "1/2", status: "NotReady", restarts: "1"},
+		{id: "9.6/waiting-and-terminated", reason: "a status with a waiting reason is not remembered as an error even if it also holds a failed terminated state", pod: v1.Pod{
+			Spec: v1.PodSpec{Containers: containers("a", "b")},
+			Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{terminated("a", 0, "Completed", 0),
+				{Name: "b", Ready: true, State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "Completed"}, Terminated: &v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}},
+		}, ready: "0/2", status: "Completed", restarts: "0"},
 		{id: "9.6/not-ready", reason: "Completed with a ready running container but no Ready condition is NotReady", pod: v1.Pod{
 			Spec:   v1.PodSpec{Containers: containers("a", "b")},
 			Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{terminated("a", 0, "Completed", 0), running("b", true, 0)}},
@@ -255,6 +260,13 @@ func TestColumns(t *testing.T) {
 			}
 			if row.Ready != tc.ready || row.Status != tc.status || row.Restarts != tc.restarts {
 				t.Errorf("%s (%s): got READY %q STATUS %q RESTARTS %q, want %q %q %q", tc.id, tc.reason, row.Ready, row.Status, row.Restarts, tc.ready, tc.status, tc.restarts)
+			}
+			wantCompleted := map[v1.PodPhase][2]string{
+				v1.PodSucceeded: {"Succeeded", "The pod has completed successfully."},
+				v1.PodFailed:    {"Failed", "The pod failed."},
+			}[tc.pod.Status.Phase]
+			if row.Completed != (wantCompleted[0] != "") || row.CompletedReason != wantCompleted[0] || row.CompletedMessage != wantCompleted[1] {
+				t.Errorf("%s: 9.4 row condition = %v %q %q, want %q %q", tc.id, row.Completed, row.CompletedReason, row.CompletedMessage, wantCompleted[0], wantCompleted[1])
 			}
 			if got := DisplayStatus(&tc.pod); got != tc.status {
 				t.Errorf("%s: DisplayStatus = %q, want %q", tc.id, got, tc.status)

@@ -18,8 +18,8 @@
 // # What it offers
 //
 //   - [Phase]: the kubelet's phase for a pod in normal sync. It returns
-//     Pending, Running, Succeeded or Failed, never Unknown, and allocates
-//     nothing.
+//     Pending, Running, Succeeded or Failed, never Unknown, keeps a
+//     recorded terminal phase, and allocates nothing.
 //   - [Options.Explain]: the phase given what only a kubelet knows (the pod
 //     worker terminated the pod, a regular container is active in the
 //     current sandbox, static pod), with the [Rule] that decided it, a
@@ -76,6 +76,16 @@
 // clock (time is an argument), no package-level mutable state. The calls
 // never modify the pods and statuses they are given and are safe for
 // simultaneous use by multiple goroutines.
+//
+// # Cost
+//
+// [Phase] and [DisplayStatus] on a running pod allocate nothing, and their
+// cost grows linearly with the number of containers when the statuses are
+// in spec order, nearly so when they are sorted by name as the kubelet
+// writes them (the kubelet's own getPhase searches the status list once per
+// container). [Options.Conditions] allocates its result slice and, when
+// containers are not ready, the messages. The benchmarks in bench_test.go
+// measure them.
 //
 // # Usage
 //

@@ -163,3 +163,26 @@ func ExampleGuard() {
 	// Succeeded podphase: illegal phase transition from "Succeeded" to "Running"
 	// Pending <nil>
 }
+
+// kubectl counts sidecars in READY and shows Init:N/M until each has
+// started.
+func ExampleDisplayStatus_sidecar() {
+	pod := &v1.Pod{
+		Spec: v1.PodSpec{
+			InitContainers: []v1.Container{{Name: "mesh", RestartPolicy: always()}, {Name: "vault-agent", RestartPolicy: always()}},
+			Containers:     []v1.Container{{Name: "app"}},
+		},
+		Status: v1.PodStatus{
+			Phase: v1.PodPending,
+			InitContainerStatuses: []v1.ContainerStatus{
+				{Name: "mesh", Started: yes(), Ready: true, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}},
+				{Name: "vault-agent", State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}},
+			},
+			ContainerStatuses: []v1.ContainerStatus{{Name: "app", State: v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: "PodInitializing"}}}},
+		},
+	}
+	row, _ := podphase.Columns(pod, now)
+	fmt.Println(row.Ready, row.Status)
+	// Output:
+	// 1/3 Init:1/2
+}

@@ -47,6 +47,10 @@ const (
 	RuleUnknownStatus
 	// RuleNotStarted (step 6): no container is running or has stopped.
 	RuleNotStarted
+	// RuleTerminalPhase: the pod's status already holds Succeeded or
+	// Failed, which the kubelet never changes (generateAPIPodStatus steps 3
+	// and 6), whatever the container statuses say.
+	RuleTerminalPhase
 )
 
 var ruleNames = [...]string{
@@ -62,6 +66,7 @@ var ruleNames = [...]string{
 	RuleFailed:         "Failed",
 	RuleUnknownStatus:  "UnknownStatus",
 	RuleNotStarted:     "NotStarted",
+	RuleTerminalPhase:  "TerminalPhase",
 }
 
 // String returns the rule's name, such as "SidecarPending".
@@ -126,6 +131,10 @@ func Explain(in Input) (Explanation, error) {
 // kubelet-only facts in in, and explains it. The phase equals [Options.Phase]
 // when in.Terminal and in.Static are false and in.Initialized is nil.
 //
+// As with [Options.Phase], a pod whose status.phase is Succeeded or Failed
+// keeps it ([RuleTerminalPhase]); the reason then says what the container
+// statuses alone give when that differs.
+//
 // It returns an error wrapping [ErrNilPod] for a nil pod, an
 // [*UnknownContainerError] for a status naming no container of the spec, and
 // a [*DuplicateStatusError] for two statuses with one name. The API server
@@ -144,6 +153,13 @@ func (o Options) Explain(in Input) (Explanation, error) {
 		initialized = *in.Initialized
 	}
 	phase, rule := o.decide(pod, &t, in.Terminal, initialized, in.Static)
+	if final := pod.Status.Phase; IsTerminal(final) {
+		e := Explanation{Phase: final, Rule: RuleTerminalPhase, Reason: "the pod is already " + string(final) + " and a terminal phase never changes"}
+		if phase != final {
+			e.Reason += " (the container statuses alone give " + string(phase) + ")"
+		}
+		return e, nil
+	}
 	e := Explanation{Phase: phase, Rule: rule}
 	e.Containers = o.deciders(pod, rule, phase)
 	e.Reason = reason(pod, rule, phase, e.Containers)

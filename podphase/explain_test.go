@@ -78,6 +78,47 @@ func TestExplain(t *testing.T) {
 	}
 }
 
+// TestTerminalPhaseKept traces spec section 4.1 steps 3 and 6 and section
+// 5: a terminal status.phase is what the kubelet writes again.
+func TestTerminalPhaseKept(t *testing.T) {
+	tests := []struct {
+		id       string
+		reason   string
+		apiPhase v1.PodPhase
+		statuses string
+		want     Explanation
+	}{
+		{id: "4.1/6-running-again", reason: "containers running again under a Succeeded pod: still Succeeded", apiPhase: v1.PodSucceeded, statuses: "A:R B:R",
+			want: Explanation{Phase: v1.PodSucceeded, Rule: RuleTerminalPhase, Reason: "the pod is already Succeeded and a terminal phase never changes (the container statuses alone give Running)"}},
+		{id: "4.1/3-statuses-lost", reason: "statuses gone from a Failed pod: still Failed", apiPhase: v1.PodFailed, statuses: "",
+			want: Explanation{Phase: v1.PodFailed, Rule: RuleTerminalPhase, Reason: "the pod is already Failed and a terminal phase never changes (the container statuses alone give Pending)"}},
+		{id: "4.1/6-agrees", reason: "statuses agree with the recorded phase", apiPhase: v1.PodFailed, statuses: "A:Tf B:T0",
+			want: Explanation{Phase: v1.PodFailed, Rule: RuleTerminalPhase, Reason: "the pod is already Failed and a terminal phase never changes"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.id, func(t *testing.T) {
+			pod := podOf(t, specOf(never, nil, ab...), tc.statuses)
+			pod.Status.Phase = tc.apiPhase
+			got, err := Explain(Input{Pod: pod})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s (%s): mismatch (-want +got):\n%s", tc.id, tc.reason, diff)
+			}
+			if p := Phase(pod); p != tc.apiPhase {
+				t.Errorf("%s: Phase = %s, want %s", tc.id, p, tc.apiPhase)
+			}
+		})
+	}
+	// A non-terminal recorded phase is recomputed.
+	pod := podOf(t, specOf(never, nil, ab...), "A:R B:R")
+	pod.Status.Phase = v1.PodPending
+	if p := Phase(pod); p != v1.PodRunning {
+		t.Errorf("Pending recorded, containers running: Phase = %s, want Running", p)
+	}
+}
+
 func TestExplainErrors(t *testing.T) {
 	if _, err := Explain(Input{}); !errors.Is(err, ErrNilPod) {
 		t.Errorf("nil pod: err = %v, want ErrNilPod", err)

@@ -41,7 +41,10 @@ func DefaultOptions() Options {
 // feature gates, computes for pod during a normal sync (the pod worker has not
 // terminated it). It is [Options.Phase] on [DefaultOptions].
 //
-// Phase never returns Unknown. A nil pod is Pending. Whether the pod has
+// Phase never returns Unknown. A nil pod is Pending. A pod whose
+// status.phase is already Succeeded or Failed keeps it, as the kubelet's
+// post-processing does (a terminal phase never changes); otherwise the
+// result is getPhase's. Whether the pod has
 // initialized in its current sandbox, which only a kubelet knows, is derived
 // from the statuses: it has when some regular container status is Running or
 // Terminated or has a last termination state. Use [Options.Explain] to pass
@@ -56,6 +59,9 @@ func Phase(pod *v1.Pod) v1.PodPhase {
 func (o Options) Phase(pod *v1.Pod) v1.PodPhase {
 	if pod == nil {
 		return v1.PodPending
+	}
+	if IsTerminal(pod.Status.Phase) {
+		return pod.Status.Phase
 	}
 	t := o.tally(pod)
 	phase, _ := o.decide(pod, &t, false, t.derivedInitialized, false)

@@ -15,16 +15,19 @@ const ReasonDeadlineExceeded = "DeadlineExceeded"
 // the active-deadline handler) to fail the pod with its own reason and
 // message.
 type Eviction struct {
-	Reason  string
+	// Reason is the pod reason to write, such as [ReasonDeadlineExceeded].
+	Reason string
+	// Message is the pod message to write.
 	Message string
 }
 
 // Settled is a phase after the kubelet's post-processing, with the pod
 // reason and message that go with it.
 type Settled struct {
-	Phase   v1.PodPhase
-	Reason  string
-	Message string
+	// Phase is the phase to write.
+	Phase v1.PodPhase
+	// Reason and Message are the pod reason and message to write with it.
+	Reason, Message string
 	// Illegal is true when the final guard forced the API server's terminal
 	// phase back over a different one; the kubelet logs "Pod attempted
 	// illegal phase transition" then.
@@ -101,9 +104,10 @@ type StatusInput struct {
 	// Evict, when not nil, is a pod sync handler's decision to fail the pod.
 	Evict *Eviction
 
-	// Sandbox and RuntimeCleanedUp feed the conditions; see
-	// [ConditionsInput].
-	Sandbox          Sandbox
+	// Sandbox is the state of the pod's sandbox; see [ConditionsInput].
+	Sandbox Sandbox
+	// RuntimeCleanedUp is true when no container of the spec has a runtime
+	// status left; see [ConditionsInput].
 	RuntimeCleanedUp bool
 
 	// Now stamps the conditions that changed.

@@ -13,6 +13,7 @@ var ErrIllegalTransition = errors.New("podphase: illegal phase transition")
 
 // TransitionError reports a phase change the kubelet never makes.
 type TransitionError struct {
+	// From is the current phase and To the refused one.
 	From, To v1.PodPhase
 }
 

@@ -139,6 +139,14 @@ func explain(w io.Writer, pod *v1.Pod, now time.Time) error {
 	if pod.Status.Phase != "" && pod.Status.Phase != e.Phase {
 		fmt.Fprintf(w, "  recorded phase: %s\n", pod.Status.Phase)
 	}
+	if e.Rule == podphase.RuleTerminalPhase {
+		// Say also what the container statuses alone give.
+		fresh := *pod
+		fresh.Status.Phase = ""
+		if alone, err := podphase.Explain(podphase.Input{Pod: &fresh}); err == nil {
+			fmt.Fprintf(w, "  from the statuses alone: %s\n", alone)
+		}
+	}
 	fmt.Fprintf(w, "kubectl: READY %s  STATUS %s  RESTARTS %s\n", row.Ready, row.Status, row.Restarts)
 	fmt.Fprintln(w, "conditions:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
