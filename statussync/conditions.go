@@ -6,8 +6,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/nodestate/nodestate/podphase"
 )
 
 // Ownership is who decides a pod condition (spec section 2).
@@ -31,7 +29,7 @@ func (o Options) OwnershipOf(t v1.PodConditionType) Ownership {
 	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady,
 		v1.PodResizeInProgress, v1.PodResizePending, v1.PodReadyToStartContainers:
 		return Owned
-	case podphase.ConditionAllContainersRestarting:
+	case v1.AllContainersRestarting:
 		if o.Features.RestartAllContainersOnContainerExits {
 			return Owned
 		}
@@ -45,7 +43,7 @@ func (o Options) OwnershipOf(t v1.PodConditionType) Ownership {
 // in the kubelet's order (spec section 6, step 3).
 var ltTypes = [...]v1.PodConditionType{
 	v1.ContainersReady, v1.PodReady, v1.PodInitialized, v1.PodReadyToStartContainers,
-	v1.PodScheduled, v1.DisruptionTarget, podphase.ConditionAllContainersRestarting,
+	v1.PodScheduled, v1.DisruptionTarget, v1.AllContainersRestarting,
 }
 
 // updateTransitionTimes sets the lastTransitionTime of the maintained
