@@ -24,7 +24,10 @@ var report = struct {
 	excluded map[[2]string]int // property, documented difference -> inputs
 }{rows: map[string][2]int{}, excluded: map[[2]string]int{}}
 
-// record notes the outcome of one property for the closing report.
+// record notes the outcome of one property for the closing report: the
+// inputs it compared and the mismatches among them. rapid stops at the first
+// mismatch and then shrinks it, so a failing property counts the failing
+// inputs of its shrinking too.
 func record(property string, inputs, mismatches int) {
 	report.Lock()
 	defer report.Unlock()

@@ -27,6 +27,7 @@ func TestShouldRestartMatchesUpstream(t *testing.T) {
 			f := containerstate.DefaultFeatures()
 			f.RestartAllContainersOnContainerExits = gate
 			inputs, mismatches := 0, 0
+			defer func() { record(name, inputs, mismatches) }()
 			rapid.Check(t, func(t *rapid.T) {
 				inputs++
 				target := containerstatetest.Target().Draw(t, "target")
@@ -43,7 +44,6 @@ func TestShouldRestartMatchesUpstream(t *testing.T) {
 					t.Fatalf("ShouldRestart(exit %d) = %v, upstream %v", exit, got, want)
 				}
 			})
-			record(name, inputs, mismatches)
 			if inputs < checks() {
 				t.Fatalf("ran %d inputs, want at least %d", inputs, checks())
 			}
