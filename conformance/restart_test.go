@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/nodestate/nodestate/containerstate"
@@ -37,11 +38,11 @@ func TestShouldRestartMatchesUpstream(t *testing.T) {
 				want := podutil.ContainerShouldRestart(c, *target.Pod.Spec, exit)
 				if gate && containerstate.ShouldRestart(target.Pod.Spec, &c, exit) != want {
 					mismatches++
-					t.Fatalf("package ShouldRestart(exit %d) disagrees with upstream %v", exit, want)
+					t.Fatalf("%s\npackage ShouldRestart(exit %d) disagrees with upstream %v", describeTarget(target), exit, want)
 				}
 				if got != want {
 					mismatches++
-					t.Fatalf("ShouldRestart(exit %d) = %v, upstream %v", exit, got, want)
+					t.Fatalf("%s\nShouldRestart(exit %d) = %v, upstream %v", describeTarget(target), exit, got, want)
 				}
 			})
 			if inputs < checks() {
@@ -49,4 +50,10 @@ func TestShouldRestartMatchesUpstream(t *testing.T) {
 			}
 		})
 	}
+}
+
+// describeTarget prints the container a restart decision is about and the
+// pod policy it falls back to.
+func describeTarget(target containerstatetest.TargetContainer) string {
+	return fmt.Sprintf("pod restartPolicy=%s\n%s %s%s", target.Pod.Spec.RestartPolicy, target.Kind, target.Name, containerSpec(target.Container))
 }
