@@ -231,8 +231,12 @@ func network(t *rapid.T, pod *v1.Pod) {
 		pod.Status.PodIP = "10.0.0.7"
 		pod.Status.PodIPs = []v1.PodIP{{IP: "10.0.0.7"}, {IP: "fd00::7"}}
 	case 3:
-		// An old writer that set podIP only.
+		// An old writer that set podIP only, or fields that disagree, which
+		// the API server's defaults resolve.
 		pod.Status.PodIP = "10.0.0.8"
+		if rapid.IntRange(0, 7).Draw(t, "podIPsDisagree") == 7 {
+			pod.Status.PodIPs = []v1.PodIP{{IP: "10.0.0.9"}}
+		}
 	}
 	if rapid.Bool().Draw(t, "nodeName") {
 		pod.Spec.NodeName = "node-1"
