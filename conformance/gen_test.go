@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
 
+	"github.com/nodestate/nodestate/containerstate/containerstatetest"
 	"github.com/nodestate/nodestate/podphase"
 	"github.com/nodestate/nodestate/podphase/podphasetest"
 )
@@ -96,7 +97,18 @@ func retime(pod *v1.Pod, anchor time.Time) {
 // wildPod draws a pod whose statuses need not be consistent with its spec
 // or with one another.
 func wildPod(t *rapid.T, anchor time.Time) *v1.Pod {
-	spec := podphasetest.Spec().Draw(t, "spec")
+	var spec v1.PodSpec
+	if rapid.Bool().Draw(t, "richRules") {
+		// containerstatetest's specs: the empty pod policy, init containers
+		// with any policy, up to three rules of several codes each, and
+		// ephemeral containers.
+		spec = *containerstatetest.PodSpec().Draw(t, "ruleSpec")
+		for i := range rapid.IntRange(0, 2).Draw(t, "gates") {
+			spec.ReadinessGates = append(spec.ReadinessGates, v1.PodReadinessGate{ConditionType: v1.PodConditionType(fmt.Sprintf("example.com/gate-%d", i))})
+		}
+	} else {
+		spec = podphasetest.Spec().Draw(t, "spec")
+	}
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "pod", Namespace: "default", UID: "uid-1",
 			Generation: rapid.Int64Range(1, 3).Draw(t, "generation"), CreationTimestamp: metav1.NewTime(anchor.Add(-48 * time.Hour))},
@@ -113,6 +125,9 @@ func wildPod(t *rapid.T, anchor time.Time) *v1.Pod {
 	// both are drawn.
 	pod.Status.InitContainerStatuses = wildStatuses(t, anchor, "init", spec.InitContainers)
 	pod.Status.ContainerStatuses = wildStatuses(t, anchor, "regular", spec.Containers)
+	for _, e := range spec.EphemeralContainers {
+		pod.Status.EphemeralContainerStatuses = append(pod.Status.EphemeralContainerStatuses, wildStatus(t, anchor, e.Name))
+	}
 	return pod
 }
 
