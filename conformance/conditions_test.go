@@ -31,6 +31,10 @@ type conditionsCase struct {
 	old       *v1.PodStatus // nil: the pod's status
 	sandbox   podphase.Sandbox
 	sandboxes []*runtimeapi.PodSandboxStatus
+	// runtime is the runtime's view of the containers, derived from status;
+	// cleanedUp says it holds no container of the spec.
+	runtime   []*kubecontainer.Status
+	cleanedUp bool
 }
 
 var sandboxNames = map[podphase.Sandbox]string{podphase.SandboxReady: "Ready", podphase.SandboxMissing: "Missing",
@@ -70,6 +74,7 @@ func conditionsGen(anchor time.Time) *rapid.Generator[conditionsCase] {
 			pod.Spec.HostNetwork = false
 		}
 		c.sandboxes = sandboxesFor(t, c.sandbox, pod.Spec.HostNetwork)
+		c.runtime, c.cleanedUp = runtimeFor(t, pod, s)
 		return c
 	})
 }
@@ -155,12 +160,52 @@ func sandboxesFor(t *rapid.T, s podphase.Sandbox, hostNetwork bool) []*runtimeap
 	return older([]*runtimeapi.PodSandboxStatus{box(true, podMode, withIP())})
 }
 
+// runtimeFor returns the runtime's containers behind the kubelet's new
+// status s, which podphase reads as its container states: a Terminated
+// status is an exited container with its exit code, a Running one a running
+// container, any other a created one. Sometimes, when no status is
+// Terminated, the runtime has removed every container instead (the end of
+// an in-place restart of all containers); podphase then gets
+// RuntimeCleanedUp.
+func runtimeFor(t *rapid.T, pod *v1.Pod, s *v1.PodStatus) ([]*kubecontainer.Status, bool) {
+	inSpec := map[string]bool{}
+	for _, c := range pod.Spec.InitContainers {
+		inSpec[c.Name] = true
+	}
+	for _, c := range pod.Spec.Containers {
+		inSpec[c.Name] = true
+	}
+	var runtime []*kubecontainer.Status
+	terminated := false
+	for _, list := range [][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses} {
+		for _, st := range list {
+			if !inSpec[st.Name] {
+				continue
+			}
+			rs := &kubecontainer.Status{Name: st.Name, State: kubecontainer.ContainerStateCreated}
+			switch {
+			case st.State.Terminated != nil:
+				rs.State, rs.ExitCode = kubecontainer.ContainerStateExited, int(st.State.Terminated.ExitCode)
+				terminated = true
+			case st.State.Running != nil:
+				rs.State = kubecontainer.ContainerStateRunning
+			}
+			runtime = append(runtime, rs)
+		}
+	}
+	if len(runtime) == 0 || !terminated && rapid.IntRange(0, 3).Draw(t, "cleanedUp") == 3 {
+		return nil, true
+	}
+	return runtime, false
+}
+
 // upstreamConditions builds the conditions as the kubelet's
 // generateAPIPodStatus assembles them, calling the exported generators of
 // k8s.io/kubernetes/pkg/kubelet/status in the kubelet's order: the
 // conditions the kubelet does not own, DisruptionTarget from the cached
-// status, PodReadyToStartContainers, Initialized, Ready, ContainersReady
-// and PodScheduled.
+// status, PodReadyToStartContainers, Initialized, Ready, ContainersReady,
+// PodScheduled and, with the gate on and a RestartAllContainers rule in the
+// spec, AllContainersRestarting.
 func upstreamConditions(c conditionsCase) []v1.PodCondition {
 	pod := c.pod.DeepCopy()
 	s := c.status.DeepCopy()
@@ -177,7 +222,8 @@ func upstreamConditions(c conditionsCase) []v1.PodCondition {
 	if _, dt := podutil.GetPodConditionFromList(old.Conditions, v1.DisruptionTarget); dt != nil {
 		conds = utilpod.ReplaceOrAppendPodCondition(conds, dt)
 	}
-	conds = append(conds, status.GeneratePodReadyToStartContainersCondition(pod, old, &kubecontainer.PodStatus{SandboxStatuses: c.sandboxes}))
+	runtime := &kubecontainer.PodStatus{SandboxStatuses: c.sandboxes, ContainerStatuses: c.runtime}
+	conds = append(conds, status.GeneratePodReadyToStartContainersCondition(pod, old, runtime))
 	all := append(s.InitContainerStatuses, s.ContainerStatuses...)
 	conds = append(conds, status.GeneratePodInitializedCondition(pod, old, all, s.Phase))
 	conds = append(conds, status.GeneratePodReadyCondition(pod, old, conds, all, s.Phase))
@@ -187,24 +233,20 @@ func upstreamConditions(c conditionsCase) []v1.PodCondition {
 		ObservedGeneration: podutil.CalculatePodConditionObservedGeneration(old, pod.Generation, v1.PodScheduled),
 		Status:             v1.ConditionTrue,
 	})
+	if utilfeature.DefaultFeatureGate.Enabled(features.RestartAllContainersOnContainerExits) && podutil.AllContainersCouldRestart(&pod.Spec) {
+		conds = append(conds, status.GenerateAllContainersRestartingCondition(pod, runtime, old, s.Phase))
+	}
 	return conds
 }
 
 // comparable drops what the property does not compare: the
 // lastTransitionTime of the conditions the status manager stamps (no
-// upstream function to compare it with is exported) and, when the kubelet
-// owns it, AllContainersRestarting (its generator reads the runtime's
-// container states, which podphase does not take).
-func comparable(conds []v1.PodCondition, ownsRestarting bool) []v1.PodCondition {
+// upstream function to compare it with is exported).
+func comparable(conds []v1.PodCondition) []v1.PodCondition {
 	out := []v1.PodCondition{}
 	for _, c := range conds {
 		switch c.Type {
-		case v1.AllContainersRestarting:
-			if ownsRestarting {
-				continue
-			}
-			c.LastTransitionTime = metav1.Time{}
-		case v1.ContainersReady, v1.PodReady, v1.PodInitialized, v1.PodReadyToStartContainers, v1.PodScheduled, v1.DisruptionTarget:
+		case v1.ContainersReady, v1.PodReady, v1.PodInitialized, v1.PodReadyToStartContainers, v1.PodScheduled, v1.DisruptionTarget, v1.AllContainersRestarting:
 			c.LastTransitionTime = metav1.Time{}
 		}
 		out = append(out, c)
@@ -241,12 +283,12 @@ func TestConditionsMatchUpstream(t *testing.T) {
 					t.Skip(why)
 				}
 				inputs++
-				got, err := opts.Conditions(podphase.ConditionsInput{Pod: c.pod, Status: c.status, Old: c.old, Sandbox: c.sandbox, Now: anchor})
+				got, err := opts.Conditions(podphase.ConditionsInput{Pod: c.pod, Status: c.status, Old: c.old, Sandbox: c.sandbox, RuntimeCleanedUp: c.cleanedUp, Now: anchor})
 				if err != nil {
 					t.Fatalf("podphase Conditions: %v", err)
 				}
 				want := upstreamConditions(c)
-				if g, w := comparable(got, gate), comparable(want, gate); !equalConditions(g, w) {
+				if g, w := comparable(got), comparable(want); !equalConditions(g, w) {
 					mismatches++
 					t.Fatalf("%s\nnodestate: %s\nupstream:  %s", describeCase(c, anchor), conditionsString(g), conditionsString(w))
 				}
@@ -269,11 +311,11 @@ func TestConditionsMatchUpstream(t *testing.T) {
 // counted.
 //
 // With RestartAllContainersOnContainerExits on, the kubelet keeps
-// Initialized True when any Initialized condition of the old status is True;
-// podphase reads only the first one. The two differ only when the old
-// status holds duplicated Initialized conditions (another writer's, read
-// from the API when the kubelet has no cached status) and a later one is
-// True.
+// Initialized True, and AllContainersRestarting True, when any condition of
+// that type in the old status is True; podphase reads only the first one.
+// The two differ only when the old status holds duplicated conditions of
+// the type (another writer's, read from the API when the kubelet has no
+// cached status) and a later one is True.
 func knownDifference(c conditionsCase, gate bool) string {
 	if c.status.InitContainerStatuses == nil && c.status.ContainerStatuses != nil && len(c.status.ContainerStatuses) == 0 {
 		return "initContainerStatuses nil with containerStatuses empty, not nil"
@@ -282,22 +324,29 @@ func knownDifference(c conditionsCase, gate bool) string {
 	if c.old != nil {
 		old = c.old
 	}
-	if gate {
-		first := true
-		for _, cond := range old.Conditions {
-			if cond.Type != v1.PodInitialized {
-				continue
-			}
-			if !first && cond.Status == v1.ConditionTrue {
-				return "old status with duplicated Initialized conditions, a later one True"
-			}
-			if first && cond.Status == v1.ConditionTrue {
-				break
-			}
-			first = false
-		}
+	if gate && laterTrue(old.Conditions, v1.PodInitialized) {
+		return "old status with duplicated Initialized conditions, a later one True"
+	}
+	if gate && laterTrue(old.Conditions, v1.AllContainersRestarting) {
+		return "old status with duplicated AllContainersRestarting conditions, a later one True"
 	}
 	return ""
+}
+
+// laterTrue reports whether the first condition of type ct in conds is not
+// True and a later one is.
+func laterTrue(conds []v1.PodCondition, ct v1.PodConditionType) bool {
+	seen := false
+	for _, c := range conds {
+		if c.Type != ct {
+			continue
+		}
+		if c.Status == v1.ConditionTrue {
+			return seen
+		}
+		seen = true
+	}
+	return false
 }
 
 func equalConditions(a, b []v1.PodCondition) bool {
@@ -335,6 +384,13 @@ func describeCase(c conditionsCase, anchor time.Time) string {
 	fmt.Fprintf(&b, "\nsandbox %s:", sandboxNames[c.sandbox])
 	for _, s := range c.sandboxes {
 		fmt.Fprintf(&b, " [%s netns=%s network=%v]", s.State, s.GetLinux().GetNamespaces().GetOptions().GetNetwork(), s.Network)
+	}
+	fmt.Fprintf(&b, "\nruntime containers (cleaned up %v):", c.cleanedUp)
+	for _, r := range c.runtime {
+		fmt.Fprintf(&b, " %s=%s", r.Name, r.State)
+		if r.State == kubecontainer.ContainerStateExited {
+			fmt.Fprintf(&b, "(%d)", r.ExitCode)
+		}
 	}
 	return b.String()
 }
