@@ -15,11 +15,13 @@
 //     decoded with the v1 defaults and converted to the internal type with
 //     pkg/api/legacyscheme;
 //   - podphase's conditions (PodReadyToStartContainers, Initialized, Ready,
-//     ContainersReady, PodScheduled, the preserved conditions of other
-//     writers and DisruptionTarget, in order) against the generators of
-//     pkg/kubelet/status, assembled in generateAPIPodStatus's order, with
-//     RestartAllContainersOnContainerExits on (the 1.37 default) and off;
-//     the runtime's sandboxes are drawn for each podphase.Sandbox state;
+//     ContainersReady, PodScheduled, AllContainersRestarting, the preserved
+//     conditions of other writers and DisruptionTarget, in order) against
+//     the generators of pkg/kubelet/status, assembled in
+//     generateAPIPodStatus's order, with RestartAllContainersOnContainerExits
+//     on (the 1.37 default) and off; the runtime's sandboxes are drawn for
+//     each podphase.Sandbox state and its containers are derived from the
+//     new status, as podphase reads them;
 //   - containerstate.ShouldRestart against
 //     pkg/api/v1/pod.ContainerShouldRestart, with the same gate on and off.
 //
@@ -30,10 +32,10 @@
 // Evicted and NodeLost, duplicated conditions, deletion timestamps, pod IPs
 // and node names.
 //
-// Not compared: the lastTransitionTime the status manager stamps and the
-// AllContainersRestarting condition (no exported upstream function takes
-// what podphase takes). Inputs on a documented difference are skipped and
-// counted apart in the report; see the README's "Faithfulness" section.
+// Not compared: the lastTransitionTime the status manager stamps (no
+// upstream function that computes it is exported). Inputs on a documented
+// difference are skipped and counted apart in the report; see the README's
+// "Faithfulness" section.
 //
 // Run it with `make conformance`, or `go test -v .` here; -rapid.checks
 // raises the number of inputs and -rapid.seed or -rapid.failfile replays a
