@@ -305,10 +305,11 @@ func TestConditionsMatchUpstream(t *testing.T) {
 // The kubelet passes its generators append(initContainerStatuses,
 // containerStatuses...), which is nil, and so "UnknownContainerStatuses",
 // when the init list is nil and the regular list is empty but not nil.
-// podphase reads "nil" as both lists nil. A kubelet never builds such a
-// status (it reports one status per regular container) and a status decoded
-// from the API has nil for an empty list, so the pair is excluded and
-// counted.
+// podphase reads "nil" as both lists nil, so that an empty, non-nil list
+// reaches its rules as it reaches the upstream generators in their own
+// tests (spec/podphase.md cases N02, N11, N13, N14, N19). A kubelet never
+// builds such a status (it reports one status per regular container) and a
+// status decoded from the API has nil for an empty list.
 //
 // With RestartAllContainersOnContainerExits on, the kubelet keeps
 // Initialized True, and AllContainersRestarting True, when any condition of
