@@ -194,15 +194,25 @@ func wildStatus(t *rapid.T, anchor time.Time, name string) v1.ContainerStatus {
 	return st
 }
 
+// terminated draws a termination: half the time with the reason a kubelet
+// gives its exit code (Completed or Error), otherwise any reason, empty
+// included, whatever the code.
 func terminated(t *rapid.T, anchor time.Time, label string) *v1.ContainerStateTerminated {
-	return &v1.ContainerStateTerminated{
+	st := &v1.ContainerStateTerminated{
 		ExitCode:    rapid.SampledFrom(exitCodes).Draw(t, label+"exitCode"),
 		Signal:      rapid.SampledFrom(signals).Draw(t, label+"signal"),
-		Reason:      rapid.SampledFrom(terminatedReasons).Draw(t, label+"terminatedReason"),
+		Reason:      "Completed",
 		StartedAt:   metav1.NewTime(anchor.Add(-72 * time.Hour)),
 		FinishedAt:  when(t, anchor, label+"finishedAt"),
 		ContainerID: "containerd://old",
 	}
+	if st.ExitCode != 0 {
+		st.Reason = "Error"
+	}
+	if rapid.Bool().Draw(t, label+"anyReason") {
+		st.Reason = rapid.SampledFrom(terminatedReasons).Draw(t, label+"terminatedReason")
+	}
+	return st
 }
 
 // when draws an instant before anchor, from a second to three years, or
