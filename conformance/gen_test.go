@@ -139,11 +139,18 @@ func wildStatuses(t *rapid.T, anchor time.Time, label string, containers []v1.Co
 		return nil
 	}
 	list := []v1.ContainerStatus{}
+	// Sometimes every container has exited, as at the end of a pod's life,
+	// so that terminations of every shape meet in one list.
+	allExited := rapid.IntRange(0, 3).Draw(t, label+"AllExited") == 3
 	for i := range containers {
 		if rapid.IntRange(0, 7).Draw(t, label+"Missing") == 7 {
 			continue
 		}
-		list = append(list, wildStatus(t, anchor, containers[i].Name))
+		st := wildStatus(t, anchor, containers[i].Name)
+		if allExited && st.State.Terminated == nil {
+			st.State = v1.ContainerState{Terminated: terminated(t, anchor, "")}
+		}
+		list = append(list, st)
 	}
 	if rapid.IntRange(0, 11).Draw(t, label+"Stranger") == 11 {
 		list = append(list, wildStatus(t, anchor, "stranger"))
