@@ -82,6 +82,7 @@ type Cache struct {
 	opts   Options
 	mu     sync.RWMutex
 	pods   map[types.UID]*entry
+	resize map[types.UID]*resizeConds
 	signal chan struct{}
 }
 
@@ -276,6 +277,11 @@ func (c *Cache) RemoveOrphans(keep map[types.UID]bool) int {
 			n++
 		}
 	}
+	for uid := range c.resize {
+		if !keep[uid] {
+			delete(c.resize, uid)
+		}
+	}
 	return n
 }
 
@@ -285,6 +291,7 @@ func (c *Cache) remove(uid types.UID, e *entry) {
 	defer c.mu.Unlock()
 	if cur := c.pods[uid]; cur != nil && (e == nil || cur == e) {
 		delete(c.pods, uid)
+		delete(c.resize, uid)
 	}
 }
 

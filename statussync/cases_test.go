@@ -651,3 +651,50 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("zero engine options: %v", err)
 	}
 }
+
+// S50, S52: the resize conditions.
+func TestS50S52Resize(t *testing.T) {
+	h := newHarness(t, DefaultOptions())
+	uid := types.UID("u1")
+	if gen, changed := h.cache.SetResizeInProgress(uid, "r", "m", 3, h.now()); gen != 3 || !changed {
+		t.Fatalf("11: a new InProgress condition: gen %d changed %v", gen, changed)
+	}
+	h.clock.Step(time.Second)
+	gen, changed := h.cache.SetResizeInProgress(uid, "", "", 7, h.now())
+	conds := h.cache.ResizeConditions(uid)
+	if gen != 3 || changed || len(conds) != 1 || conds[0].Reason != "r" || conds[0].Message != "m" || conds[0].ObservedGeneration != 3 {
+		t.Errorf("S50: empty reason and message keep r/m and the first generation: gen %d changed %v %+v", gen, changed, conds)
+	}
+	if !conds[0].LastTransitionTime.Time.Equal(t0) || !conds[0].LastProbeTime.Time.Equal(t0.Add(time.Second)) {
+		t.Errorf("11: the same reason keeps the transition time, the probe time moves: %+v", conds[0])
+	}
+	if !h.cache.SetResizePending(uid, "NodeCapacity", "", 3, h.now()) || !h.cache.IsResizeDeferred(uid) {
+		t.Error("11: a pending reason other than Infeasible becomes Deferred")
+	}
+	if h.cache.SetResizePending(uid, "Other", "", 3, h.now()) {
+		t.Error("11: the same Deferred reason and generation is no change")
+	}
+	if !h.cache.SetResizePending(uid, ResizeReasonInfeasible, "", 3, h.now()) || !h.cache.IsResizeInfeasible(uid) {
+		t.Error("11: Infeasible stays Infeasible and is a change")
+	}
+	if c := h.cache.ResizeConditions(uid); len(c) != 2 || c[0].Type != v1.PodResizePending {
+		t.Errorf("11: pending first, then in progress: %+v", c)
+	}
+	if gen, ok := h.cache.ClearResizeInProgress(uid); gen != 3 || !ok {
+		t.Errorf("S52: ClearInProgress returns (its gen, true), got (%d, %v)", gen, ok)
+	}
+	if c := h.cache.ResizeConditions(uid); len(c) != 1 || c[0].Type != v1.PodResizePending {
+		t.Errorf("S52: only the pending condition remains: %+v", c)
+	}
+	if !h.cache.ClearResizePending(uid) || h.cache.ResizeConditions(uid) != nil {
+		t.Error("S52: then nothing")
+	}
+	if _, ok := h.cache.ClearResizeInProgress(uid); ok || h.cache.ClearResizePending(uid) {
+		t.Error("11: clearing what is not there is a no-op")
+	}
+	h.cache.BackfillResizeConditions([]*v1.Pod{{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: v1.PodStatus{Conditions: []v1.PodCondition{
+		{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: ResizeReasonInfeasible}}}}})
+	if !h.cache.IsResizeInfeasible(uid) {
+		t.Error("11: backfilled from the API")
+	}
+}
