@@ -30,6 +30,8 @@ type Hooks struct {
 	Synced func(uid types.UID, version uint64, latency time.Duration)
 	// PatchBytes is called with the size of each patch sent.
 	PatchBytes func(n int)
+	// Pass is called at the end of each pass with what it did.
+	Pass func(full bool, r Result)
 }
 
 // EngineOptions configures an Engine. Start from [DefaultEngineOptions]:
@@ -140,6 +142,8 @@ func NewEngine(cache *Cache, transport Transport, opts EngineOptions) (*Engine, 
 
 // Result counts what one pass did.
 type Result struct {
+	// At is the engine clock's time when the pass started.
+	At time.Time
 	// Attempted is the number of pods the pass tried to sync.
 	Attempted int
 	// Synced is the number whose cached version reached the server.
@@ -241,7 +245,10 @@ func (e *Engine) SyncOnce(ctx context.Context, full bool) Result {
 				apiUID = m
 			}
 		}
-		if st.notFound == en.version || st.retryAt.After(now) {
+		// A pod the server said it does not have is asked for again only
+		// when its status changes, or by a full pass once its back-off is
+		// over (a 404 from a stale cache in front of the server heals).
+		if st.retryAt.After(now) || (st.notFound == en.version && !full) {
 			continue
 		}
 		switch {
@@ -264,12 +271,15 @@ func (e *Engine) SyncOnce(ctx context.Context, full bool) Result {
 		return queue[i].e.uid < queue[j].e.uid
 	})
 
-	res := Result{Attempted: len(queue)}
+	res := Result{At: now, Attempted: len(queue)}
 	for _, q := range queue {
 		if ctx.Err() != nil {
 			break
 		}
 		e.syncPod(ctx, q, now, &res)
+	}
+	if e.opts.Hooks.Pass != nil {
+		e.opts.Hooks.Pass(full, res)
 	}
 	return res
 }
@@ -344,6 +354,7 @@ func (e *Engine) syncPod(ctx context.Context, q queued, now time.Time, res *Resu
 			e.request("get", err)
 			if apierrors.IsNotFound(err) {
 				st.notFound = en.version
+				e.fail(st, now, res)
 				return
 			}
 			if err != nil {
@@ -392,6 +403,7 @@ func (e *Engine) syncPod(ctx context.Context, q queued, now time.Time, res *Resu
 				return
 			case apierrors.IsNotFound(err):
 				st.notFound = en.version
+				e.fail(st, now, res)
 				return
 			default:
 				e.fail(st, now, res)
