@@ -103,6 +103,11 @@ type podState struct {
 	notFound   uint64  // version for which the pod was not found
 	failures   int
 	retryAt    time.Time
+	// verified is the server copy last found to hold version verifiedAt of
+	// the cache, so that a full pass compares each copy only once.
+	verified   *v1.Pod
+	verifiedAt uint64
+	pass       uint64 // the last pass that saw the pod cached
 }
 
 // Engine writes the statuses of a Cache to the API server through a
@@ -120,8 +125,10 @@ type Engine struct {
 	transport Transport
 	opts      EngineOptions
 
-	syncMu sync.Mutex
-	states map[types.UID]*podState
+	syncMu  sync.Mutex
+	states  map[types.UID]*podState
+	entries []*entry // reused by each pass
+	pass    uint64
 
 	obsMu    sync.Mutex
 	observed map[types.UID]*v1.Pod
@@ -203,28 +210,21 @@ func (e *Engine) SyncOnce(ctx context.Context, full bool) Result {
 	now := e.opts.Clock.Now()
 
 	e.obsMu.Lock()
-	observed := e.observed
-	e.observed = make(map[types.UID]*v1.Pod)
+	var observed map[types.UID]*v1.Pod
+	if len(e.observed) > 0 {
+		observed, e.observed = e.observed, make(map[types.UID]*v1.Pod)
+	}
 	e.obsMu.Unlock()
+	e.pass++
 
 	e.cache.mu.RLock()
-	entries := make([]*entry, 0, len(e.cache.pods))
+	entries := e.entries[:0]
 	for _, en := range e.cache.pods {
 		entries = append(entries, en)
 	}
 	e.cache.mu.RUnlock()
-
-	if full {
-		live := make(map[types.UID]bool, len(entries))
-		for _, en := range entries {
-			live[en.uid] = true
-		}
-		for uid := range e.states {
-			if !live[uid] {
-				delete(e.states, uid)
-			}
-		}
-	}
+	e.entries = entries
+	defer clear(e.entries) // hold no finished entries until the next pass
 
 	var queue []queued
 	for _, en := range entries {
@@ -233,6 +233,7 @@ func (e *Engine) SyncOnce(ctx context.Context, full bool) Result {
 			st = &podState{}
 			e.states[en.uid] = st
 		}
+		st.pass = e.pass
 		if pod := observed[en.uid]; pod != nil && (st.server == nil || !olderRV(pod.ResourceVersion, st.server.ResourceVersion)) {
 			st.server = pod
 		}
@@ -256,12 +257,21 @@ func (e *Engine) SyncOnce(ctx context.Context, full bool) Result {
 		case !full:
 			continue
 		case canBeDeleted(st.server, en):
-		case st.server != nil && e.drifted(st.server, en):
+		case st.server != nil && (st.server != st.verified || st.verifiedAt != en.version) && e.drifted(st.server, en):
 			st.apiVersion = 0
 		default:
+			st.verified, st.verifiedAt = st.server, en.version
 			continue
 		}
 		queue = append(queue, queued{e: en, st: st, apiUID: apiUID})
+	}
+	if full {
+		// Forget the pods no longer cached.
+		for uid, st := range e.states {
+			if st.pass != e.pass {
+				delete(e.states, uid)
+			}
+		}
 	}
 	sort.Slice(queue, func(i, j int) bool {
 		ti, tj := podphase.IsTerminal(queue[i].e.status.Phase), podphase.IsTerminal(queue[j].e.status.Phase)
@@ -420,6 +430,7 @@ func (e *Engine) syncPod(ctx context.Context, q queued, now time.Time, res *Resu
 func (e *Engine) done(ctx context.Context, q queued, written *v1.Pod, now time.Time, res *Result) {
 	en, st := q.e, q.st
 	st.server, st.apiVersion, st.failures, st.retryAt, st.notFound = written, en.version, 0, time.Time{}, 0
+	st.verified, st.verifiedAt = written, en.version // it holds what was just merged from this version
 	res.Synced++
 	if e.opts.Hooks.Synced != nil && !en.at.IsZero() {
 		e.opts.Hooks.Synced(en.uid, en.version, now.Sub(en.at))
