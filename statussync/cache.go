@@ -135,12 +135,6 @@ func (c *Cache) Version(uid types.UID) uint64 {
 	return 0
 }
 
-func (c *Cache) get(uid types.UID) *entry {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.pods[uid]
-}
-
 // SetPodStatus caches status as the newest status of pod (kubelet
 // SetPodStatus, spec section 7). It returns the cached status after the call
 // and whether a new version was stored. A status equal to the cached one in

@@ -501,11 +501,6 @@ func TestS37S38Deletion(t *testing.T) {
 	}
 }
 
-func ltt(c v1.PodCondition, at time.Time) v1.PodCondition {
-	c.LastTransitionTime = metav1.NewTime(at)
-	return c
-}
-
 // S41 to S46: the merge.
 func TestS41ToS46Merge(t *testing.T) {
 	o := DefaultOptions()

@@ -8,6 +8,7 @@ package statussynctest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"strconv"
@@ -282,7 +283,7 @@ func (a *API) DeletePod(ctx context.Context, namespace, name string, uid types.U
 		return apierrors.NewNotFound(podsResource, name)
 	}
 	if uid != "" && p.UID != uid {
-		return apierrors.NewConflict(podsResource, name, fmt.Errorf("Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, p.UID))
+		return apierrors.NewConflict(podsResource, name, errors.New("Precondition failed: UID in precondition: "+string(uid)+", UID in object meta: "+string(p.UID)))
 	}
 	delete(a.pods, key(namespace, name))
 	return nil
