@@ -3,6 +3,7 @@ module github.com/nodestate/nodestate
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 )

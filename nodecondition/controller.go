@@ -32,7 +32,8 @@ type ControllerConfig struct {
 	GracePeriod time.Duration
 	// StartupGracePeriod applies while the node has no Ready condition (--node-startup-grace-period, 60 s).
 	StartupGracePeriod time.Duration
-	// EvictionRate is the NoExecute tainting rate per zone, nodes/s (--node-eviction-rate, 0.1).
+	// EvictionRate is the NoExecute tainting rate per zone, nodes/s
+	// (--node-eviction-rate, 0.1). math.Inf(1) means no limit.
 	EvictionRate float64
 	// SecondaryEvictionRate is used in PartialDisruption by large zones (--secondary-node-eviction-rate, 0.01).
 	SecondaryEvictionRate float64
@@ -81,8 +82,8 @@ func (c ControllerConfig) Validate() error {
 		name string
 		v    float64
 	}{{"EvictionRate", c.EvictionRate}, {"SecondaryEvictionRate", c.SecondaryEvictionRate}} {
-		if p.v < 0 || math.IsNaN(p.v) || math.IsInf(p.v, 0) {
-			return &ConfigError{Field: p.name, Value: fmtFloat(p.v), Reason: "must be a finite rate >= 0"}
+		if p.v < 0 || math.IsNaN(p.v) {
+			return &ConfigError{Field: p.name, Value: fmtFloat(p.v), Reason: "must be a rate >= 0"}
 		}
 	}
 	if !(c.UnhealthyZoneThreshold >= 0 && c.UnhealthyZoneThreshold <= 1) {

@@ -1,6 +1,7 @@
 package nodecondition
 
 import (
+	"math"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -91,6 +92,9 @@ func (b *bucket) refill(now time.Time) {
 }
 
 func (b *bucket) take(now time.Time) bool {
+	if math.IsInf(b.qps, 1) {
+		return true
+	}
 	b.refill(now)
 	if b.qps > 0 && b.tokens >= 1 {
 		b.tokens--
