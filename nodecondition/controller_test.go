@@ -390,7 +390,7 @@ func TestControllerTaintSpecCases(t *testing.T) {
 		{
 			id:     "case 28",
 			reason: "3.5: Unknown gets unreachable:NoExecute and False gets not-ready:NoExecute after one pass and a tainting pass",
-			steps: []step{{at: t12, nodes: []*v1.Node{node("node0", t12, z, unknown), node("node1", t12, z, ready), node("node2", t12, z, notReady)}, monitor: true, taint: true}},
+			steps:  []step{{at: t12, nodes: []*v1.Node{node("node0", t12, z, unknown), node("node1", t12, z, ready), node("node2", t12, z, notReady)}, monitor: true, taint: true}},
 			want: map[string][]nt{
 				"node0": {{"node0", nc.TaintUnreachable, v1.TaintEffectNoSchedule}, {"node0", nc.TaintUnreachable, v1.TaintEffectNoExecute}},
 				"node1": nil,
@@ -425,8 +425,8 @@ func TestControllerTaintSpecCases(t *testing.T) {
 		{
 			id:     "case 32a",
 			reason: "3.5: NetworkUnavailable True maps to exactly one NoSchedule taint",
-			steps: []step{{at: t12, nodes: []*v1.Node{node("node0", t12, z, ready, cond(v1.NodeNetworkUnavailable, v1.ConditionTrue, t12, t12))}}},
-			want:  map[string][]nt{"node0": {{"node0", nc.TaintNetworkUnavailable, v1.TaintEffectNoSchedule}}},
+			steps:  []step{{at: t12, nodes: []*v1.Node{node("node0", t12, z, ready, cond(v1.NodeNetworkUnavailable, v1.ConditionTrue, t12, t12))}}},
+			want:   map[string][]nt{"node0": {{"node0", nc.TaintNetworkUnavailable, v1.TaintEffectNoSchedule}}},
 		},
 		{
 			id:     "case 32b",
