@@ -185,7 +185,7 @@ type Kubelet struct {
 	pressure pressureTracker
 
 	sent, prevSent         [numKubeletConditions]v1.NodeCondition
-	hasSent, prevHasSent   bool
+	hasSent, prevHasSent   [numKubeletConditions]bool
 	lastReport, prevReport time.Time
 	reported, prevReported bool
 	delay, prevDelay       time.Duration
@@ -256,9 +256,9 @@ func (k *Kubelet) Status(now time.Time, h Health) (Report, error) {
 	}
 	k.setCondition(3, v1.NodeReady, st, reason, msg, ev, now, true)
 
-	changed := !k.hasSent
+	changed := false
 	for i := range k.out {
-		if k.hasSent && !sameButHeartbeat(&k.out[i], &k.sent[i]) {
+		if !k.hasSent[i] || !sameButHeartbeat(&k.out[i], &k.sent[i]) {
 			changed = true
 		}
 	}
@@ -274,7 +274,8 @@ func (k *Kubelet) Status(now time.Time, h Health) (Report, error) {
 	if r.Reason != NotSent {
 		r.Send = true
 		k.prevSent, k.prevHasSent, k.prevReport, k.prevReported, k.prevDelay = k.sent, k.hasSent, k.lastReport, k.reported, k.delay
-		k.sent, k.hasSent, k.lastReport, k.reported = k.out, true, now, true
+		k.sent, k.lastReport, k.reported = k.out, now, true
+		k.hasSent = [numKubeletConditions]bool{true, true, true, true}
 		if r.Reason == Due {
 			k.delay = 0
 		} else {
@@ -301,6 +302,21 @@ func (k *Kubelet) Restart() {
 	k.delay = 0
 }
 
+// APIStatus records the node's conditions as the API now has them, for
+// example after the node-lifecycle controller wrote Unknown: the kubelet reads
+// its node before every computation, so the next Status starts from these.
+// Conditions other than the four the kubelet owns are ignored.
+func (k *Kubelet) APIStatus(conds []v1.NodeCondition) {
+	for i, typ := range [numKubeletConditions]v1.NodeConditionType{v1.NodeMemoryPressure, v1.NodeDiskPressure, v1.NodePIDPressure, v1.NodeReady} {
+		k.hasSent[i] = false
+		for j := range conds {
+			if conds[j].Type == typ {
+				k.sent[i], k.hasSent[i] = conds[j], true
+			}
+		}
+	}
+}
+
 // LastReport returns the time of the last sent report and whether there is one.
 func (k *Kubelet) LastReport() (time.Time, bool) { return k.lastReport, k.reported }
 
@@ -321,7 +337,7 @@ func (k *Kubelet) jitter() time.Duration {
 func (k *Kubelet) setCondition(i int, typ v1.NodeConditionType, st v1.ConditionStatus, reason, msg, event string, now time.Time, ready bool) {
 	t := metav1.NewTime(now)
 	c := &k.out[i]
-	if !k.hasSent {
+	if !k.hasSent[i] {
 		*c = v1.NodeCondition{Type: typ, Status: st, Reason: reason, Message: msg, LastHeartbeatTime: t, LastTransitionTime: t}
 		return
 	}

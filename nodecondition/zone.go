@@ -49,7 +49,8 @@ func ComputeZoneState(ready, notReady int, threshold float64) ZoneState {
 
 // ZoneKey returns the zone key of a node from its labels: the topology region
 // and zone labels, falling back to the beta failure-domain labels, joined as
-// "region/zone"; "" when the node has neither.
+// "region/zone", or the zone alone when there is no region; "" when the node
+// has neither. (Label values cannot hold a "/", so keys do not collide.)
 func ZoneKey(labels map[string]string) string {
 	region, ok := labels[v1.LabelTopologyRegion]
 	if !ok {
@@ -59,8 +60,8 @@ func ZoneKey(labels map[string]string) string {
 	if !ok {
 		zone = labels[v1.LabelFailureDomainBetaZone]
 	}
-	if region == "" && zone == "" {
-		return ""
+	if region == "" {
+		return zone
 	}
 	return region + "/" + zone
 }
