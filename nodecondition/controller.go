@@ -471,6 +471,15 @@ func (c *Controller) NextTaint() (time.Time, bool) {
 	return t, ok
 }
 
+func (c *Controller) queuedAny() bool {
+	for _, z := range c.zones {
+		if len(z.q.items) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func readyOf(conds []v1.NodeCondition) *v1.NodeCondition {
 	for i := range conds {
 		if conds[i].Type == v1.NodeReady {

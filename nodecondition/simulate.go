@@ -340,6 +340,13 @@ func (s *simulator) run() error {
 			}
 			s.applyPass(p, "controller")
 			nextTaint += cc.TaintingPeriod
+			// With every queue empty, nothing can be tainted before the
+			// next monitor pass queues a node.
+			if !s.ctrl.queuedAny() {
+				for nextTaint < nextMon {
+					nextTaint += cc.TaintingPeriod
+				}
+			}
 		}
 		for _, k := range s.ev.Due(s.at()) {
 			s.deletePod(k)
