@@ -72,7 +72,7 @@ func mermaidText(s string) string {
 }
 
 // Mermaid renders the timeline as a Mermaid "timeline" diagram: one period
-// per instant, one event per entry, in time order.
+// per instant, one event per entry (each on its own line), in time order.
 func (tl Timeline) Mermaid() string {
 	var b strings.Builder
 	b.WriteString("timeline\n")
@@ -81,16 +81,19 @@ func (tl Timeline) Mermaid() string {
 	}
 	for i := 0; i < len(tl.Entries); {
 		j := i
-		b.WriteString("    " + FormatOffset(tl.Entries[i].At))
+		period := "    " + FormatOffset(tl.Entries[i].At)
 		for ; j < len(tl.Entries) && tl.Entries[j].At == tl.Entries[i].At; j++ {
 			e := tl.Entries[j]
 			text := e.what()
 			if e.Node != "" {
 				text = e.Node + " " + text
 			}
-			b.WriteString(" : " + mermaidText(text))
+			if j == i {
+				b.WriteString(period + " : " + mermaidText(text) + "\n")
+			} else {
+				b.WriteString(strings.Repeat(" ", len(period)) + " : " + mermaidText(text) + "\n")
+			}
 		}
-		b.WriteString("\n")
 		i = j
 	}
 	return b.String()
