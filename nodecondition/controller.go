@@ -246,7 +246,6 @@ type Controller struct {
 	pendingLeaseUsed bool
 
 	pass Pass
-	buf  []v1.Taint
 }
 
 // PodKey identifies a pod.
@@ -525,16 +524,8 @@ func (c *Controller) Monitor(now time.Time, live LeaseLookup) (Pass, error) {
 		z := c.zones[k]
 		z.counted, z.notReady = 0, 0
 	}
-	skipAll := false
-	if c.cfg.LeaseCircuitBreaker && c.pendingLeaseUsed {
-		if n, ok := c.nodes[c.pendingLease]; !ok || n.lease.rv == c.pendingLeaseRV || !n.lease.present {
-			c.pendingLeaseUsed = false
-		} else {
-			skipAll = true
-		}
-	}
 	for _, n := range c.order {
-		if skipAll {
+		if c.leasePending() {
 			c.pass.Skipped = append(c.pass.Skipped, n.name)
 			continue
 		}
@@ -576,10 +567,22 @@ func (c *Controller) Monitor(now time.Time, live LeaseLookup) (Pass, error) {
 		}
 		n.retryPodsNotReady = false
 	}
-	if !skipAll {
-		c.handleDisruption(now)
-	}
+	c.handleDisruption(now)
 	return c.pass, nil
+}
+
+// leasePending is the controller-wide readiness check of the lease circuit
+// breaker: while a live Lease resourceVersion is recorded that the cached
+// Lease of its node does not show yet, every node is skipped.
+func (c *Controller) leasePending() bool {
+	if !c.cfg.LeaseCircuitBreaker || !c.pendingLeaseUsed {
+		return false
+	}
+	if n, ok := c.nodes[c.pendingLease]; ok && n.lease.present && n.lease.rv != c.pendingLeaseRV {
+		return true
+	}
+	c.pendingLeaseUsed = false
+	return false
 }
 
 func (c *Controller) markPods(n *nodeRecord) {
@@ -609,6 +612,10 @@ func (c *Controller) updateHealth(now time.Time, n *nodeRecord, live LeaseLookup
 	} else {
 		observedCond = *cur
 	}
+	// The lease comparison below uses the record as it was before a branch
+	// replaced it: a replaced record keeps no lease, so the next pass counts
+	// any lease as a renewal (one extra pass of credit after a heartbeat).
+	saved := n.savedLease
 	switch {
 	case !n.seen:
 		n.seen, n.probe, n.readyTransition = true, now, now
@@ -623,7 +630,7 @@ func (c *Controller) updateHealth(now time.Time, n *nodeRecord, live LeaseLookup
 		n.probe = now
 		n.savedReady, n.savedLease = *cur, leaseView{}
 	}
-	if n.lease.present && (!n.savedLease.present || n.savedLease.renew.Before(n.lease.renew)) {
+	if n.lease.present && (!saved.present || saved.renew.Before(n.lease.renew)) {
 		n.savedLease = n.lease
 		n.probe = now
 	}
@@ -635,11 +642,11 @@ func (c *Controller) updateHealth(now time.Time, n *nodeRecord, live LeaseLookup
 		if err != nil {
 			return observedCond.Status, true
 		}
-		saved := ""
+		savedRV := ""
 		if n.savedLease.present {
-			saved = n.savedLease.rv
+			savedRV = n.savedLease.rv
 		}
-		if found && rv != saved {
+		if found && rv != savedRV {
 			c.pendingLease, c.pendingLeaseRV, c.pendingLeaseUsed = n.name, rv, true
 			return observedCond.Status, true
 		}
