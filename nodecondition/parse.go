@@ -47,7 +47,10 @@ func ParseIntervals(s string) ([]Interval, error) {
 //	seed 1
 //	grace 50s
 //	node node-1 zone=zone-a down=0s- network=30s-50s runtime=1m-2m memory=60s:50Mi,120s:4Gi pods=a:none,b:default,c:0,d:forever,e:120
+//	node node-2 lease=0s- status=1m-3m
 //
+// down stops the kubelet, lease fails its lease renewals, status fails its
+// status PATCHes, network and runtime make Ready False.
 // A pod's toleration is "default" (the 300 s admission defaults), "none" (no
 // toleration at all), "forever" (not-ready and unreachable with no seconds)
 // or a number of seconds for both.
@@ -109,6 +112,10 @@ func ParseScenario(text string) (Scenario, error) {
 					n.Zone = v
 				case "down":
 					n.Down, err = ParseIntervals(v)
+				case "lease":
+					n.LeaseDown, err = ParseIntervals(v)
+				case "status":
+					n.StatusDown, err = ParseIntervals(v)
 				case "network":
 					n.NetworkDown, err = ParseIntervals(v)
 				case "runtime":

@@ -57,6 +57,12 @@ type SimNode struct {
 	// Down are the spans in which the kubelet is stopped: no status, no lease,
 	// no eviction pass. Coming back is a kubelet restart.
 	Down []Interval
+	// LeaseDown are the spans in which lease renewals fail (the kubelet
+	// retries with its back-off); status reports still go through.
+	LeaseDown []Interval
+	// StatusDown are the spans in which status PATCHes fail; the lease is
+	// still renewed.
+	StatusDown []Interval
 	// RuntimeDown are the spans in which the runtime is down (Ready False).
 	RuntimeDown []Interval
 	// NetworkDown are the spans in which the network plugin is not ready (Ready False).
@@ -177,7 +183,7 @@ func (s *Scenario) Validate() error {
 			return &ScenarioError{Node: n.Name, Reason: "node given twice"}
 		}
 		names[n.Name] = true
-		for _, ivs := range [][]Interval{n.Down, n.RuntimeDown, n.NetworkDown} {
+		for _, ivs := range [][]Interval{n.Down, n.LeaseDown, n.StatusDown, n.RuntimeDown, n.NetworkDown} {
 			for _, iv := range ivs {
 				if iv.From < 0 || (iv.To != 0 && iv.To <= iv.From) {
 					return &ScenarioError{Node: n.Name, Reason: "interval [" + iv.From.String() + ", " + iv.To.String() + ") is empty or negative"}
@@ -435,7 +441,14 @@ func (s *simulator) kubeletDue(n *simNode) error {
 		n.nextSt += kc.StatusUpdateFrequency
 	}
 	if s.now == n.nextLe {
-		if !n.down {
+		switch {
+		case !n.down && inAny(n.spec.LeaseDown, s.now):
+			next, err := n.lease.Failed(s.at())
+			if err != nil {
+				return err
+			}
+			n.nextLe = next.Sub(s.sc.Start)
+		case !n.down:
 			_, next, err := n.lease.Renewed(s.at())
 			if err != nil {
 				return err
@@ -443,7 +456,7 @@ func (s *simulator) kubeletDue(n *simNode) error {
 			n.rv++
 			s.ctrl.UpsertLease(n.spec.Name, s.at(), strconv.Itoa(n.rv))
 			n.nextLe = next.Sub(s.sc.Start)
-		} else {
+		default:
 			n.nextLe += kc.LeaseRenewInterval()
 		}
 	}
@@ -501,6 +514,10 @@ func (s *simulator) kubeletTick(n *simNode, first bool) error {
 		n.nextSt = s.sc.Kubelet.StatusUpdateFrequency
 	}
 	if !r.Send {
+		return nil
+	}
+	if !first && inAny(n.spec.StatusDown, s.now) {
+		n.kubelet.ReportFailed()
 		return nil
 	}
 	conds := append([]v1.NodeCondition(nil), r.Conditions...)

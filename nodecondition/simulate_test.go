@@ -211,3 +211,33 @@ func TestScenarioErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestTimelineLeaseOrStatusAlone(t *testing.T) {
+	// Spec cases 10 and 11: either heartbeat keeps the node healthy.
+	s := nc.Scenario{Duration: 10 * time.Minute, Nodes: []nc.SimNode{
+		{Name: "status-only", StatusDown: []nc.Interval{{From: 0}}},
+		{Name: "ok"},
+	}}
+	tl := simulate(t, s)
+	if e, ok := tl.Find(nc.KindCondition, "status-only", ""); ok {
+		t.Errorf("case 10: the lease alone keeps the node healthy, got %v", e)
+	}
+	// With the lease failing, only status PATCHes count, and an unchanged
+	// status is sent every 5 m: the node goes Unknown after 50 s, the kubelet
+	// sees the controller's Unknown as a change and posts Ready True at its
+	// next tick, and the node flaps. After each status heartbeat the saved
+	// lease is dropped, so the old lease counts once more (3.2 quirk): the
+	// second Unknown comes 60 s after the heartbeat at 1m0s, not 55 s.
+	s.Nodes[0] = nc.SimNode{Name: "lease-down", LeaseDown: []nc.Interval{{From: 0}}}
+	tl = simulate(t, s)
+	var ready []string
+	for _, e := range tl.Entries {
+		if e.Node == "lease-down" && e.Kind == nc.KindCondition && e.Subject == "Ready" && e.At < 3*time.Minute {
+			ready = append(ready, nc.FormatOffset(e.At)+" "+e.To)
+		}
+	}
+	want := []string{"55s Unknown", "1m0s True", "2m0s Unknown", "2m10s True"}
+	if diff := cmp.Diff(want, ready); diff != "" {
+		t.Errorf("2.2/3.2: lease down, status only on change or every 5 m: mismatch (-want +got):\n%s", diff)
+	}
+}
