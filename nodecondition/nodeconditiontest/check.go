@@ -3,6 +3,7 @@ package nodeconditiontest
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -128,24 +129,37 @@ func CheckNoEarlyEviction(sc nc.Scenario, tl nc.Timeline) error {
 	return nil
 }
 
-// MaxHeartbeatGap returns the longest time a simulated node goes without a
-// lease renewal in sc: each outage plus one renew interval (an open outage
-// runs to the end of the scenario).
+// MaxHeartbeatGap bounds the longest time a simulated node goes without a
+// lease renewal in sc. Kubelet outages and lease outages are merged when less
+// than a renew interval plus the longest retry back-off apart; the bound is
+// the longest merged span plus that slack (an open outage runs to the end of
+// the scenario). Status heartbeats, which can only shorten the gap, are not
+// counted.
 func MaxHeartbeatGap(sc nc.Scenario, n nc.SimNode) time.Duration {
 	kc := sc.Kubelet
 	if kc.LeaseDuration == 0 {
 		kc = nc.DefaultKubeletConfig()
 	}
-	renew := kc.LeaseRenewInterval()
-	gap := renew
-	for _, iv := range n.Down {
-		to := iv.To
-		if to == 0 || to > sc.Duration {
-			to = sc.Duration
+	slack := kc.LeaseRenewInterval() + nc.LeaseMaxRetryDelay
+	var spans []nc.Interval
+	for _, iv := range append(append([]nc.Interval(nil), n.Down...), n.LeaseDown...) {
+		if iv.To == 0 || iv.To > sc.Duration {
+			iv.To = sc.Duration
 		}
-		if g := to - iv.From + renew; g > gap {
-			gap = g
+		if iv.To > iv.From {
+			spans = append(spans, iv)
 		}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].From < spans[j].From })
+	gap := kc.LeaseRenewInterval()
+	for i := 0; i < len(spans); {
+		cur := spans[i]
+		j := i + 1
+		for ; j < len(spans) && spans[j].From <= cur.To+slack; j++ {
+			cur.To = max(cur.To, spans[j].To)
+		}
+		gap = max(gap, cur.To-cur.From+slack)
+		i = j
 	}
 	return gap
 }

@@ -146,14 +146,16 @@ func Health() *rapid.Generator[nc.Health] {
 	})
 }
 
-// HeartbeatNode generates a node of a scenario: a zone among zones, an outage
-// schedule, network flaps, a memory series and pods.
+// HeartbeatNode generates a node of a scenario: a zone among zones, kubelet,
+// lease and status outage schedules, network flaps, a memory series and pods.
 func HeartbeatNode(name string, zones []string, horizon time.Duration) *rapid.Generator[nc.SimNode] {
 	return rapid.Custom(func(t *rapid.T) nc.SimNode {
 		return nc.SimNode{
 			Name:        name,
 			Zone:        rapid.SampledFrom(zones).Draw(t, "zone"),
 			Down:        Outages(horizon, 2).Draw(t, "down"),
+			LeaseDown:   Outages(horizon, 1).Draw(t, "lease down"),
+			StatusDown:  Outages(horizon, 1).Draw(t, "status down"),
 			NetworkDown: Outages(horizon, 2).Draw(t, "network down"),
 			Signals:     MemorySeries(horizon, 3).Draw(t, "memory"),
 			Pods:        Pods(3).Draw(t, "pods"),
