@@ -127,37 +127,38 @@ type LeaseLookup interface {
 // full condition list after marking. Conditions belong to the Controller and
 // are valid until its next call.
 type ConditionWrite struct {
-	Node       string
-	Conditions []v1.NodeCondition
+	Node       string             // the node written
+	Conditions []v1.NodeCondition // its full condition list
 }
 
 // TaintChange is one taint added to or removed from a node.
 type TaintChange struct {
-	Node  string
-	Taint v1.Taint
-	Added bool
+	Node  string   // the node changed
+	Taint v1.Taint // the taint (NoExecute taints carry TimeAdded)
+	Added bool     // true when added, false when removed
 }
 
 // PodRef names a pod and the node it is bound to.
 type PodRef struct {
-	Namespace, Name, Node string
+	Namespace, Name, Node string // the pod's namespace and name, and its node
 }
 
 // ZoneChange is a zone moving from one state to another.
 type ZoneChange struct {
-	Zone     string
-	From, To ZoneState
+	Zone     string    // the zone key (see ZoneKey)
+	From, To ZoneState // the old and new states
 }
 
 // NodeEvent is an event the controller records on a node, such as
 // {Reason: "NodeNotReady", Message: "Node n status is now: NodeNotReady"}.
 type NodeEvent struct {
-	Node, Reason, Message string
+	Node, Reason, Message string // the node, the event reason and message
 }
 
 // Pass is what one monitor or tainting pass decided. Its slices belong to the
 // Controller and are valid until its next call.
 type Pass struct {
+	// Time is when the pass ran.
 	Time time.Time
 	// Writes are the node status updates (conditions marked Unknown).
 	Writes []ConditionWrite
@@ -250,7 +251,7 @@ type Controller struct {
 
 // PodKey identifies a pod.
 type PodKey struct {
-	Namespace, Name string
+	Namespace, Name string // the pod's namespace and name
 }
 
 // NewController returns a controller with an empty view.

@@ -25,6 +25,7 @@ type ConfigError struct {
 	Reason string // why it was rejected
 }
 
+// Error renders the error as "nodecondition: invalid FIELD VALUE: REASON".
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("nodecondition: invalid %s %s: %s", e.Field, e.Value, e.Reason)
 }
@@ -35,9 +36,10 @@ func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig 
 // ThresholdError reports an eviction threshold that cannot be parsed or used.
 type ThresholdError struct {
 	Input  string // the statement or value as given
-	Reason string
+	Reason string // why it was rejected
 }
 
+// Error renders the error with the input quoted.
 func (e *ThresholdError) Error() string {
 	return fmt.Sprintf("nodecondition: invalid eviction threshold %q: %s", e.Input, e.Reason)
 }
@@ -48,9 +50,10 @@ func (e *ThresholdError) Is(target error) bool { return target == ErrInvalidThre
 // ScenarioError reports a simulation scenario that cannot be run.
 type ScenarioError struct {
 	Node   string // the node concerned, "" for the scenario itself
-	Reason string
+	Reason string // what is wrong
 }
 
+// Error renders the error, naming the node when there is one.
 func (e *ScenarioError) Error() string {
 	if e.Node == "" {
 		return "nodecondition: invalid scenario: " + e.Reason
@@ -63,10 +66,11 @@ func (e *ScenarioError) Is(target error) bool { return target == ErrInvalidScena
 
 // TimeError reports a call whose time is older than the last accepted one.
 type TimeError struct {
-	Op        string
-	Now, Last string
+	Op        string // the call refused, for example "Monitor"
+	Now, Last string // the refused time and the last accepted one (RFC 3339)
 }
 
+// Error renders the error with both times.
 func (e *TimeError) Error() string {
 	return fmt.Sprintf("nodecondition: %s at %s is before the last accepted time %s", e.Op, e.Now, e.Last)
 }

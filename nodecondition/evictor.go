@@ -26,6 +26,7 @@ const (
 	EvictionCancel                         // a scheduled deletion is cancelled
 )
 
+// String names the action: none, kept, schedule, delete or cancel.
 func (a EvictionAction) String() string {
 	switch a {
 	case EvictionKept:
@@ -42,8 +43,8 @@ func (a EvictionAction) String() string {
 
 // EvictionDecision is the outcome of evaluating one pod.
 type EvictionDecision struct {
-	Pod    PodKey
-	Action EvictionAction
+	Pod    PodKey         // the pod evaluated
+	Action EvictionAction // what happens to it
 	// At is when the pod is deleted (for EvictionSchedule, EvictionKept and EvictionNow).
 	At time.Time
 }

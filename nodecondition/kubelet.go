@@ -143,6 +143,7 @@ const (
 	Due                           // unchanged, but the report frequency (plus jitter) has passed
 )
 
+// String names the reason: "first report", "changed", "due" or "not sent".
 func (r SendReason) String() string {
 	switch r {
 	case FirstReport:
@@ -164,7 +165,7 @@ type Report struct {
 	Conditions []v1.NodeCondition
 	// Send is true when the kubelet PATCHes the status now; Reason says why.
 	Send   bool
-	Reason SendReason
+	Reason SendReason // why it is sent, or NotSent
 	// NextReport is when an unchanged status is next due.
 	NextReport time.Time
 	// Events are the Normal node events recorded for conditions that flipped

@@ -42,7 +42,7 @@ type EvictionPass struct {
 
 // Pressures is a set of the three pressure conditions.
 type Pressures struct {
-	Memory, Disk, PID bool
+	Memory, Disk, PID bool // MemoryPressure, DiskPressure, PIDPressure
 }
 
 func (p *Pressures) set(k pressureKind) {

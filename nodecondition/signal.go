@@ -90,14 +90,14 @@ func ParseSignal(name string) (Signal, bool) {
 // (bytes, inodes or process IDs). A zero Observation (Known false) is a signal
 // the stats did not report; no threshold on it is met.
 type Observation struct {
-	Available int64
-	Capacity  int64
-	Known     bool
+	Available int64 // the available amount
+	Capacity  int64 // what percentages are taken of
+	Known     bool  // whether the stats reported the signal
 }
 
 // Sample is one observation of every signal, as a summary-stats read gives it.
 type Sample struct {
-	Signals [NumSignals]Observation
+	Signals [NumSignals]Observation // indexed by Signal
 }
 
 // Set records the available amount and capacity of one signal.
@@ -110,8 +110,8 @@ func (s *Sample) Set(sig Signal, available, capacity int64) {
 // ThresholdValue is a threshold amount: an absolute quantity, or a fraction of
 // the signal's capacity when Percentage is non-zero (0.1 is "10%").
 type ThresholdValue struct {
-	Quantity   int64
-	Percentage float64
+	Quantity   int64   // bytes, inodes or process IDs; used when Percentage is 0
+	Percentage float64 // a fraction of capacity in [0, 1]
 }
 
 // Of returns the amount the value stands for, given the signal's capacity.
@@ -134,11 +134,11 @@ func (v ThresholdValue) String() string {
 // is strictly less than Value. A soft threshold drives eviction only after it
 // has been met continuously for GracePeriod; a hard one has no grace.
 type Threshold struct {
-	Signal      Signal
-	Value       ThresholdValue
-	Soft        bool
-	GracePeriod time.Duration
-	MinReclaim  ThresholdValue
+	Signal      Signal         // the signal it watches
+	Value       ThresholdValue // met when available < Value
+	Soft        bool           // soft thresholds need a grace period
+	GracePeriod time.Duration  // how long a soft threshold must hold before it evicts
+	MinReclaim  ThresholdValue // the extra amount to reclaim once it evicted
 }
 
 // String renders the threshold in flag form, for example "memory.available<100Mi".

@@ -22,7 +22,7 @@ const (
 
 // Interval is a span of scenario time [From, To); To == 0 means until the end.
 type Interval struct {
-	From, To time.Duration
+	From, To time.Duration // scenario times; To == 0 is open
 }
 
 func (iv Interval) contains(t time.Duration) bool {
@@ -31,14 +31,15 @@ func (iv Interval) contains(t time.Duration) bool {
 
 // SignalStep sets one signal of a node from At on.
 type SignalStep struct {
-	At        time.Duration
-	Signal    Signal
-	Available int64
-	Capacity  int64
+	At        time.Duration // scenario time the value applies from
+	Signal    Signal        // the signal set
+	Available int64         // its available amount
+	Capacity  int64         // its capacity
 }
 
 // SimPod is a pod bound to a simulated node, Ready at the start.
 type SimPod struct {
+	// Name is the pod's name; pods live in the "default" namespace.
 	Name string
 	// Tolerations are the pod's own tolerations.
 	Tolerations []v1.Toleration
@@ -49,6 +50,7 @@ type SimPod struct {
 
 // SimNode is one node of a scenario and the schedule of its kubelet.
 type SimNode struct {
+	// Name is the node's name, unique in the scenario.
 	Name string
 	// Zone is the node's topology.kubernetes.io/zone label; "" for none.
 	Zone string
@@ -76,13 +78,13 @@ type SimNode struct {
 // Scenario is a schedule of kubelets, their signals and pods, run by Simulate.
 // At t=0 every kubelet has just posted its status and renewed its lease.
 type Scenario struct {
-	Name       string
-	Start      time.Time     // the wall time of t=0; zero means 2026-01-01 00:00 UTC
-	Duration   time.Duration // how much scenario time to run
-	Kubelet    KubeletConfig // zero value means DefaultKubeletConfig
-	Controller ControllerConfig
-	Seed       uint64 // seeds the report jitter
-	Nodes      []SimNode
+	Name       string           // a title for the timeline
+	Start      time.Time        // the wall time of t=0; zero means 2026-01-01 00:00 UTC
+	Duration   time.Duration    // how much scenario time to run
+	Kubelet    KubeletConfig    // zero value means DefaultKubeletConfig
+	Controller ControllerConfig // zero value means DefaultControllerConfig
+	Seed       uint64           // seeds the report jitter
+	Nodes      []SimNode        // the nodes and their kubelets' schedules
 }
 
 // EntryKind classifies a timeline entry.
@@ -105,6 +107,7 @@ const (
 var kindNames = [...]string{"kubelet", "condition", "taint added", "taint removed", "pod not ready",
 	"eviction scheduled", "eviction cancelled", "pod deleted", "zone", "kubelet eviction"}
 
+// String names the kind as the table shows it, for example "taint added".
 func (k EntryKind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
@@ -116,18 +119,18 @@ func (k EntryKind) String() string {
 type Entry struct {
 	At      time.Duration // scenario time
 	Node    string        // "" for zone entries
-	Kind    EntryKind
-	Subject string // condition type, taint "key:effect", "namespace/pod", zone, or "kubelet"
-	From    string // previous value, for conditions and zones
-	To      string // new value
-	Detail  string // reason and message, deletion time, ...
+	Kind    EntryKind     // what happened
+	Subject string        // condition type, taint "key:effect", "namespace/pod", zone, or "kubelet"
+	From    string        // previous value, for conditions and zones
+	To      string        // new value
+	Detail  string        // reason and message, deletion time, ...
 }
 
 // Timeline is the result of a simulation, in time order.
 type Timeline struct {
-	Scenario string
-	Start    time.Time
-	Entries  []Entry
+	Scenario string    // the scenario's name
+	Start    time.Time // the wall time of t=0
+	Entries  []Entry   // everything that happened, in time order
 }
 
 // Find returns the first entry of a kind for node and subject ("" matches any).

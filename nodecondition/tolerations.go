@@ -143,7 +143,7 @@ func WithDefaultTolerations(tols []v1.Toleration, notReadySeconds, unreachableSe
 
 // AdmitResult is the eviction manager's admission verdict for a pod.
 type AdmitResult struct {
-	Admit   bool
+	Admit   bool   // whether the pod is admitted
 	Reason  string // "Evicted" when rejected
 	Message string // for example "The node had condition: [MemoryPressure]. "
 }

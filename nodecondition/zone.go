@@ -18,6 +18,7 @@ const (
 	ZoneFullDisruption
 )
 
+// String names the state as the controller logs it, for example "FullDisruption".
 func (z ZoneState) String() string {
 	switch z {
 	case ZoneInitial:
