@@ -241,6 +241,8 @@ type Controller struct {
 	pods  map[PodKey]*podRecord
 	last  time.Time
 
+	orphanLeases map[string]leaseView // leases of nodes not seen yet
+
 	// pendingLease is the controller-wide record of the live-lease check.
 	pendingLease     string
 	pendingLeaseRV   string
@@ -259,7 +261,8 @@ func NewController(cfg ControllerConfig) (*Controller, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Controller{cfg: cfg, nodes: map[string]*nodeRecord{}, zones: map[string]*zoneRecord{}, pods: map[PodKey]*podRecord{}}, nil
+	return &Controller{cfg: cfg, nodes: map[string]*nodeRecord{}, zones: map[string]*zoneRecord{}, pods: map[PodKey]*podRecord{},
+		orphanLeases: map[string]leaseView{}}, nil
 }
 
 // Config returns the controller's configuration.
@@ -292,6 +295,26 @@ func (c *Controller) UpsertNode(now time.Time, node *v1.Node) (Pass, error) {
 		c.order = append(c.order, nil)
 		copy(c.order[i+1:], c.order[i:])
 		c.order[i] = n
+		// Informers deliver in any order: pick up the lease and the pods
+		// that arrived before the node.
+		if l, ok := c.orphanLeases[node.Name]; ok {
+			n.lease = l
+			delete(c.orphanLeases, node.Name)
+		}
+		for _, p := range c.pods {
+			if p.ref.Node == node.Name {
+				n.pods = append(n.pods, p)
+			}
+		}
+		sort.Slice(n.pods, func(i, j int) bool {
+			a, b := n.pods[i].ref, n.pods[j].ref
+			return a.Namespace < b.Namespace || (a.Namespace == b.Namespace && a.Name < b.Name)
+		})
+	}
+	if zone := ZoneKey(node.Labels); ok && zone != n.zone {
+		if z, found := c.zones[n.zone]; found {
+			z.q.remove(n.name)
+		}
 	}
 	n.zone = ZoneKey(node.Labels)
 	_, n.excluded = node.Labels[LabelExcludeDisruption]
@@ -339,8 +362,19 @@ func (c *Controller) DeleteNode(node string) {
 
 // UpsertLease records a node lease as the lease informer shows it.
 func (c *Controller) UpsertLease(node string, renew time.Time, resourceVersion string) {
+	l := leaseView{renew: renew, rv: resourceVersion, present: true}
 	if n, ok := c.nodes[node]; ok {
-		n.lease = leaseView{renew: renew, rv: resourceVersion, present: true}
+		n.lease = l
+		return
+	}
+	c.orphanLeases[node] = l
+}
+
+// DeleteLease forgets a node's lease.
+func (c *Controller) DeleteLease(node string) {
+	delete(c.orphanLeases, node)
+	if n, ok := c.nodes[node]; ok {
+		n.lease = leaseView{}
 	}
 }
 

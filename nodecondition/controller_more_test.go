@@ -307,3 +307,23 @@ func TestControllerDeleteNodeAndPod(t *testing.T) {
 		t.Errorf("no probe for a deleted node")
 	}
 }
+
+func TestControllerInformerOrder(t *testing.T) {
+	// The lease and the pods may arrive before their node.
+	c, _ := nc.NewController(healthy())
+	c.UpsertLease("n", t12, "1")
+	c.UpsertPod(readyPod("ns", "early", "n"))
+	c.UpsertNode(t12, node("n", t2012, nil))
+	if p, _ := c.Monitor(t12, nil); len(p.Writes) != 0 {
+		t.Errorf("3.2: a node that never posted status but renews its lease is healthy: %+v", p.Writes)
+	}
+	c.UpdateStatus(t12, "n", []v1.NodeCondition{cond(v1.NodeReady, v1.ConditionTrue, t12, t12)})
+	c.Monitor(t12, nil)
+	// The first later pass counts the old lease once more (3.2 quirk).
+	c.Monitor(t12.Add(2*time.Minute), nil)
+	p, _ := c.Monitor(t12.Add(4*time.Minute), nil)
+	if len(p.PodsNotReady) != 1 || p.PodsNotReady[0].Name != "early" {
+		t.Errorf("the early pod is marked with its node: %+v", p.PodsNotReady)
+	}
+	c.DeleteLease("n")
+}
