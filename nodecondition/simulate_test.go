@@ -241,3 +241,24 @@ func TestTimelineLeaseOrStatusAlone(t *testing.T) {
 		t.Errorf("2.2/3.2: lease down, status only on change or every 5 m: mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestTimelinePressureTaintRemovedOnUnknown(t *testing.T) {
+	// Spec 4.1 and 3.5: a node under memory pressure stops; when its
+	// conditions go Unknown the memory-pressure NoSchedule taint goes too.
+	s := nc.Scenario{Duration: 3 * time.Minute, Nodes: []nc.SimNode{
+		{Name: "n", Down: []nc.Interval{{From: 30 * time.Second}},
+			Signals: []nc.SignalStep{{At: 0, Signal: nc.SignalMemoryAvailable, Available: 10 << 20, Capacity: 16 << 30}}},
+		{Name: "ok"},
+	}}
+	tl := simulate(t, s)
+	const mp = "node.kubernetes.io/memory-pressure:NoSchedule"
+	if got := at(t, tl, nc.KindTaintAdded, "n", mp); got != 0 {
+		t.Errorf("4.3: the first status (t=0) carries MemoryPressure True and the taint follows at once, got %v", got)
+	}
+	if got := at(t, tl, nc.KindTaintRemoved, "n", mp); got != 75*time.Second {
+		t.Errorf("3.5: memory-pressure:NoSchedule removed at %v, want 75s (the kubelet is down from 30 s, so the last renewal is at 20 s; Unknown at the first pass after 70 s)", got)
+	}
+	if got := at(t, tl, nc.KindCondition, "n", "MemoryPressure"); got != 75*time.Second {
+		t.Errorf("3.3: MemoryPressure Unknown at %v", got)
+	}
+}
