@@ -15,6 +15,11 @@ const (
 	MessageNodeStatusUnknown     = "Kubelet stopped posting node status."
 	ReasonNodeStatusNeverUpdated = "NodeStatusNeverUpdated"
 	MessageNodeNeverUpdated      = "Kubelet never posted node status."
+	// ReasonNodeNotReady is the reason of the node event and of the Warning
+	// pod event recorded when the controller marks the node's pods not ready.
+	ReasonNodeNotReady = "NodeNotReady"
+	// MessagePodNodeNotReady is the message of that pod event.
+	MessagePodNodeNotReady = "Node is not ready"
 	// LabelExcludeDisruption leaves a node out of zone counting.
 	LabelExcludeDisruption = "node.kubernetes.io/exclude-disruption"
 	// TaintRetryDelay is how long a queued node whose Ready condition is
@@ -165,7 +170,8 @@ type Pass struct {
 	// Taints are the taint changes, NoSchedule and NoExecute, already applied
 	// to the controller's view.
 	Taints []TaintChange
-	// PodsNotReady are the pods whose Ready condition is to be set False.
+	// PodsNotReady are the pods whose Ready condition is to be set False,
+	// each with a Warning pod event ReasonNodeNotReady / MessagePodNodeNotReady.
 	PodsNotReady []PodRef
 	// Events are the node events to record.
 	Events []NodeEvent
@@ -595,7 +601,7 @@ func (c *Controller) Monitor(now time.Time, live LeaseLookup) (Pass, error) {
 		c.taintDecision(now, n, cur.Status)
 		switch {
 		case observed == v1.ConditionTrue && cur.Status != v1.ConditionTrue:
-			c.pass.Events = append(c.pass.Events, NodeEvent{Node: n.name, Reason: "NodeNotReady", Message: "Node " + n.name + " status is now: NodeNotReady"})
+			c.pass.Events = append(c.pass.Events, NodeEvent{Node: n.name, Reason: ReasonNodeNotReady, Message: "Node " + n.name + " status is now: NodeNotReady"})
 			c.markPods(n)
 		case n.retryPodsNotReady && cur.Status != v1.ConditionTrue:
 			c.markPods(n)

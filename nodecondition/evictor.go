@@ -14,6 +14,21 @@ const (
 	ReasonTaintManagerEviction    = "TaintManagerEviction"
 )
 
+// Event returns the Normal pod event the taint-eviction controller records
+// for a decision: "Marking for deletion Pod ns/name" when the pod is deleted
+// (EvictionNow; for a scheduled deletion, when it comes due), "Cancelling
+// deletion of Pod ns/name" for EvictionCancel. ok is false for the others.
+func (d EvictionDecision) Event() (reason, message string, ok bool) {
+	name := d.Pod.Namespace + "/" + d.Pod.Name
+	switch d.Action {
+	case EvictionNow:
+		return ReasonTaintManagerEviction, "Marking for deletion Pod " + name, true
+	case EvictionCancel:
+		return ReasonTaintManagerEviction, "Cancelling deletion of Pod " + name, true
+	}
+	return "", "", false
+}
+
 // EvictionAction is what the taint-eviction controller does with one pod.
 type EvictionAction uint8
 

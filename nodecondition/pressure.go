@@ -17,6 +17,13 @@ const (
 
 var pressureTypes = [numPressure]v1.NodeConditionType{v1.NodeMemoryPressure, v1.NodeDiskPressure, v1.NodePIDPressure}
 
+// Reasons the kubelet writes on a pod it evicts: the pod's status reason and
+// the reason of its DisruptionTarget condition.
+const (
+	ReasonEvicted              = "Evicted"
+	ReasonTerminationByKubelet = "TerminationByKubelet"
+)
+
 // HardEvictionPodGracePeriod is the grace period, in seconds, the kubelet gives
 // a pod it evicts for a hard threshold (immediateEvictionGracePeriodSeconds).
 const HardEvictionPodGracePeriod int64 = 1

@@ -209,3 +209,29 @@ func TestStrings(t *testing.T) {
 		}
 	}
 }
+
+func TestEvents(t *testing.T) {
+	// 3.4 and 3.7: the event texts.
+	pod := nc.PodKey{Namespace: "ns", Name: "web"}
+	for _, tc := range []struct {
+		d       nc.EvictionDecision
+		message string
+		ok      bool
+	}{
+		{nc.EvictionDecision{Pod: pod, Action: nc.EvictionNow}, "Marking for deletion Pod ns/web", true},
+		{nc.EvictionDecision{Pod: pod, Action: nc.EvictionCancel}, "Cancelling deletion of Pod ns/web", true},
+		{nc.EvictionDecision{Pod: pod, Action: nc.EvictionSchedule}, "", false},
+	} {
+		reason, msg, ok := tc.d.Event()
+		if ok != tc.ok || msg != tc.message || (ok && reason != nc.ReasonTaintManagerEviction) {
+			t.Errorf("%v: event %q %q %v", tc.d.Action, reason, msg, ok)
+		}
+	}
+	c, _ := nc.NewController(healthy())
+	c.UpsertNode(t12, node("n", t2012, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
+	c.Monitor(t12, nil)
+	p, _ := c.Monitor(t12.Add(time.Minute), nil)
+	if diff := cmp.Diff([]nc.NodeEvent{{Node: "n", Reason: "NodeNotReady", Message: "Node n status is now: NodeNotReady"}}, p.Events); diff != "" {
+		t.Errorf("3.4 node event mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -168,5 +168,5 @@ func Admit(p Pressures, qos v1.PodQOSClass, tols []v1.Toleration, critical bool)
 			}
 		}
 	}
-	return AdmitResult{Reason: "Evicted", Message: fmt.Sprintf("The node had condition: %v. ", types)}
+	return AdmitResult{Reason: ReasonEvicted, Message: fmt.Sprintf("The node had condition: %v. ", types)}
 }
