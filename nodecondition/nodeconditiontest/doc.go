@@ -4,15 +4,19 @@
 // timeline must satisfy.
 //
 // Generators:
-//   - Outages, HeartbeatNode, Scenario: kubelet outage schedules and scenarios for nodecondition.Simulate;
+//   - Outages, ShortOutages: heartbeat schedules, as spans in which a kubelet,
+//     its lease or its status reports stop;
+//   - HeartbeatNode, Scenario: nodes and whole scenarios for nodecondition.Simulate;
 //   - MemorySeries, Sample: eviction-signal series and single samples;
 //   - Health: kubelet health inputs (runtime and network errors);
-//   - Tolerations: pod tolerations for the not-ready and unreachable taints.
+//   - Tolerations, Pods: pod tolerations for the not-ready and unreachable taints, and pods carrying them.
 //
-// Checks, each returning a descriptive error or nil:
+// Checks, each returning a descriptive error or nil, so that a downstream
+// test can run them on its own timelines:
 //   - CheckOrdered: entries are in time order;
 //   - CheckNoEarlyEviction: no pod is deleted before its tolerations allow;
-//   - CheckNeverUnknown: a node whose heartbeats never pause longer than a bound is never marked Unknown;
+//   - CheckNeverUnknown: a node whose heartbeats never pause longer than the
+//     grace period less a monitor period (MaxHeartbeatGap) is never marked Unknown;
 //   - CheckRecovery: Ready True removes the not-ready and unreachable NoExecute taints by the next monitor pass;
 //   - CheckNoEvictionInFullDisruption: while every zone is FullDisruption no NoExecute taint is added and no pod deleted;
 //   - CheckExclusiveNoExecute: a node never carries both the not-ready and the unreachable NoExecute taints;
