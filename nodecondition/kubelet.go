@@ -54,7 +54,9 @@ type Rand interface {
 type KubeletConfig struct {
 	// StatusUpdateFrequency is how often status is computed (nodeStatusUpdateFrequency, 10 s).
 	StatusUpdateFrequency time.Duration
-	// StatusReportFrequency is how often an unchanged status is still sent (nodeStatusReportFrequency, 5 m).
+	// StatusReportFrequency is how often an unchanged status is still sent
+	// (nodeStatusReportFrequency, 5 m). The kubelet defaults it to
+	// StatusUpdateFrequency when only that one is set explicitly; set both here.
 	StatusReportFrequency time.Duration
 	// EvictionMonitoringInterval is the eviction manager's pass period (10 s).
 	EvictionMonitoringInterval time.Duration

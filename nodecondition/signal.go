@@ -163,6 +163,26 @@ func DefaultHardThresholds() []Threshold {
 	}
 }
 
+// MergeDefaultHardThresholds returns ts plus the default hard threshold of
+// every signal ts has no hard threshold for: the kubelet's
+// mergeDefaultEvictionSettings (off by default, where an evictionHard that
+// is set replaces the defaults entirely). ts is not modified.
+func MergeDefaultHardThresholds(ts []Threshold) []Threshold {
+	out := append([]Threshold(nil), ts...)
+	for _, d := range DefaultHardThresholds() {
+		found := false
+		for _, t := range ts {
+			if !t.Soft && t.Signal == d.Signal {
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // ParseThresholdList splits a flag value such as
 // "memory.available<100Mi,nodefs.available<10%" into signal -> value pairs,
 // the form ParseThresholds takes. Only the "<" operator exists.

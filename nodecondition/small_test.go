@@ -235,3 +235,13 @@ func TestEvents(t *testing.T) {
 		t.Errorf("3.4 node event mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestMergeDefaultHardThresholds(t *testing.T) {
+	// 1: mergeDefaultEvictionSettings keeps the defaults of the keys left out.
+	own := []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: 1 << 30}}}
+	got := nc.MergeDefaultHardThresholds(own)
+	want := append(append([]nc.Threshold(nil), own...), nc.DefaultHardThresholds()[1:]...)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
