@@ -117,3 +117,36 @@ func BenchmarkSimulateKubeletStops(b *testing.B) {
 		}
 	}
 }
+
+// TestHotPathsAllocateNothing keeps the zero-allocation claims true in
+// every test run, not only in benchmarks.
+func TestHotPathsAllocateNothing(t *testing.T) {
+	c, _ := nc.NewController(nc.DefaultControllerConfig())
+	for i := range 100 {
+		name := fmt.Sprintf("node-%03d", i)
+		c.UpsertNode(t12, node(name, t2012, zoneLabels("r", fmt.Sprint(i%3)), cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
+		c.UpsertLease(name, t12, "1")
+		for j := range 30 {
+			c.UpsertPod(readyPod("default", fmt.Sprintf("%s-%d", name, j), name))
+		}
+	}
+	now := t12.Add(5 * time.Second)
+	c.Monitor(now, nil)
+	c.Monitor(now, nil)
+	if a := testing.AllocsPerRun(20, func() { c.Monitor(now, nil) }); a != 0 {
+		t.Errorf("steady Monitor allocates %v times per pass", a)
+	}
+	if a := testing.AllocsPerRun(20, func() { c.Taint(now) }); a != 0 {
+		t.Errorf("idle Taint allocates %v times per pass", a)
+	}
+	k, _ := nc.NewKubelet(nc.DefaultKubeletConfig(), nil)
+	s := memSample(1 << 30)
+	kt := t12
+	k.Status(kt, nc.Health{})
+	if a := testing.AllocsPerRun(20, func() { kt = kt.Add(time.Second); k.Observe(kt, s) }); a != 0 {
+		t.Errorf("Observe allocates %v times", a)
+	}
+	if a := testing.AllocsPerRun(20, func() { kt = kt.Add(time.Second); k.Status(kt, nc.Health{}) }); a != 0 {
+		t.Errorf("unchanged Status allocates %v times", a)
+	}
+}
