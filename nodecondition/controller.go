@@ -254,7 +254,8 @@ type Controller struct {
 	pendingLeaseRV   string
 	pendingLeaseUsed bool
 
-	pass Pass
+	pass    Pass
+	scratch []v1.NodeCondition
 }
 
 // PodKey identifies a pod.
@@ -692,18 +693,22 @@ func (c *Controller) updateHealth(now time.Time, n *nodeRecord, live LeaseLookup
 			return observedCond.Status, true
 		}
 	}
+	// Mark a copy: it is written, and becomes the view, only if Ready
+	// changed; otherwise the marking is dropped like the controller's copy.
 	ts := metav1.NewTime(now)
+	c.scratch = append(c.scratch[:0], n.conds...)
 	for _, t := range [...]v1.NodeConditionType{v1.NodeReady, v1.NodeMemoryPressure, v1.NodeDiskPressure, v1.NodePIDPressure} {
-		cond := condOf(n.conds, t)
+		cond := condOf(c.scratch, t)
 		if cond == nil {
-			n.conds = append(n.conds, v1.NodeCondition{Type: t, Status: v1.ConditionUnknown, Reason: ReasonNodeStatusNeverUpdated,
+			c.scratch = append(c.scratch, v1.NodeCondition{Type: t, Status: v1.ConditionUnknown, Reason: ReasonNodeStatusNeverUpdated,
 				Message: MessageNodeNeverUpdated, LastHeartbeatTime: metav1.NewTime(n.created), LastTransitionTime: ts})
 		} else if cond.Status != v1.ConditionUnknown {
 			cond.Status, cond.Reason, cond.Message, cond.LastTransitionTime = v1.ConditionUnknown, ReasonNodeStatusUnknown, MessageNodeStatusUnknown, ts
 		}
 	}
-	cur = readyOf(n.conds)
-	if !conditionEqual(cur, &observedCond) {
+	if cur = readyOf(c.scratch); !conditionEqual(cur, &observedCond) {
+		n.conds = append(n.conds[:0], c.scratch...)
+		cur = readyOf(n.conds)
 		c.pass.Writes = append(c.pass.Writes, ConditionWrite{Node: n.name, Conditions: n.conds})
 		n.savedReady, n.hasSavedReady, n.readyTransition = *cur, true, now
 		c.noScheduleTaints(now, n)

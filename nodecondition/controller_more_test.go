@@ -327,3 +327,19 @@ func TestControllerInformerOrder(t *testing.T) {
 	}
 	c.DeleteLease("n")
 }
+
+func TestUnknownMarkingOnlyWrittenWithReady(t *testing.T) {
+	// 3.3: the write happens only if Ready changed; the marking of the other
+	// conditions is otherwise dropped with the controller's copy.
+	c, _ := nc.NewController(healthy())
+	conds := []v1.NodeCondition{cond(v1.NodeReady, v1.ConditionUnknown, t12, t12), cond(v1.NodeMemoryPressure, v1.ConditionTrue, t12, t12)}
+	c.UpsertNode(t12, node("n", t2012, nil, conds...))
+	c.Monitor(t12, nil)
+	p, _ := c.Monitor(t12.Add(time.Minute), nil)
+	if len(p.Writes) != 0 {
+		t.Errorf("Ready was already Unknown: no write, got %+v", p.Writes)
+	}
+	if diff := cmp.Diff(conds, c.Conditions("n")); diff != "" {
+		t.Errorf("the view keeps what the API has (-want +got):\n%s", diff)
+	}
+}

@@ -319,6 +319,15 @@ func TestPropertyControllerTransitionTime(t *testing.T) {
 		if err := nodeconditiontest.CheckConditionUpdate(before, after); err != nil {
 			t.Fatal(err)
 		}
+		for _, b := range before {
+			if b.Type == v1.NodeReady && b.Status == v1.ConditionUnknown {
+				// 3.3: Ready does not change, so nothing is written.
+				if diff := cmp.Diff(before, after); diff != "" {
+					t.Fatalf("Ready already Unknown, yet the conditions changed (-before +after):\n%s", diff)
+				}
+				return
+			}
+		}
 		for _, cd := range after {
 			if cd.Type == v1.NodeNetworkUnavailable {
 				for _, b := range before {
