@@ -18,6 +18,7 @@ const (
 	MaxSimDuration = 24 * time.Hour
 	MaxSimNodes    = 1000
 	MaxSimPods     = 10000
+	MaxSimSteps    = 50_000_000 // loop ticks, all nodes together
 )
 
 // Interval is a span of scenario time [From, To); To == 0 means until the end.
@@ -209,6 +210,14 @@ func (s *Scenario) Validate() error {
 	}
 	if pods > MaxSimPods {
 		return &ScenarioError{Reason: "more than " + strconv.Itoa(MaxSimPods) + " pods"}
+	}
+	// Bound the work: every loop tick of every node over the whole run.
+	kc, cc := sc.Kubelet, sc.Controller
+	kubelet := min(kc.StatusUpdateFrequency, kc.EvictionMonitoringInterval, kc.LeaseRenewInterval())
+	controller := min(cc.MonitorPeriod, cc.TaintingPeriod)
+	steps := float64(sc.Duration)/float64(kubelet)*float64(len(sc.Nodes)) + float64(sc.Duration)/float64(controller)
+	if steps > MaxSimSteps {
+		return &ScenarioError{Reason: "periods too short for the duration: about " + strconv.FormatFloat(steps, 'g', 3, 64) + " loop ticks, at most " + strconv.Itoa(MaxSimSteps)}
 	}
 	return nil
 }

@@ -262,3 +262,13 @@ func TestTimelinePressureTaintRemovedOnUnknown(t *testing.T) {
 		t.Errorf("3.3: MemoryPressure Unknown at %v", got)
 	}
 }
+
+func TestScenarioTooFine(t *testing.T) {
+	s := nc.ScenarioKubeletStops()
+	s.Duration = 24 * time.Hour
+	s.Controller = nc.DefaultControllerConfig()
+	s.Controller.TaintingPeriod = time.Microsecond
+	if _, err := nc.Simulate(s); !errors.Is(err, nc.ErrInvalidScenario) {
+		t.Errorf("a microsecond tainting loop over a day is refused, got %v", err)
+	}
+}
