@@ -73,6 +73,9 @@ type scheduledEviction struct {
 // deletions. Time is an argument; it is not safe for concurrent use.
 type Evictor struct {
 	scheduled map[PodKey]scheduledEviction
+	next      time.Time // earliest deletion time, valid unless dirty
+	any       bool      // whether next holds a time
+	dirty     bool
 }
 
 // NewEvictor returns an Evictor with nothing scheduled.
@@ -83,6 +86,7 @@ func NewEvictor() *Evictor { return &Evictor{scheduled: map[PodKey]scheduledEvic
 // tolerations change. A deletion already scheduled while the pod stays
 // tolerated for a finite time is kept unchanged, even if tolerationSeconds changed.
 func (e *Evictor) Evaluate(now time.Time, pod PodKey, tols []v1.Toleration, taints []v1.Taint) EvictionDecision {
+	e.dirty = true
 	old, had := e.scheduled[pod]
 	cancel := func() EvictionDecision {
 		if had {
@@ -116,7 +120,12 @@ func (e *Evictor) Evaluate(now time.Time, pod PodKey, tols []v1.Toleration, tain
 }
 
 // Forget drops any scheduled deletion of pod (the pod is gone).
-func (e *Evictor) Forget(pod PodKey) { delete(e.scheduled, pod) }
+func (e *Evictor) Forget(pod PodKey) {
+	if _, ok := e.scheduled[pod]; ok {
+		delete(e.scheduled, pod)
+		e.dirty = true
+	}
+}
 
 // Scheduled returns when pod is due for deletion, if it is.
 func (e *Evictor) Scheduled(pod PodKey) (time.Time, bool) {
@@ -127,6 +136,10 @@ func (e *Evictor) Scheduled(pod PodKey) (time.Time, bool) {
 // Due removes and returns the pods whose deletion time is at or before now,
 // in time order then by namespace and name.
 func (e *Evictor) Due(now time.Time) []PodKey {
+	if next, ok := e.Next(); !ok || next.After(now) {
+		return nil
+	}
+	e.dirty = true
 	var out []PodKey
 	for k, s := range e.scheduled {
 		if !s.at.After(now) {
@@ -151,6 +164,9 @@ func (e *Evictor) Due(now time.Time) []PodKey {
 
 // Next returns the earliest scheduled deletion time, if any.
 func (e *Evictor) Next() (time.Time, bool) {
+	if !e.dirty {
+		return e.next, e.any
+	}
 	var t time.Time
 	ok := false
 	for _, s := range e.scheduled {
@@ -158,6 +174,7 @@ func (e *Evictor) Next() (time.Time, bool) {
 			t, ok = s.at, true
 		}
 	}
+	e.next, e.any, e.dirty = t, ok, false
 	return t, ok
 }
 
