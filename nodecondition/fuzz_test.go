@@ -200,3 +200,71 @@ func FuzzParseIntervals(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTolerations: arbitrary tolerations against arbitrary taints. No panic;
+// TolerationTime agrees with Tolerates; the admission defaults always leave
+// the pod tolerating both node taints; Evaluate follows TolerationTime.
+func FuzzTolerations(f *testing.F) {
+	f.Add([]byte{1, 0, 2, 3, 0, 1, 2, 0, 5}, int64(300))
+	f.Add([]byte("tolerate everything"), int64(-1))
+	f.Fuzz(func(t *testing.T, data []byte, seconds int64) {
+		keys := []string{"", nc.TaintNotReady, nc.TaintUnreachable, "other"}
+		ops := []v1.TolerationOperator{"", v1.TolerationOpExists, v1.TolerationOpEqual, "Gt"}
+		effects := []v1.TaintEffect{"", v1.TaintEffectNoExecute, v1.TaintEffectNoSchedule}
+		var tols []v1.Toleration
+		var taints []v1.Taint
+		for len(data) >= 4 {
+			b := data[:4]
+			data = data[4:]
+			if b[0]&1 == 0 {
+				tol := v1.Toleration{Key: keys[int(b[1])%len(keys)], Operator: ops[int(b[2])%len(ops)], Effect: effects[int(b[3])%len(effects)], Value: string(rune('a' + b[0]%3))}
+				if b[0]&2 != 0 {
+					s := seconds
+					tol.TolerationSeconds = &s
+				}
+				tols = append(tols, tol)
+			} else {
+				taints = append(taints, v1.Taint{Key: keys[1+int(b[1])%3], Value: string(rune('a' + b[2]%3)), Effect: effects[1+int(b[3])%2]})
+			}
+		}
+		ok, d := nc.TolerationTime(tols, taints)
+		for i := range taints {
+			if taints[i].Effect != v1.TaintEffectNoExecute {
+				continue
+			}
+			found := false
+			for j := range tols {
+				found = found || nc.Tolerates(&tols[j], &taints[i])
+			}
+			if !found && ok {
+				t.Fatalf("taint %v is tolerated by nothing, yet TolerationTime says tolerated", taints[i])
+			}
+		}
+		if ok && d < -1 {
+			t.Fatalf("toleration time %v", d)
+		}
+		with := nc.WithDefaultTolerations(tols, nc.DefaultTolerationSeconds, nc.DefaultTolerationSeconds)
+		for _, key := range []string{nc.TaintNotReady, nc.TaintUnreachable} {
+			taint := v1.Taint{Key: key, Effect: v1.TaintEffectNoExecute}
+			covered := false
+			for j := range with {
+				covered = covered || ((with[j].Key == key || with[j].Key == "") && (with[j].Effect == "" || with[j].Effect == v1.TaintEffectNoExecute))
+			}
+			if !covered {
+				t.Fatalf("after the admission defaults nothing names %v", taint)
+			}
+		}
+		dec := nc.NewEvictor().Evaluate(t12, nc.PodKey{Namespace: "ns", Name: "p"}, tols, taints)
+		switch {
+		case !ok && dec.Action != nc.EvictionNow:
+			t.Fatalf("untolerated but %v", dec)
+		case ok && d < 0 && dec.Action != nc.EvictionNone:
+			t.Fatalf("tolerated forever but %v", dec)
+		case ok && d == 0 && dec.Action != nc.EvictionNow:
+			t.Fatalf("zero toleration but %v", dec)
+		case ok && d > 0 && (dec.Action != nc.EvictionSchedule || !dec.At.Equal(t12.Add(d))):
+			t.Fatalf("tolerated for %v but %v", d, dec)
+		}
+		nc.Admit(nc.Pressures{Memory: true}, v1.PodQOSBestEffort, tols, false)
+	})
+}

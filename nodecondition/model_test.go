@@ -179,3 +179,48 @@ func TestModelEvictor(t *testing.T) {
 		})
 	})
 }
+
+// The lease schedule against a model of spec 2.4: a renewal is due one renew
+// interval (plus at most the 0.04 loop jitter) after a success; after the
+// n-th failure in a row the retry waits 200 ms doubled n-1 times, at most 7 s.
+func TestModelLeaseRenewer(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		u := rapid.Float64Range(0, 0.999).Draw(t, "u")
+		r, err := nc.NewLeaseRenewer("node", nc.DefaultKubeletConfig(), fixedRand(u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := t12
+		failures := 0
+		t.Repeat(map[string]func(*rapid.T){
+			"renewed": func(t *rapid.T) {
+				spec, next, err := r.Renewed(now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := now.Add(10*time.Second + time.Duration(u*0.04*float64(10*time.Second)))
+				if !next.Equal(want) || !spec.RenewTime.Time.Equal(now) {
+					t.Fatalf("next %v, want %v", next, want)
+				}
+				failures = 0
+				now = next
+			},
+			"failed": func(t *rapid.T) {
+				next, err := r.Failed(now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				failures++
+				want := 200 * time.Millisecond
+				for i := 1; i < failures && want < 7*time.Second; i++ {
+					want *= 2
+				}
+				want = min(want, 7*time.Second)
+				if next.Sub(now) != want || r.Failures() != failures {
+					t.Fatalf("after %d failures: wait %v, want %v", failures, next.Sub(now), want)
+				}
+				now = next
+			},
+		})
+	})
+}
