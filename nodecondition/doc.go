@@ -46,7 +46,10 @@
 //
 // # Simulation
 //
-// Simulate runs both sides of a Scenario in virtual time and returns a
+// A Scenario schedules, per node, kubelet outages, failing lease renewals,
+// failing status reports, runtime and network failures, eviction-signal
+// values and pods with tolerations. Simulate runs both sides of it in
+// virtual time and returns a
 // Timeline of every condition change, taint change, pod marked not ready,
 // scheduled, cancelled and performed deletion, zone change and kubelet
 // eviction, printable with Table and Mermaid. NamedScenarios holds the
