@@ -49,10 +49,9 @@
 // A Scenario schedules, per node, kubelet outages, failing lease renewals,
 // failing status reports, runtime and network failures, eviction-signal
 // values and pods with tolerations. Simulate runs both sides of it in
-// virtual time and returns a
-// Timeline of every condition change, taint change, pod marked not ready,
-// scheduled, cancelled and performed deletion, zone change and kubelet
-// eviction, printable with Table and Mermaid. NamedScenarios holds the
+// virtual time and returns a Timeline of every condition change, taint
+// change, pod marked not ready, scheduled, cancelled and performed deletion,
+// zone change and kubelet eviction, printable with Table and Mermaid. NamedScenarios holds the
 // timelines of the spec: a kubelet that stops (Unknown at 55 s, NoExecute at
 // 55 s, pods without toleration deleted at 55 s and those with the default one
 // at 355 s), memory pressure coming and going, a flapping network, a zone
