@@ -178,6 +178,7 @@ func (s *Scenario) Validate() error {
 		return &ScenarioError{Reason: "needs 1 to " + strconv.Itoa(MaxSimNodes) + " nodes, got " + strconv.Itoa(len(sc.Nodes))}
 	}
 	names := map[string]bool{}
+	podNames := map[string]bool{} // pods share the "default" namespace
 	pods := 0
 	for _, n := range sc.Nodes {
 		if n.Name == "" {
@@ -199,10 +200,9 @@ func (s *Scenario) Validate() error {
 				return &ScenarioError{Node: n.Name, Reason: "signal step " + st.Signal.String() + " at " + st.At.String() + " is invalid"}
 			}
 		}
-		podNames := map[string]bool{}
 		for _, p := range n.Pods {
 			if p.Name == "" || podNames[p.Name] {
-				return &ScenarioError{Node: n.Name, Reason: "pod name " + strconv.Quote(p.Name) + " empty or given twice"}
+				return &ScenarioError{Node: n.Name, Reason: "pod name " + strconv.Quote(p.Name) + " empty or given twice in the scenario"}
 			}
 			podNames[p.Name] = true
 		}

@@ -272,3 +272,10 @@ func TestScenarioTooFine(t *testing.T) {
 		t.Errorf("a microsecond tainting loop over a day is refused, got %v", err)
 	}
 }
+
+func TestScenarioPodOnTwoNodes(t *testing.T) {
+	_, err := nc.ParseScenario("node a pods=web\nnode b pods=web")
+	if !errors.Is(err, nc.ErrInvalidScenario) {
+		t.Errorf("a pod name used on two nodes is refused at parse time, got %v", err)
+	}
+}
