@@ -62,8 +62,9 @@ func countPatchLen(message string) int {
 
 const hexDigits = "0123456789abcdef"
 
-// appendJSONString appends s as encoding/json.Marshal encodes a string: HTML-safe (<, > and &
-// escaped), invalid UTF-8 replaced by U+FFFD, U+2028 and U+2029 escaped.
+// appendJSONString appends s as it comes out of client-go's patch: encoded by encoding/json
+// (HTML-safe: <, > and & escaped; U+2028 and U+2029 escaped), decoded and encoded again, so an
+// invalid UTF-8 byte ends up as a raw U+FFFD rather than the escape the first pass wrote.
 func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
@@ -98,7 +99,7 @@ func appendJSONString(dst []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
+			dst = utf8.AppendRune(dst, utf8.RuneError)
 			i += size
 			start = i
 			continue
