@@ -37,8 +37,7 @@ func newEvent(ref v1.ObjectReference, typ, reason, msg string, ts time.Time) *v1
 	}
 }
 
-func mustCorrelator(t testing.TB, o events.Options) *events.Correlator {
-	t.Helper()
+func mustCorrelator(t interface{ Fatal(...any) }, o events.Options) *events.Correlator {
 	c, err := events.NewCorrelator(o)
 	if err != nil {
 		t.Fatal(err)
