@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 )
 
@@ -15,3 +16,5 @@ func k8sUID(s string) k8stypes.UID { return k8stypes.UID(s) }
 type runtimeObject = runtime.Object
 
 func cmpDiff(want, got any) string { return cmp.Diff(want, got) }
+
+func eventsResource() schema.GroupResource { return schema.GroupResource{Group: "events.k8s.io", Resource: "events"} }
