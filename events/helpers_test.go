@@ -17,4 +17,6 @@ type runtimeObject = runtime.Object
 
 func cmpDiff(want, got any) string { return cmp.Diff(want, got) }
 
-func eventsResource() schema.GroupResource { return schema.GroupResource{Group: "events.k8s.io", Resource: "events"} }
+func eventsResource() schema.GroupResource {
+	return schema.GroupResource{Group: "events.k8s.io", Resource: "events"}
+}
