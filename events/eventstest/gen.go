@@ -59,7 +59,8 @@ func Event(at time.Time) *rapid.Generator[*v1.Event] {
 }
 
 // Stream draws a stream of between 1 and maxLen events with nondecreasing instants, mixing
-// bursts of identical repeats (to reach the spam filter's burst) with fresh events.
+// fresh events with runs of similar events (same identity, different messages, to reach the
+// aggregation threshold) and bursts of identical repeats (to reach the spam filter's burst).
 func Stream(maxLen int) *rapid.Generator[[]Step] {
 	return rapid.Custom(func(t *rapid.T) []Step {
 		n := rapid.IntRange(1, maxLen).Draw(t, "length")
@@ -69,6 +70,20 @@ func Stream(maxLen int) *rapid.Generator[[]Step] {
 			at = at.Add(rapid.SampledFrom(gaps).Draw(t, "gap"))
 			ev := Event(at).Draw(t, "event")
 			out = append(out, Step{Event: ev, At: at})
+			if rapid.IntRange(0, 4).Draw(t, "similarDraw") == 0 {
+				// a run of similar events: same identity, messages from the pool, so that
+				// ten distinct messages come together and aggregate
+				for range rapid.IntRange(1, 25).Draw(t, "similar") {
+					if len(out) >= n {
+						break
+					}
+					at = at.Add(rapid.SampledFrom(gaps[:6]).Draw(t, "similarGap"))
+					sim := ev.DeepCopy()
+					sim.FirstTimestamp, sim.LastTimestamp = metav1.NewTime(at), metav1.NewTime(at)
+					sim.Message = fmt.Sprintf("message %d", rapid.IntRange(0, 13).Draw(t, "similarMessage"))
+					out = append(out, Step{Event: sim, At: at})
+				}
+			}
 			if rapid.IntRange(0, 5).Draw(t, "burstDraw") == 0 {
 				for range rapid.IntRange(1, 30).Draw(t, "burst") {
 					if len(out) >= n {

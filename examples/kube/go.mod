@@ -3,10 +3,13 @@ module github.com/nodestate/nodestate/examples/kube
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/nodestate/nodestate v0.0.0-00010101000000-000000000000
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
+	k8s.io/utils v0.0.0-20261023123148-ca04ba58ecab
+	pgregory.net/rapid v1.3.0
 )
 
 require (
@@ -48,7 +51,6 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
-	k8s.io/utils v0.0.0-20261023123148-ca04ba58ecab // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
