@@ -1,6 +1,7 @@
 package events
 
 import (
+	"hash/maphash"
 	"math"
 	"strconv"
 	"time"
@@ -161,6 +162,7 @@ type CorrelatorStats struct {
 // its own.
 type Correlator struct {
 	opts  Options
+	seed  maphash.Seed
 	agg   lru[aggKey, aggRecord]
 	log   lru[logKey, observation]
 	spam  lru[spamKey, bucket]
@@ -218,6 +220,7 @@ func NewCorrelator(opts Options) (*Correlator, error) {
 	}
 	return &Correlator{
 		opts: opts,
+		seed: maphash.MakeSeed(),
 		agg:  newLRU[aggKey, aggRecord](opts.CacheSize),
 		log:  newLRU[logKey, observation](opts.CacheSize),
 		spam: newLRU[spamKey, bucket](opts.CacheSize),
@@ -281,12 +284,12 @@ func (c *Correlator) Correlate(ev *v1.Event, now time.Time) (Result, error) {
 	if ev == nil {
 		return Result{}, ErrNilEvent
 	}
-	var res Result
-	var key logKey
+	sums := c.sumsOf(ev, !c.opts.Aggregation.Disabled)
+	var ak aggKey
 	aggregated := false
 	if !c.opts.Aggregation.Disabled {
-		ak := aggregateKeyOf(ev)
-		rec, fresh := c.agg.slot(ak)
+		ak = aggregateKeyOf(ev)
+		rec, fresh := c.agg.slot(ak, sums.agg)
 		if fresh || now.Sub(rec.last) > c.opts.Aggregation.Window {
 			clear(rec.messages)
 			rec.messages = rec.messages[:0]
@@ -299,54 +302,54 @@ func (c *Correlator) Correlate(ev *v1.Event, now time.Time) (Result, error) {
 				aggregated = true
 			}
 		}
-		if aggregated {
-			ts := metav1.NewTime(now)
-			res.Event = v1.Event{
-				ObjectMeta: metav1.ObjectMeta{
-					Name:      ev.InvolvedObject.Name + "." + strconv.FormatInt(now.UnixNano(), 16),
-					Namespace: ev.Namespace,
-				},
-				InvolvedObject: ev.InvolvedObject,
-				Reason:         ev.Reason,
-				Message:        AggregatePrefix + ev.Message,
-				Source:         ev.Source,
-				FirstTimestamp: ts,
-				LastTimestamp:  ts,
-				Count:          1,
-				Type:           ev.Type,
-			}
-			key = logKey{aggregate: true, a: ak}
-		}
 	}
-	if !aggregated {
-		res.Event = *ev
-		key = fullKeyOf(ev)
-	}
-	out := &res.Event
 
-	obs, fresh := c.log.slot(key)
+	// The identity of the event to write: the input's, or a fresh aggregate event's; then the
+	// cached one when this is a repeat.
+	var obs *observation
+	var fresh bool
+	var next observation
+	if aggregated {
+		obs, fresh = c.log.slot(logKey{aggregate: true, a: ak}, aggLogSum(sums.agg))
+		next = observation{count: 1, firstTimestamp: metav1.NewTime(now), name: ev.InvolvedObject.Name + "." + strconv.FormatInt(now.UnixNano(), 16)}
+	} else {
+		obs, fresh = c.log.slot(fullKeyOf(ev), sums.full)
+		next = observation{count: ev.Count, firstTimestamp: ev.FirstTimestamp, name: ev.Name, resourceVersion: ev.ResourceVersion}
+	}
 	repeat := !fresh && obs.count != 0
 	if repeat {
-		out.Name = obs.name
-		out.ResourceVersion = obs.resourceVersion
-		out.FirstTimestamp = obs.firstTimestamp
-		out.Count = obs.count + 1
+		next = observation{count: obs.count + 1, firstTimestamp: obs.firstTimestamp, name: obs.name, resourceVersion: obs.resourceVersion}
 	}
-	*obs = observation{count: out.Count, firstTimestamp: out.FirstTimestamp, name: out.Name, resourceVersion: out.ResourceVersion}
+	*obs = next
 
-	if !c.opts.SpamFilter.Disabled && !c.allow(c.spamKeyOf(out), now) {
+	if !c.opts.SpamFilter.Disabled && !c.allow(c.spamKeyOf(ev), c.spamSum(sums), now) {
 		c.stats.SpamDropped++
 		if aggregated {
 			c.stats.Aggregated++
 		}
 		return Result{Decision: Skip, Aggregated: aggregated}, nil
 	}
+
+	res := Result{Aggregated: aggregated}
+	if aggregated {
+		ts := metav1.NewTime(now)
+		res.Event = v1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Namespace: ev.Namespace},
+			InvolvedObject: ev.InvolvedObject,
+			Reason:         ev.Reason,
+			Message:        AggregatePrefix + ev.Message,
+			Source:         ev.Source,
+			LastTimestamp:  ts,
+			Type:           ev.Type,
+		}
+		c.stats.Aggregated++
+	} else {
+		res.Event = *ev
+	}
+	out := &res.Event
+	out.Name, out.ResourceVersion, out.FirstTimestamp, out.Count = next.name, next.resourceVersion, next.firstTimestamp, next.count
 	if repeat {
 		res.Patch = appendCountPatch(make([]byte, 0, countPatchLen(out.Message)), out.Count, out.LastTimestamp, out.Message)
-	}
-	res.Aggregated = aggregated
-	if aggregated {
-		c.stats.Aggregated++
 	}
 	if out.Count > 1 {
 		res.Decision = Patch
@@ -365,14 +368,14 @@ func (c *Correlator) UpdateState(ev *v1.Event) {
 	if ev == nil {
 		return
 	}
-	obs, _ := c.log.slot(fullKeyOf(ev))
+	obs, _ := c.log.slot(fullKeyOf(ev), c.sumsOf(ev, false).full)
 	*obs = observation{count: ev.Count, firstTimestamp: ev.FirstTimestamp, name: ev.Name, resourceVersion: ev.ResourceVersion}
 }
 
 // allow takes one token from the bucket of k at now, creating a full bucket when k is new (or
 // was evicted), with x/time/rate's AllowN(now, 1) arithmetic.
-func (c *Correlator) allow(k spamKey, now time.Time) bool {
-	b, fresh := c.spam.slot(k)
+func (c *Correlator) allow(k spamKey, sum uint64, now time.Time) bool {
+	b, fresh := c.spam.slot(k, sum)
 	burst := float64(c.opts.SpamFilter.Burst)
 	if fresh {
 		*b = bucket{tokens: burst}

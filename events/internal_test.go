@@ -97,7 +97,7 @@ func TestBucketMatchesRate(t *testing.T) {
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		for i := range rapid.IntRange(1, 200).Draw(rt, "n") {
 			now = now.Add(time.Duration(rapid.Int64Range(-int64(time.Second), int64(400*time.Second)).Draw(rt, "dt")))
-			got := c.allow(spamKey{}, now)
+			got := c.allow(spamKey{}, 0, now)
 			if want := lim.AllowN(now, 1); got != want {
 				rt.Fatalf("step %d at %v: bucket says %v, rate says %v", i, now, got, want)
 			}
@@ -110,8 +110,8 @@ func TestBucketMatchesRate(t *testing.T) {
 func TestLRUModel(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		capacity := rapid.IntRange(1, 8).Draw(rt, "capacity")
-		l := newLRU[int, int](capacity)
-		var model []int // most recent first
+		l := newLRU[int, int](capacity) // hashes keep the low 2 bits: collision chains get exercised
+		var model []int                 // most recent first
 		vals := map[int]int{}
 		touch := func(k int) {
 			for i, x := range model {
@@ -125,7 +125,7 @@ func TestLRUModel(t *testing.T) {
 		rt.Repeat(map[string]func(*rapid.T){
 			"get": func(rt *rapid.T) {
 				k := rapid.IntRange(0, 12).Draw(rt, "k")
-				v, ok := l.get(k)
+				v, ok := l.get(k, uint64(k)&3)
 				_, inModel := vals[k]
 				if ok != inModel {
 					rt.Fatalf("get(%d): found %v, model %v", k, ok, inModel)
@@ -139,7 +139,7 @@ func TestLRUModel(t *testing.T) {
 			},
 			"add": func(rt *rapid.T) {
 				k := rapid.IntRange(0, 12).Draw(rt, "k")
-				v, _ := l.slot(k)
+				v, _ := l.slot(k, uint64(k)&3)
 				*v = k * 10
 				vals[k] = k * 10
 				touch(k)
