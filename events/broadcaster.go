@@ -157,11 +157,15 @@ type SinkStats struct {
 	DroppedRetryLimit uint64
 	// DroppedShutdown: Shutdown's context ended before the event was written.
 	DroppedShutdown uint64
+	// CacheEntries is the number of entries of the sink correlator's largest cache, at most
+	// the correlator's CacheSize.
+	CacheEntries int
 }
 
 // Stats is a snapshot of a broadcaster's counters.
 type Stats struct {
-	// Submitted counts events put on the queues (once per event, whatever the number of sinks).
+	// Submitted counts events the broadcaster accepted, once per event whatever the number of
+	// sinks; a sink whose queue was full counts that drop in its DroppedQueueFull.
 	Submitted uint64
 	// DroppedInvalid counts events refused by a recorder (bad type, reason, action, note or object).
 	DroppedInvalid uint64
@@ -267,6 +271,7 @@ type sinkWorker struct {
 	created, patched, aggregated, retries                             atomic.Uint64
 	droppedQueueFull, droppedSpam, droppedRejected, droppedRetryLimit atomic.Uint64
 	droppedShutdown                                                   atomic.Uint64
+	cacheEntries                                                      atomic.Int64
 }
 
 func (w *sinkWorker) stats() SinkStats {
@@ -276,6 +281,7 @@ func (w *sinkWorker) stats() SinkStats {
 		DroppedQueueFull: w.droppedQueueFull.Load(), DroppedSpam: w.droppedSpam.Load(),
 		DroppedRejected: w.droppedRejected.Load(), DroppedRetryLimit: w.droppedRetryLimit.Load(),
 		DroppedShutdown: w.droppedShutdown.Load(),
+		CacheEntries:    int(w.cacheEntries.Load()),
 	}
 }
 
@@ -286,6 +292,8 @@ func (w *sinkWorker) run() {
 	// its context fails at once.
 	for ev := range w.queue {
 		w.handle(ev)
+		a, d, s := w.correlator.Len()
+		w.cacheEntries.Store(int64(max(a, d, s)))
 	}
 }
 
