@@ -1,0 +1,58 @@
+package events
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrNilEvent is returned when a nil event is given to the correlator.
+var ErrNilEvent = errors.New("events: event is nil")
+
+// ErrShutdown is returned when an event is recorded after the broadcaster was shut down.
+var ErrShutdown = errors.New("events: broadcaster is shut down")
+
+// ErrQueueFull is returned when a sink's queue is full and the event was dropped for it.
+var ErrQueueFull = errors.New("events: queue full, event dropped")
+
+// ErrNotRetryable marks a sink error that must not be retried. A sink wraps an error with it
+// (fmt.Errorf("%w: %w", events.ErrNotRetryable, err)) when the request could not even be built,
+// as client-go does for a rest.RequestConstructionError.
+var ErrNotRetryable = errors.New("events: not retryable")
+
+// InvalidEventError reports an event the recorder refused. Field names the offending field
+// (type, reason, action, note, regarding) and Value carries what was given.
+type InvalidEventError struct {
+	Field  string
+	Value  string
+	Detail string
+}
+
+func (e *InvalidEventError) Error() string {
+	v := e.Value
+	if len(v) > 64 {
+		v = v[:64] + "..."
+	}
+	return fmt.Sprintf("events: invalid %s %q: %s", e.Field, v, e.Detail)
+}
+
+// OptionError reports an option the constructor refused, with the field and the value given.
+type OptionError struct {
+	Field  string
+	Value  string
+	Detail string
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("events: option %s=%s: %s", e.Field, e.Value, e.Detail)
+}
+
+// TimeError reports a time argument that went backwards: the correlator and the series
+// refuse nothing because of it, but the series machine reports it so callers notice a bad clock.
+type TimeError struct {
+	Now, Last time.Time
+}
+
+func (e *TimeError) Error() string {
+	return fmt.Sprintf("events: time went backwards: now %s before last %s", e.Now.Format(time.RFC3339Nano), e.Last.Format(time.RFC3339Nano))
+}

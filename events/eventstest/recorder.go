@@ -1,0 +1,84 @@
+package eventstest
+
+import (
+	"fmt"
+	"maps"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Recorded is one call to a Recorder.
+type Recorded struct {
+	// Object is the object the event is about (regarding, for the events.k8s.io/v1 form).
+	Object runtime.Object
+	// Related is the related object of the events.k8s.io/v1 form, nil otherwise.
+	Related     runtime.Object
+	Annotations map[string]string
+	Type        string
+	Reason      string
+	// Action is set by the events.k8s.io/v1 form only.
+	Action string
+	// Message is the formatted message (the note, for the events.k8s.io/v1 form).
+	Message string
+}
+
+// String renders r as client-go's FakeRecorder does: "Type Reason Message".
+func (r Recorded) String() string { return r.Type + " " + r.Reason + " " + r.Message }
+
+// Recorder records every call in memory, for tests of code that takes client-go's
+// record.EventRecorder (Event, Eventf, AnnotatedEventf) or the events.k8s.io/v1 recorder
+// (SeriesEventf). It never drops. Safe for concurrent use.
+type Recorder struct {
+	mu    sync.Mutex
+	calls []Recorded
+}
+
+// Event records an event about object.
+func (r *Recorder) Event(object runtime.Object, eventtype, reason, message string) {
+	r.add(Recorded{Object: object, Type: eventtype, Reason: reason, Message: message})
+}
+
+// Eventf records an event with a message formatted by fmt.Sprintf.
+func (r *Recorder) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{}) {
+	r.add(Recorded{Object: object, Type: eventtype, Reason: reason, Message: fmt.Sprintf(messageFmt, args...)})
+}
+
+// AnnotatedEventf records an event with annotations (copied).
+func (r *Recorder) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...interface{}) {
+	r.add(Recorded{Object: object, Annotations: maps.Clone(annotations), Type: eventtype, Reason: reason, Message: fmt.Sprintf(messageFmt, args...)})
+}
+
+// SeriesEventf records an event in the events.k8s.io/v1 form (regarding, related, action, note).
+func (r *Recorder) SeriesEventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...interface{}) {
+	r.add(Recorded{Object: regarding, Related: related, Type: eventtype, Reason: reason, Action: action, Message: fmt.Sprintf(note, args...)})
+}
+
+func (r *Recorder) add(c Recorded) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, c)
+}
+
+// Events returns a copy of the calls so far, in order.
+func (r *Recorder) Events() []Recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Recorded(nil), r.calls...)
+}
+
+// Strings returns the calls so far rendered by Recorded.String.
+func (r *Recorder) Strings() []string {
+	var out []string
+	for _, c := range r.Events() {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+// Reset forgets the calls so far.
+func (r *Recorder) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = nil
+}

@@ -1,0 +1,22 @@
+package events_test
+
+import (
+	"errors"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+)
+
+func asOptionError(err error, target any) bool { return errors.As(err, target) }
+
+func k8sUID(s string) k8stypes.UID { return k8stypes.UID(s) }
+
+type runtimeObject = runtime.Object
+
+func cmpDiff(want, got any) string { return cmp.Diff(want, got) }
+
+func eventsResource() schema.GroupResource {
+	return schema.GroupResource{Group: "events.k8s.io", Resource: "events"}
+}
