@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/internal/podcond"
 	"github.com/nodestate/nodestate/podphase"
 )
 
@@ -242,8 +243,8 @@ func (c *Cache) setContainer(uid types.UID, containerID string, now time.Time, s
 			return false, &PodError{Namespace: e.namespace, Name: e.name, UID: uid, Err: err}
 		}
 		for _, t := range [...]v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
-			if nc := findCondition(conds, t); nc != nil {
-				s.Conditions = replaceOrAppend(s.Conditions, *nc)
+			if nc := podcond.Find(conds, t); nc != nil {
+				s.Conditions = podcond.ReplaceOrAppend(s.Conditions, *nc)
 			}
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodestate/nodestate/containerstate"
+
+	"github.com/nodestate/nodestate/internal/podcond"
 )
 
 func wantRequests(t *testing.T, id string, got map[string]int, want map[string]int) {
@@ -92,7 +94,7 @@ func TestS4S7S10S13Updates(t *testing.T) {
 	h.sync()
 	wantRequests(t, "S13", h.requests(&last), map[string]int{})
 	got, _ := h.api.Pod("default", "p1")
-	if c := findCondition(got.Status.Conditions, v1.PodReady); c == nil || c.Status != v1.ConditionTrue {
+	if c := podcond.Find(got.Status.Conditions, v1.PodReady); c == nil || c.Status != v1.ConditionTrue {
 		t.Errorf("S4: the server holds the second status, got %+v", got.Status.Conditions)
 	}
 }
@@ -108,7 +110,7 @@ func TestS8S40TransitionTimes(t *testing.T) {
 	s.Conditions = []v1.PodCondition{ready}
 	h.set(pod, s)
 	c, _ := h.cache.GetPodStatus(pod.UID)
-	if got := findCondition(c.Conditions, v1.PodReady).LastTransitionTime; !got.Time.Equal(t0) {
+	if got := podcond.Find(c.Conditions, v1.PodReady).LastTransitionTime; !got.Time.Equal(t0) {
 		t.Errorf("S40 no old condition: LTT %v, want now %v", got, t0)
 	}
 	h.sync()
@@ -122,14 +124,14 @@ func TestS8S40TransitionTimes(t *testing.T) {
 	s.Conditions = []v1.PodCondition{cond(v1.PodReady, v1.ConditionFalse)}
 	h.set(pod, s)
 	c, _ = h.cache.GetPodStatus(pod.UID)
-	if got := findCondition(c.Conditions, v1.PodReady).LastTransitionTime; !got.Time.Equal(t0.Add(time.Minute)) {
+	if got := podcond.Find(c.Conditions, v1.PodReady).LastTransitionTime; !got.Time.Equal(t0.Add(time.Minute)) {
 		t.Errorf("S40 status changed: LTT %v, want now", got)
 	}
 	s.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "Other"}}
 	h.clock.Step(time.Minute)
 	h.set(pod, s)
 	c, _ = h.cache.GetPodStatus(pod.UID)
-	if got := findCondition(c.Conditions, v1.PodReady).LastTransitionTime; !got.Time.Equal(t0.Add(time.Minute)) {
+	if got := podcond.Find(c.Conditions, v1.PodReady).LastTransitionTime; !got.Time.Equal(t0.Add(time.Minute)) {
 		t.Errorf("S40 status same: the old LTT is kept, got %v", got)
 	}
 }
@@ -393,7 +395,7 @@ func TestS31S32Readiness(t *testing.T) {
 	}
 	readyOf := func() v1.ConditionStatus {
 		s, _ := h.cache.GetPodStatus(pod.UID)
-		if c := findCondition(s.Conditions, v1.PodReady); c != nil {
+		if c := podcond.Find(s.Conditions, v1.PodReady); c != nil {
 			return c.Status
 		}
 		return ""
@@ -552,13 +554,13 @@ func TestS41ToS46Merge(t *testing.T) {
 			t.Errorf("%s: %s: phase %q reason %q", tt.id, tt.reason, got.Phase, got.Reason)
 		}
 		if tt.wantDT != "" {
-			if c := findCondition(got.Conditions, v1.DisruptionTarget); c == nil || c.Reason != tt.wantDT {
+			if c := podcond.Find(got.Conditions, v1.DisruptionTarget); c == nil || c.Reason != tt.wantDT {
 				t.Errorf("%s: %s: DisruptionTarget %+v, want reason %s", tt.id, tt.reason, c, tt.wantDT)
 			}
 		}
 		if tt.wantReady != "" {
 			for _, ty := range []v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
-				c := findCondition(got.Conditions, ty)
+				c := podcond.Find(got.Conditions, ty)
 				if c == nil || c.Status != tt.wantReady || (tt.readyWhy != "" && c.Reason != tt.readyWhy) {
 					t.Errorf("%s: %s: %s = %+v", tt.id, tt.reason, ty, c)
 				}
@@ -570,7 +572,7 @@ func TestS41ToS46Merge(t *testing.T) {
 		ResourceClaimStatuses: []v1.PodResourceClaimStatus{{Name: "gpu"}}}
 	kube := v1.PodStatus{Conditions: []v1.PodCondition{cond(v1.PodReady, v1.ConditionTrue), cond("example.com/gate", v1.ConditionFalse)}}
 	got := o.Merge(&api, &kube, true)
-	if findCondition(got.Conditions, v1.PodReady).Status != v1.ConditionTrue || findCondition(got.Conditions, "example.com/gate").Status != v1.ConditionTrue ||
+	if podcond.Find(got.Conditions, v1.PodReady).Status != v1.ConditionTrue || podcond.Find(got.Conditions, "example.com/gate").Status != v1.ConditionTrue ||
 		len(got.ResourceClaimStatuses) != 1 {
 		t.Errorf("8.1/8.2: merged %+v", got)
 	}

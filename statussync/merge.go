@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/nodestate/nodestate/podphase"
+
+	"github.com/nodestate/nodestate/internal/podcond"
 )
 
 // Merge returns the status to send for a pod whose status on the API server
@@ -44,10 +46,10 @@ func (o Options) Merge(api, kubelet *v1.PodStatus, couldHaveRunningContainers bo
 			conds = append(conds, *c)
 		case Shared:
 			if transitioning && !couldHaveRunningContainers {
-				if ac := findCondition(api.Conditions, c.Type); ac != nil && ac.Status == c.Status {
+				if ac := podcond.Find(api.Conditions, c.Type); ac != nil && ac.Status == c.Status {
 					c.LastTransitionTime = ac.LastTransitionTime
 				}
-				conds = replaceOrAppend(conds, *c)
+				conds = podcond.ReplaceOrAppend(conds, *c)
 			}
 		}
 	}
