@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodestate/nodestate/containerstate"
-
 	"github.com/nodestate/nodestate/internal/podcond"
 )
 

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodestate/nodestate/containerstate"
-
 	"github.com/nodestate/nodestate/internal/podcond"
 )
 

@@ -10,9 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
-	"github.com/nodestate/nodestate/podphase"
-
 	"github.com/nodestate/nodestate/internal/podcond"
+	"github.com/nodestate/nodestate/podphase"
 )
 
 // Merge returns the status to send for a pod whose status on the API server
