@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -16,19 +14,17 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"pgregory.net/rapid"
 
+	"github.com/nodestate/nodestate/internal/rapidcheck"
 	"github.com/nodestate/nodestate/statussync"
 	"github.com/nodestate/nodestate/statussync/statussynctest"
 )
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
-	if !explicit {
-		_ = flag.Set("rapid.checks", strconv.Itoa(300))
+	if err := rapidcheck.MinChecks(300); err != nil {
+		panic(err)
 	}
 	goleak.VerifyTestMain(m)
-	os.Exit(0)
 }
 
 var epoch = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)

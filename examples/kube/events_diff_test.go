@@ -17,6 +17,7 @@ import (
 
 	"github.com/nodestate/nodestate/events"
 	"github.com/nodestate/nodestate/events/eventstest"
+	"github.com/nodestate/nodestate/internal/rapidcheck"
 )
 
 // minStreams is how many generated streams the differential test must run at least.
@@ -24,14 +25,9 @@ const minStreams = 1000
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	// rapid runs 100 cases by default; the differential test needs at least minStreams.
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
-	if !explicit {
-		if err := flag.Set("rapid.checks", fmt.Sprint(minStreams)); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
+	if err := rapidcheck.MinChecks(minStreams); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 	os.Exit(m.Run())
 }
