@@ -111,6 +111,8 @@ type Agent struct {
 	crash  *containerstate.Backoff
 	pulls  *containerstate.Backoff
 	images map[string]bool
+	// pullFree is when the node's image puller is free again.
+	pullFree time.Time
 	events *eventWriter
 	bcast  *events.Broadcaster
 

@@ -119,10 +119,13 @@ func (a *Agent) advance(ctx context.Context, p *pod, now time.Time) error {
 	for _, c := range p.ctrs {
 		if !c.pullDone.IsZero() && !now.Before(c.pullDone) {
 			c.pullDone = time.Time{}
-			if err := a.pulled(ctx, p, c, now); err != nil {
+			ok, err := a.pulled(ctx, p, c, now)
+			if err != nil {
 				return err
 			}
-			sync = true
+			// A failed pull fails the pod's sync: the pod worker tries again after its
+			// requeue delay, so the API sees ErrImagePull until then.
+			sync = sync || ok
 		}
 		if !c.exitAt.IsZero() && !now.Before(c.exitAt) {
 			if err := a.exit(p, c, now, c.beh.exitCode); err != nil {
@@ -239,13 +242,20 @@ func (a *Agent) ensureStarted(ctx context.Context, p *pod, c *ctr, now time.Time
 	if err := a.step(p, c, containerstate.Event{Kind: containerstate.PullStarted, At: now}); err != nil {
 		return err
 	}
-	c.phase, c.pullStart, c.pullDone = ctrPulling, now, now.Add(c.beh.pullTime)
+	// The kubelet pulls one image at a time (serializeImagePulls): a pull waits for the one
+	// before it.
+	start := now
+	if a.pullFree.After(start) {
+		start = a.pullFree
+	}
+	c.phase, c.pullStart, c.pullDone = ctrPulling, now, start.Add(c.beh.pullTime)
+	a.pullFree = c.pullDone
 	return nil
 }
 
 // pulled ends an image pull: a failure is ErrImagePull and feeds image-pull back-off; a success
-// creates and starts the container at once.
-func (a *Agent) pulled(ctx context.Context, p *pod, c *ctr, now time.Time) error {
+// creates and starts the container at once. It reports whether the pull succeeded.
+func (a *Agent) pulled(ctx context.Context, p *pod, c *ctr, now time.Time) (bool, error) {
 	img := c.spec.Image
 	c.phase = ctrIdle
 	if c.beh.pullError != "" {
@@ -255,19 +265,18 @@ func (a *Agent) pulled(ctx context.Context, p *pod, c *ctr, now time.Time) error
 		a.events.record(ctx, now, c.ref, v1.EventTypeWarning, ReasonFailed, "Error: "+ev.Reason)
 		a.pulls.Next(containerstate.ImagePullKey(p.api.UID, img), now, now)
 		if err := a.step(p, c, ev); err != nil {
-			return err
+			return false, err
 		}
 		a.requeue(p, now)
-		return nil
+		return false, nil
 	}
 	a.images[img] = true
-	took := now.Sub(c.pullStart)
 	a.events.record(ctx, now, c.ref, v1.EventTypeNormal, ReasonPulled,
-		fmt.Sprintf("Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.", img, took, took, c.beh.imageSize))
+		fmt.Sprintf("Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.", img, c.beh.pullTime, now.Sub(c.pullStart), c.beh.imageSize))
 	if err := a.step(p, c, containerstate.Event{Kind: containerstate.PullSucceeded, At: now, Image: img, ImageID: imageID(img)}); err != nil {
-		return err
+		return false, err
 	}
-	return a.createStart(ctx, p, c, now)
+	return true, a.createStart(ctx, p, c, now)
 }
 
 func imageID(img string) string { return img + "@sha256:" + fmt.Sprintf("%064x", len(img)*2654435761) }
