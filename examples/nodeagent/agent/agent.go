@@ -113,8 +113,8 @@ type Agent struct {
 	images map[string]bool
 	// pullFree is when the node's image puller is free again.
 	pullFree time.Time
-	events *eventWriter
-	bcast  *events.Broadcaster
+	events   *eventWriter
+	bcast    *events.Broadcaster
 
 	kubelet   *nodecondition.Kubelet
 	lease     *nodecondition.LeaseRenewer
