@@ -15,8 +15,6 @@ const (
 	// errorRequeue is how long the pod worker waits before syncing a pod again after a sync
 	// error (a back-off, a failed pull): the kubelet's backOffPeriod, jittered by up to half.
 	errorRequeue = 10 * time.Second
-	// never is the wake-up of a pod with nothing to do.
-	never = time.Duration(1<<63 - 1)
 )
 
 // ctrPhase is where the simulated runtime is with a container.
