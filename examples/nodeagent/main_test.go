@@ -63,7 +63,7 @@ func TestOutputSections(t *testing.T) {
 		"Events:\n  Type     Reason   Age",
 		"Warning  BackOff", "Back-off restarting failed container worker in pod worker-",
 		"Summary (10m0s of virtual time):",
-		"statuses set", "API requests     get ", "aggregated", "dropped", "Ready=True", "lease renewals",
+		"pod statuses", "status API requests  get ", "aggregated", "dropped", "Ready=True", "lease renewals",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)

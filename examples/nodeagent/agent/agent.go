@@ -79,9 +79,10 @@ type Stats struct {
 	Passes, FullPasses int
 	// Events counts the events.
 	Events EventStats
-	// NodeReports is the number of node status writes; LeaseRenewals the number of lease
-	// renewals; ClusterErrors the number of Cluster calls that failed.
-	NodeReports, LeaseRenewals, ClusterErrors int
+	// PodsCreated is the number of pods created; NodeReports the number of node writes
+	// (registration and status reports); LeaseRenewals the number of lease renewals;
+	// ClusterErrors the number of Cluster calls that failed.
+	PodsCreated, NodeReports, LeaseRenewals, ClusterErrors int
 	// NodeConditions are the node's conditions as last reported.
 	NodeConditions []v1.NodeCondition
 }
@@ -239,6 +240,7 @@ func (a *Agent) Start(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("agent: create pod %s/%s: %w", pl.pod.Namespace, pl.pod.Name, err)
 		}
+		a.stats.PodsCreated++
 		p, err := a.newPod(pl, created)
 		if err != nil {
 			return err
