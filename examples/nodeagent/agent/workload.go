@@ -145,14 +145,6 @@ func workloads(n int, node, namespace string, rng *rand.Rand) []plan {
 	return plans
 }
 
-func owned(kind, name string, controller bool) []metav1.OwnerReference {
-	api := "apps/v1"
-	if kind == "Job" {
-		api = "batch/v1"
-	}
-	return []metav1.OwnerReference{{APIVersion: api, Kind: kind, Name: name, UID: types.UID(name + "-owner"), Controller: &controller}}
-}
-
 func readiness(path string, port int32, delay int32) *v1.Probe {
 	return &v1.Probe{
 		ProbeHandler:        v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: path, Port: intstr.FromInt32(port), Scheme: v1.URISchemeHTTP}},
@@ -161,18 +153,19 @@ func readiness(path string, port int32, delay int32) *v1.Probe {
 }
 
 func build(kind, round int, hash string, rng *rand.Rand) plan {
-	meta := func(base, owner, ownerKind string) metav1.ObjectMeta {
+	// No owner references: on a real cluster the garbage collector deletes pods whose owner
+	// does not exist.
+	meta := func(base, owner string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{
-			Name:            base + "-" + hash + "-" + suffix(rng, 5),
-			Labels:          map[string]string{"app": owner},
-			OwnerReferences: owned(ownerKind, owner+"-"+hash, true),
+			Name:   base + "-" + hash + "-" + suffix(rng, 5),
+			Labels: map[string]string{"app": owner, "pod-template-hash": hash},
 		}
 	}
 	switch kind {
 	case kindWorker:
 		// A queue worker that exits 1 a few seconds after each start: CrashLoopBackOff.
 		return plan{
-			pod: &v1.Pod{ObjectMeta: meta("worker", "worker", "ReplicaSet"), Spec: v1.PodSpec{
+			pod: &v1.Pod{ObjectMeta: meta("worker", "worker"), Spec: v1.PodSpec{
 				Containers: []v1.Container{{Name: "worker", Image: imageWorker, Args: []string{"--queue=orders"}}},
 			}},
 			behaviors: map[string]behavior{"worker": {runFor: jitter(rng, 2*time.Second, 6*time.Second), exitCode: 1}},
@@ -180,7 +173,7 @@ func build(kind, round int, hash string, rng *rand.Rand) plan {
 	case kindCache:
 		// A cache whose image tag does not exist: ErrImagePull, then ImagePullBackOff.
 		return plan{
-			pod: &v1.Pod{ObjectMeta: meta("cache", "cache", "ReplicaSet"), Spec: v1.PodSpec{
+			pod: &v1.Pod{ObjectMeta: meta("cache", "cache"), Spec: v1.PodSpec{
 				Containers: []v1.Container{{Name: "cache", Image: imageCacheBad, ReadinessProbe: readiness("/ready", 6379, 2)}},
 			}},
 			behaviors: map[string]behavior{"cache": {pullError: pullNotFound}},
@@ -191,7 +184,7 @@ func build(kind, round int, hash string, rng *rand.Rand) plan {
 		name := fmt.Sprintf("report-%d-%s", 29000000+rng.IntN(1000000), suffix(rng, 5))
 		return plan{
 			pod: &v1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"job-name": "report"}, OwnerReferences: owned("Job", "report", true)},
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"job-name": "report", "batch.kubernetes.io/job-name": "report"}},
 				Spec: v1.PodSpec{
 					RestartPolicy: v1.RestartPolicyNever,
 					InitContainers: []v1.Container{{Name: "log-shipper", Image: imageShipper,
@@ -208,7 +201,7 @@ func build(kind, round int, hash string, rng *rand.Rand) plan {
 		// An API server Deployment: a migration init container, then a readiness probe that
 		// fails while the caches warm up.
 		return plan{
-			pod: &v1.Pod{ObjectMeta: meta("api", "api", "ReplicaSet"), Spec: v1.PodSpec{
+			pod: &v1.Pod{ObjectMeta: meta("api", "api"), Spec: v1.PodSpec{
 				InitContainers: []v1.Container{{Name: "migrate", Image: imageMigrate, Args: []string{"migrate", "up"}}},
 				Containers:     []v1.Container{{Name: "api", Image: imageAPI, ReadinessProbe: readiness("/healthz", 8080, 5)}},
 			}},
@@ -222,7 +215,7 @@ func build(kind, round int, hash string, rng *rand.Rand) plan {
 		name := fmt.Sprintf("db-%d", round)
 		return plan{
 			pod: &v1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "db"}, OwnerReferences: owned("StatefulSet", "db", true)},
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "db", "statefulset.kubernetes.io/pod-name": name}},
 				Spec: v1.PodSpec{
 					InitContainers: []v1.Container{
 						{Name: "init-permissions", Image: imageBusybox, Command: []string{"sh", "-c", "chown -R 999:999 /var/lib/postgresql/data"}},
@@ -240,7 +233,7 @@ func build(kind, round int, hash string, rng *rand.Rand) plan {
 	default:
 		// The web front end, three replicas with a readiness probe.
 		return plan{
-			pod: &v1.Pod{ObjectMeta: meta("web", "web", "ReplicaSet"), Spec: v1.PodSpec{
+			pod: &v1.Pod{ObjectMeta: meta("web", "web"), Spec: v1.PodSpec{
 				Containers: []v1.Container{{Name: "nginx", Image: imageWeb, Ports: []v1.ContainerPort{{ContainerPort: 80, Protocol: v1.ProtocolTCP}},
 					ReadinessProbe: readiness("/", 80, 3)}},
 			}},
