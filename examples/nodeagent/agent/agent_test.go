@@ -449,7 +449,7 @@ func TestWriteFailuresAreCounted(t *testing.T) {
 
 func TestNewRefusesBadConfig(t *testing.T) {
 	api := statussynctest.NewAPI(1)
-	clk := clocktesting.NewFakeClock(agenttest.Epoch)
+	clk := clocktesting.NewFakeClock(agenttest.Epoch())
 	sink := eventstest.NewSink(clk, 0)
 	cluster := agenttest.NewCluster(api)
 	for _, tc := range []struct {

@@ -19,8 +19,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// Epoch is the virtual time a run starts at.
-var Epoch = time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+// Epoch returns the virtual time a run starts at.
+func Epoch() time.Time { return time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC) }
 
 // Cluster is an in-memory agent.Cluster: pods go to a statussynctest.API, the node and its
 // lease are kept here. Safe for concurrent use.
@@ -111,16 +111,21 @@ func (c *Cluster) Calls() map[string]int {
 
 // Sim is an agent wired to in-memory APIs on a fake clock.
 type Sim struct {
-	Clock   *clocktesting.FakeClock
-	API     *statussynctest.API
-	Sink    *eventstest.Sink
+	// Clock is the virtual time the agent runs on; Agent.Run moves it.
+	Clock *clocktesting.FakeClock
+	// API holds the pods and serves the agent's status sync.
+	API *statussynctest.API
+	// Sink holds the events.
+	Sink *eventstest.Sink
+	// Cluster holds the node and its lease, and creates the pods on API.
 	Cluster *Cluster
-	Agent   *agent.Agent
+	// Agent is the agent under simulation.
+	Agent *agent.Agent
 }
 
 // New returns an agent for cfg wired to fresh in-memory APIs, its clock at Epoch.
 func New(cfg agent.Config) (*Sim, error) {
-	s := &Sim{Clock: clocktesting.NewFakeClock(Epoch), API: statussynctest.NewAPI(int64(cfg.Seed))}
+	s := &Sim{Clock: clocktesting.NewFakeClock(Epoch()), API: statussynctest.NewAPI(int64(cfg.Seed))}
 	s.Sink = eventstest.NewSink(s.Clock, 0)
 	s.Cluster = NewCluster(s.API)
 	a, err := agent.New(cfg, s.Clock, s.API, s.Sink, s.Cluster)
