@@ -6,7 +6,7 @@
 // shows them, the events of the crash-looping pod as `kubectl describe` lists them, and a
 // summary of what went over the wire.
 //
-//	go run ./examples/nodeagent [-pods 8] [-seed 1] [-duration 10m] [-noget]
+//	go run ./examples/nodeagent [-pods 8] [-seed 1] [-duration 10m] [-noget] [-describe db-0]
 //
 // The same seed prints the same output.
 package main
@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nodestate/nodestate/examples/nodeagent/agent"
@@ -43,6 +44,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed of every name, ID, timing and jitter")
 	d := fs.Duration("duration", 10*time.Minute, "virtual time to run")
 	noGet := fs.Bool("noget", false, "sync statuses without a GET before each PATCH")
+	describe := fs.String("describe", "", "the pod whose events to list, by name or name prefix (default: the crash-looping pod)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -70,12 +72,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	states := sim.Agent.Pods()
-	shown := states[0]
+	shown, found := states[0], false
 	for _, st := range states {
-		if st.CrashLooping {
-			shown = st
+		if (*describe == "" && st.CrashLooping) || (*describe != "" && strings.HasPrefix(st.Pod.Name, *describe)) {
+			shown, found = st, true
 			break
 		}
+	}
+	if *describe != "" && !found {
+		return fmt.Errorf("-describe %q: no such pod", *describe)
 	}
 	fmt.Fprintf(out, "\n$ kubectl describe pod %s    # Events:\n", shown.Pod.Name)
 	if err := agent.WriteEvents(out, agent.EventsFor(sim.Sink.Events(), shown.Pod.UID), now); err != nil {

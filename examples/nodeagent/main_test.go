@@ -34,7 +34,7 @@ func TestGolden(t *testing.T) {
 		args []string
 	}{
 		{"default.golden", nil},
-		{"noget.golden", []string{"-noget", "-pods", "3", "-duration", "2m"}},
+		{"noget.golden", []string{"-noget", "-pods", "3", "-duration", "2m", "-describe", "report-"}},
 	} {
 		got := output(t, tc.args...)
 		path := filepath.Join("testdata", tc.file)
@@ -85,7 +85,7 @@ func TestSeedDecidesOutput(t *testing.T) {
 func TestFlagsRefused(t *testing.T) {
 	for _, args := range [][]string{
 		{"-pods", "0"}, {"-pods", "1001"}, {"-duration", "0s"}, {"-duration", "25h"},
-		{"-seed", "-1"}, {"extra"}, {"-unknown"},
+		{"-seed", "-1"}, {"extra"}, {"-unknown"}, {"-describe", "nosuchpod"},
 	} {
 		var b strings.Builder
 		if err := run(context.Background(), args, &b); err == nil {
