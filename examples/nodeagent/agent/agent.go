@@ -197,7 +197,7 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 	if err != nil {
 		return nil, err
 	}
-	a.events = &eventWriter{rec: rec, corr: corr, sink: sink}
+	a.events = &eventWriter{rec: rec, corr: corr, sink: sink, rand: jitter.Float64}
 
 	kcfg := nodecondition.DefaultKubeletConfig()
 	if a.kubelet, err = nodecondition.NewKubelet(kcfg, jitter); err != nil {
@@ -260,6 +260,7 @@ func (a *Agent) Step(ctx context.Context) (time.Time, error) {
 		}
 	}
 	now := a.clock.Now()
+	a.events.flush(ctx, now)
 	for _, p := range a.pods {
 		if err := a.advance(ctx, p, now); err != nil {
 			return time.Time{}, err
@@ -291,6 +292,9 @@ func (a *Agent) Step(ctx context.Context) (time.Time, error) {
 	a.crash.GC(now)
 	a.pulls.GC(now)
 	next := slices.MinFunc([]time.Time{a.nextNode, a.nextRenew, a.nextFull}, time.Time.Compare)
+	if t, ok := a.events.next(); ok && t.Before(next) {
+		next = t
+	}
 	for _, p := range a.pods {
 		if w := p.wake(); !w.IsZero() && w.Before(next) {
 			next = w

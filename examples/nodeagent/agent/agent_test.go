@@ -17,6 +17,8 @@ import (
 	"github.com/nodestate/nodestate/statussync/statussynctest"
 	"go.uber.org/goleak"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -403,7 +405,7 @@ func TestNodeStaysHealthy(t *testing.T) {
 func TestEventsAreCountedAndFiltered(t *testing.T) {
 	sim := run(t, agent.Config{Seed: 1}, 10*time.Minute)
 	s := sim.Agent.Stats().Events
-	if s.Recorded != s.Created+s.Patched+s.DroppedSpam+s.DroppedFailed {
+	if s.Recorded != s.Created+s.Patched+s.DroppedSpam+s.DroppedFailed()+s.Pending {
 		t.Errorf("events %+v: recorded is not the sum of outcomes", s)
 	}
 	if s.DroppedSpam == 0 {
@@ -414,24 +416,116 @@ func TestEventsAreCountedAndFiltered(t *testing.T) {
 	}
 }
 
-func TestWriteFailuresAreCounted(t *testing.T) {
+// TestEventWriteFailures follows client-go's rules for failed event writes
+// (spec/events.md A.5): a server answer is final, anything else is tried again after a random
+// part of 10 s and then every 10 s, up to 12 tries, while later events wait behind it.
+func TestEventWriteFailures(t *testing.T) {
+	connReset := errors.New("connection reset by peer")
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "x", errors.New("no"))
+	for _, tc := range []struct {
+		name   string
+		fault  eventstest.FaultFunc
+		check  func(s agent.EventStats) bool
+		want   string
+		reason string
+	}{
+		{
+			name: "transient", want: "retries, nothing lost",
+			fault: func(_ eventstest.Op, _, _ string, n int) error {
+				if n%3 == 0 {
+					return connReset
+				}
+				return nil
+			},
+			check: func(s agent.EventStats) bool {
+				return s.Retries > 0 && s.DroppedFailed() == 0 && s.Created+s.Patched > 0
+			},
+			reason: "A.5: a transport error is retried, and the next attempt succeeds",
+		},
+		{
+			name: "refused", want: "drops, no retries",
+			fault: func(_ eventstest.Op, _, _ string, n int) error {
+				if n%2 == 0 {
+					return forbidden
+				}
+				return nil
+			},
+			check:  func(s agent.EventStats) bool { return s.Retries == 0 && s.DroppedRejected > 0 },
+			reason: "A.5: a StatusError is the server's answer and is never retried",
+		},
+		{
+			name: "down", want: "12 tries per event, then a drop",
+			fault: func(eventstest.Op, string, string, int) error { return connReset },
+			check: func(s agent.EventStats) bool {
+				return s.DroppedRetryLimit > 0 && s.Created+s.Patched == 0 && s.Pending > 0 &&
+					s.Retries >= 11*s.DroppedRetryLimit && s.Retries <= 11*s.DroppedRetryLimit+11
+			},
+			reason: "A.5: once tries reach 12 the event is dropped; the events behind it wait",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sim, err := agenttest.New(agent.Config{Seed: 1, Pods: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sim.Sink.SetFault(tc.fault)
+			if err := sim.Agent.Run(context.Background(), 5*time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			s := sim.Agent.Stats().Events
+			if !tc.check(s) {
+				t.Errorf("events %+v, want %s (%s)", s, tc.want, tc.reason)
+			}
+			if s.Recorded != s.Created+s.Patched+s.DroppedSpam+s.DroppedFailed()+s.Pending {
+				t.Errorf("events %+v: recorded is not the sum of outcomes", s)
+			}
+		})
+	}
+}
+
+// TestEventRetryTiming checks the waits between the attempts at one event: a random part of
+// 10 s before the second, 10 s before each later one (spec/events.md A.5).
+func TestEventRetryTiming(t *testing.T) {
+	sim, err := agenttest.New(agent.Config{Seed: 1, Pods: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attempts []time.Time
+	sim.Sink.SetFault(func(_ eventstest.Op, _, _ string, n int) error {
+		attempts = append(attempts, sim.Clock.Now())
+		if len(attempts) <= 3 {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	if err := sim.Agent.Run(context.Background(), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if len(attempts) < 5 {
+		t.Fatalf("%d attempts", len(attempts))
+	}
+	if d := attempts[1].Sub(attempts[0]); d < 0 || d >= 10*time.Second {
+		t.Errorf("first retry after %v, want within [0, 10s)", d)
+	}
+	for i := 2; i <= 3; i++ {
+		if d := attempts[i].Sub(attempts[i-1]); d != 10*time.Second {
+			t.Errorf("retry %d after %v, want 10s", i, d)
+		}
+	}
+	s := sim.Agent.Stats().Events
+	if s.Retries != 3 || s.DroppedFailed() != 0 {
+		t.Errorf("events %+v, want 3 retries and nothing lost", s)
+	}
+}
+
+func TestStatusSyncSurvivesFaults(t *testing.T) {
 	sim, err := agenttest.New(agent.Config{Seed: 1, Pods: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim.Sink.SetFault(func(op eventstest.Op, _, _ string, n int) error {
-		if n%2 == 0 {
-			return errors.New("connection reset")
-		}
-		return nil
-	})
 	sim.API.SetFaults(statussynctest.Faults{ErrorRate: 0.3})
 	if err := sim.Agent.Run(context.Background(), 3*time.Minute); err != nil {
 		t.Fatal(err)
-	}
-	s := sim.Agent.Stats()
-	if s.Events.DroppedFailed == 0 {
-		t.Errorf("events %+v: failed writes not counted", s.Events)
 	}
 	// Faults stop; a full pass brings every pod on the API to the cached status.
 	sim.API.SetFaults(statussynctest.Faults{})

@@ -66,7 +66,7 @@ func checkRun(t interface {
 		}
 	}
 	s := sim.Agent.Stats()
-	if e := s.Events; e.Recorded != e.Created+e.Patched+e.DroppedSpam+e.DroppedFailed {
+	if e := s.Events; e.Recorded != e.Created+e.Patched+e.DroppedSpam+e.DroppedFailed()+e.Pending {
 		t.Fatalf("events %+v: recorded is not the sum of outcomes", e)
 	}
 	if s.Synced > s.Versions {

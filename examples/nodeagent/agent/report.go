@@ -118,8 +118,8 @@ func WriteSummary(w io.Writer, s Stats, d time.Duration) error {
 	fmt.Fprintf(tw, "  pod statuses\t%d set, %d new versions, %d synced, %d coalesced\n", s.StatusesSet, s.Versions, s.Synced, s.Coalesced())
 	fmt.Fprintf(tw, "  status API requests\t%s (%.2f per synced version), in %d sync passes (%d full)\n", strings.Join(req, ", "), perVersion, s.Passes, s.FullPasses)
 	fmt.Fprintf(tw, "  other API writes\tpods created %d, node writes %d, lease renewals %d, failed %d\n", s.PodsCreated, s.NodeReports, s.LeaseRenewals, s.ClusterErrors)
-	fmt.Fprintf(tw, "  events\t%d recorded: %d created, %d patched, %d aggregated, %d dropped (%d by the spam filter, %d failed writes)\n",
-		e.Recorded, e.Created, e.Patched, e.Aggregated, e.DroppedSpam+e.DroppedFailed, e.DroppedSpam, e.DroppedFailed)
+	fmt.Fprintf(tw, "  events\t%d recorded: %d created, %d patched, %d aggregated, %d dropped (%d by the spam filter, %d failed writes), %d retries, %d pending\n",
+		e.Recorded, e.Created, e.Patched, e.Aggregated, e.DroppedSpam+e.DroppedFailed(), e.DroppedSpam, e.DroppedFailed(), e.Retries, e.Pending)
 	fmt.Fprintf(tw, "  node conditions\t%s\n", strings.Join(conds, " "))
 	return tw.Flush()
 }
