@@ -26,7 +26,7 @@
 //   - events: kubelet events (Pulling, Pulled, Created, Started, Killing, Failed, BackOff,
 //     Unhealthy, with the kubelet's messages and the container's field path) are built by an
 //     events.Recorder and decided by an events.Correlator (aggregation, counts, spam filter),
-//     then written to the given Sink.
+//     then written to the given Sink, failed writes retried as client-go does.
 //   - nodecondition: the kubelet side computes the node's conditions every 10 s from an
 //     eviction-signal sample and sends them by its report rule; a LeaseRenewer schedules the
 //     lease renewals.
@@ -58,9 +58,10 @@
 // The runtime is a script: an instance runs for a set time and exits with a set code, or
 // runs until stopped; a readiness probe fails a set number of times and then passes for good;
 // liveness probes, pod deletion and eviction are not simulated, and the node's signals stay
-// healthy. Events are correlated and written on the agent's goroutine, so the spam filter sees
-// virtual time exactly; a write that fails is counted as dropped and not retried (the
-// events.Broadcaster's retries would sleep on the clock in a goroutine of their own).
+// healthy. Events are queued, correlated and written on the agent's goroutine, with
+// client-go's retry rules in the agent's time, instead of by an events.Broadcaster, whose sink
+// goroutine would read the clock while the agent moves it: the spam filter and the retry
+// waits see virtual time exactly, and a seed decides every count.
 //
 // # Usage
 //
