@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
@@ -375,13 +374,17 @@ func (a *Agent) nodeStatus(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// renew renews the node lease on the renewer's schedule.
+// renew renews the node lease on the renewer's schedule. The renewer records an outcome
+// (Renewed resets its failure count, Failed raises it), so the spec to write is built here,
+// as Renewed builds it, and the renewer told only once the write's outcome is known.
 func (a *Agent) renew(ctx context.Context, now time.Time) error {
-	spec, next, err := a.lease.Renewed(now)
-	if err != nil {
-		return err
+	holder := a.cfg.NodeName
+	secs := int32(nodecondition.DefaultKubeletConfig().LeaseDuration / time.Second)
+	renewTime := metav1.NewMicroTime(now)
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, Namespace: nodecondition.LeaseNamespace},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: &renewTime},
 	}
-	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, Namespace: nodecondition.LeaseNamespace}, Spec: spec}
 	if err := a.cluster.RenewLease(ctx, lease); err != nil {
 		a.stats.ClusterErrors++
 		retry, ferr := a.lease.Failed(now)
@@ -391,8 +394,12 @@ func (a *Agent) renew(ctx context.Context, now time.Time) error {
 		a.nextRenew = retry
 		return nil
 	}
-	a.stats.LeaseRenewals++
+	_, next, err := a.lease.Renewed(now)
+	if err != nil {
+		return err
+	}
 	a.nextRenew = next
+	a.stats.LeaseRenewals++
 	return nil
 }
 
@@ -436,14 +443,4 @@ func (a *Agent) Pods() []PodState {
 		out = append(out, st)
 	}
 	return out
-}
-
-// String names the agent's configuration, for logs.
-func (c Config) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "node %s, %d pods in %s, seed %d", c.NodeName, c.Pods, c.Namespace, c.Seed)
-	if c.NoGet {
-		b.WriteString(", no-GET sync")
-	}
-	return b.String()
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nodestate/nodestate/statussync"
 	"github.com/nodestate/nodestate/statussync/statussynctest"
 	"go.uber.org/goleak"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -592,5 +593,74 @@ func BenchmarkRun(b *testing.B) {
 		if err := sim.Agent.Run(context.Background(), 10*time.Minute); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// flakyCluster fails node and lease writes while down is true.
+type flakyCluster struct {
+	*agenttest.Cluster
+	down      bool
+	leaseAt   []time.Time
+	clockNow  func() time.Time
+	nodeFails int
+}
+
+func (c *flakyCluster) UpdateNode(ctx context.Context, n *v1.Node) error {
+	if c.down {
+		c.nodeFails++
+		return apierrors.NewServiceUnavailable("etcd leader changed")
+	}
+	return c.Cluster.UpdateNode(ctx, n)
+}
+
+func (c *flakyCluster) RenewLease(ctx context.Context, l *coordinationv1.Lease) error {
+	c.leaseAt = append(c.leaseAt, c.clockNow())
+	if c.down {
+		return apierrors.NewServiceUnavailable("etcd leader changed")
+	}
+	return c.Cluster.RenewLease(ctx, l)
+}
+
+// TestClusterOutage checks the kubelet's reaction to failing node and lease writes
+// (spec/nodecondition.md, lease renew interval row): a failed renewal is retried after 200 ms,
+// doubling to at most 7 s; a failed status report is sent again at the next status update.
+func TestClusterOutage(t *testing.T) {
+	clk := clocktesting.NewFakeClock(agenttest.Epoch())
+	api := statussynctest.NewAPI(1)
+	fc := &flakyCluster{Cluster: agenttest.NewCluster(api), clockNow: clk.Now}
+	a, err := agent.New(agent.Config{Seed: 1, Pods: 1}, clk, api, eventstest.NewSink(clk, 0), fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := a.Run(ctx, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	fc.down = true
+	from := len(fc.leaseAt)
+	if err := a.Run(ctx, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	waits := []time.Duration{}
+	for i := from + 1; i < len(fc.leaseAt); i++ {
+		waits = append(waits, fc.leaseAt[i].Sub(fc.leaseAt[i-1]))
+	}
+	want := []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, 1600 * time.Millisecond, 3200 * time.Millisecond, 6400 * time.Millisecond, 7 * time.Second}
+	if len(waits) < len(want) || !cmp.Equal(waits[:len(want)], want) {
+		t.Errorf("waits between failed renewals %v, want them to start %v", waits, want)
+	}
+	fc.down = false
+	if err := a.Run(ctx, 5*time.Minute+time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	s := a.Stats()
+	if s.ClusterErrors == 0 || s.ClusterErrors != len(fc.leaseAt)-s.LeaseRenewals+fc.nodeFails {
+		t.Errorf("cluster errors %d, lease attempts %d, renewals %d, node failures %d", s.ClusterErrors, len(fc.leaseAt), s.LeaseRenewals, fc.nodeFails)
+	}
+	if n := fc.Node(); n == nil || len(n.Status.Conditions) != 4 {
+		t.Errorf("node %+v after the outage", n)
+	}
+	if l := fc.Lease(); l == nil || !l.Spec.RenewTime.After(agenttest.Epoch().Add(time.Minute)) {
+		t.Errorf("lease %+v not renewed after the outage", l)
 	}
 }
