@@ -6,11 +6,14 @@ import (
 
 	"github.com/nodestate/nodestate/examples/nodeagent/agent/agenttest"
 	"github.com/nodestate/nodestate/statussync/statussynctest"
+	"go.uber.org/goleak"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestCluster(t *testing.T) {
 	ctx := context.Background()
