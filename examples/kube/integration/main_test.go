@@ -92,12 +92,6 @@ func (c *counter) get(key string) int {
 	return c.counts[key]
 }
 
-func (c *counter) reset() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.counts = map[string]int{}
-}
-
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
