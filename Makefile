@@ -37,7 +37,7 @@ fuzz:
 
 # The main example.
 example:
-	go run ./examples/crashloop
+	go run ./examples/nodeagent
 
 # The conformance suite's report: inputs and mismatches per property against
 # upstream Kubernetes.
