@@ -3,7 +3,6 @@ package events
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // ErrNilEvent is returned when a nil event is given to the correlator.
@@ -45,14 +44,4 @@ type OptionError struct {
 
 func (e *OptionError) Error() string {
 	return fmt.Sprintf("events: option %s=%s: %s", e.Field, e.Value, e.Detail)
-}
-
-// TimeError reports a time argument that went backwards: the correlator and the series
-// refuse nothing because of it, but the series machine reports it so callers notice a bad clock.
-type TimeError struct {
-	Now, Last time.Time
-}
-
-func (e *TimeError) Error() string {
-	return fmt.Sprintf("events: time went backwards: now %s before last %s", e.Now.Format(time.RFC3339Nano), e.Last.Format(time.RFC3339Nano))
 }

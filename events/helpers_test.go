@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"errors"
+	goruntime "runtime"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,4 +20,13 @@ func cmpDiff(want, got any) string { return cmp.Diff(want, got) }
 
 func eventsResource() schema.GroupResource {
 	return schema.GroupResource{Group: "events.k8s.io", Resource: "events"}
+}
+
+func yield() { goruntime.Gosched() }
+
+// waitTimers waits until the fake clock has at least n waiters.
+func waitTimers(fc interface{ Waiters() int }, n int) {
+	for fc.Waiters() < n {
+		goruntime.Gosched()
+	}
 }

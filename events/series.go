@@ -1,6 +1,7 @@
 package events
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"time"
@@ -162,7 +163,11 @@ func sortWrites(ws []SeriesWrite) {
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
-		return a.Name < b.Name
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		// Same name: rare (same object and nanosecond); order by the whole key.
+		return fmt.Sprintf("%+v", ws[i].Key) < fmt.Sprintf("%+v", ws[j].Key)
 	})
 }
 

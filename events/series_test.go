@@ -203,8 +203,12 @@ func newSeriesHarness(t *testing.T) *seriesHarness {
 }
 
 func (h *seriesHarness) settle(t *testing.T) {
-	// the worker is idle when its queue is drained and both loop timers wait
-	for h.b.Stats().Submitted != h.b.Stats().Created+h.b.Stats().Patched+h.b.Stats().Counted+h.b.Stats().DroppedRejected || !h.clock.HasWaiters() {
+	// the worker is idle when it has handled every queued event and both loop timers wait
+	for {
+		st := h.b.Stats()
+		if st.Processed == st.Submitted && h.clock.Waiters() >= 2 {
+			return
+		}
 		runtime.Gosched()
 	}
 }
