@@ -312,7 +312,7 @@ func (w *sinkWorker) handle(in *v1.Event) {
 	ev := res.Event
 	ctx := w.b.abort
 	for tries := 1; ; tries++ {
-		srv, err := w.write(ctx, &ev, res.Patch, res.Decision == Patch)
+		srv, err := w.write(ctx, ev, res.Patch, res.Decision == Patch)
 		if err == nil {
 			if srv != nil {
 				w.correlator.UpdateState(srv)
@@ -333,15 +333,15 @@ func (w *sinkWorker) handle(in *v1.Event) {
 		}
 		if !Retryable(err) {
 			w.droppedRejected.Add(1)
-			w.b.cfg.logger.Error(err, "server rejected event (will not retry)", "event", eventName(&ev))
+			w.b.cfg.logger.Error(err, "server rejected event (will not retry)", "event", eventName(ev))
 			return
 		}
 		if tries >= w.b.cfg.maxTries {
 			w.droppedRetryLimit.Add(1)
-			w.b.cfg.logger.Error(err, "retry limit exceeded, dropping event", "event", eventName(&ev), "tries", tries)
+			w.b.cfg.logger.Error(err, "retry limit exceeded, dropping event", "event", eventName(ev), "tries", tries)
 			return
 		}
-		w.b.cfg.logger.Error(err, "unable to write event (may retry after sleeping)", "event", eventName(&ev))
+		w.b.cfg.logger.Error(err, "unable to write event (may retry after sleeping)", "event", eventName(ev))
 		d := w.b.cfg.sleep
 		if tries == 1 {
 			d = time.Duration(w.b.cfg.random() * float64(d))

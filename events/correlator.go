@@ -137,10 +137,10 @@ type Result struct {
 	// Aggregated is true when the event was folded into its aggregate event: Event is then the
 	// aggregate event, not the input.
 	Aggregated bool
-	// Event is the event to write: a shallow copy of the input (sharing its maps) carrying the
-	// cached name, resourceVersion, firstTimestamp and count, or the aggregate event. Zero when
-	// Decision is Skip.
-	Event v1.Event
+	// Event is the event to write, new and owned by the caller: a shallow copy of the input
+	// (sharing its maps) carrying the cached name, resourceVersion, firstTimestamp and count, or
+	// the aggregate event. Nil when Decision is Skip.
+	Event *v1.Event
 	// Patch is the strategic merge patch for Decision Patch: count, lastTimestamp and message,
 	// byte for byte what client-go sends. A new slice owned by the caller; nil otherwise.
 	Patch []byte
@@ -331,9 +331,10 @@ func (c *Correlator) Correlate(ev *v1.Event, now time.Time) (Result, error) {
 	}
 
 	res := Result{Aggregated: aggregated}
+	var out *v1.Event
 	if aggregated {
 		ts := metav1.NewTime(now)
-		res.Event = v1.Event{
+		out = &v1.Event{
 			ObjectMeta:     metav1.ObjectMeta{Namespace: ev.Namespace},
 			InvolvedObject: ev.InvolvedObject,
 			Reason:         ev.Reason,
@@ -344,9 +345,10 @@ func (c *Correlator) Correlate(ev *v1.Event, now time.Time) (Result, error) {
 		}
 		c.stats.Aggregated++
 	} else {
-		res.Event = *ev
+		cp := *ev
+		out = &cp
 	}
-	out := &res.Event
+	res.Event = out
 	out.Name, out.ResourceVersion, out.FirstTimestamp, out.Count = next.name, next.resourceVersion, next.firstTimestamp, next.count
 	if repeat {
 		res.Patch = appendCountPatch(make([]byte, 0, countPatchLen(out.Message)), out.Count, out.LastTimestamp, out.Message)

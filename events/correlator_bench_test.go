@@ -19,7 +19,7 @@ func benchWrite(b *testing.B, c *events.Correlator, ev *v1.Event, now time.Time)
 		b.Fatal(err)
 	}
 	if res.Decision != events.Skip {
-		c.UpdateState(&res.Event)
+		c.UpdateState(res.Event)
 	}
 	return res
 }

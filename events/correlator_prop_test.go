@@ -137,7 +137,7 @@ func TestCorrelatorModel(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := modelOut{decision: res.Decision, count: res.Event.Count, aggregated: res.Aggregated}
+				got := modelOut{decision: res.Decision, count: countOf(res), aggregated: res.Aggregated}
 				if got != want {
 					t.Fatalf("event %d %s/%s %q: got %+v, model says %+v", written, ev.Type, ev.Reason, ev.Message, got, want)
 				}
@@ -147,7 +147,7 @@ func TestCorrelatorModel(t *testing.T) {
 				if (res.Patch != nil) != (res.Decision == events.Patch) {
 					t.Fatalf("decision %v with patch %q", res.Decision, res.Patch)
 				}
-				srv := res.Event
+				srv := *res.Event
 				written++
 				srv.ResourceVersion = fmt.Sprint(written)
 				c.UpdateState(&srv)
@@ -237,7 +237,7 @@ func FuzzCorrelate(f *testing.F) {
 			if res.Decision == events.Patch && res.Event.Count <= 1 {
 				t.Fatalf("step %d: patch with count %d", i, res.Event.Count)
 			}
-			c.UpdateState(&res.Event)
+			c.UpdateState(res.Event)
 			now = now.Add(time.Duration(step))
 		}
 	})

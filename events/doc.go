@@ -29,8 +29,9 @@
 // entries by default. Options sets or disables each stage; its zero value is refused rather than
 // read as "defaults", so no choice is hidden (start from DefaultOptions).
 //
-// The common cases allocate nothing: a spam-dropped event and a new event cost no allocation, a
-// repeat one (its patch).
+// The hot paths allocate little: a spam-dropped event costs no allocation, a new event one (the
+// event returned), a repeat two (the event and its patch); client-go spends over 200 on each
+// repeat and 24 on a new event.
 //
 // # Series
 //

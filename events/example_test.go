@@ -70,7 +70,7 @@ func ExampleCorrelator_aggregation() {
 		} else {
 			fmt.Printf("%2d %-6s count=%d\n", i, res.Decision, res.Event.Count)
 		}
-		c.UpdateState(&res.Event)
+		c.UpdateState(res.Event)
 	}
 	// Output:
 	//  0 create count=1
@@ -104,7 +104,7 @@ func ExampleCorrelator_spamFilter() {
 		res, _ := c.Correlate(ev, start.Add(time.Duration(i)*time.Second))
 		if res.Decision != events.Skip {
 			written++
-			c.UpdateState(&res.Event)
+			c.UpdateState(res.Event)
 		}
 	}
 	res, _ := c.Correlate(ev, start.Add(330*time.Second))

@@ -5,6 +5,8 @@ import (
 	goruntime "runtime"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/nodestate/nodestate/events"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
@@ -29,4 +31,12 @@ func waitTimers(fc interface{ Waiters() int }, n int) {
 	for fc.Waiters() < n {
 		goruntime.Gosched()
 	}
+}
+
+// countOf is the count of the event a result writes, 0 for a skip.
+func countOf(r events.Result) int32 {
+	if r.Event == nil {
+		return 0
+	}
+	return r.Event.Count
 }

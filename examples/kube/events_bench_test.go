@@ -113,7 +113,7 @@ func BenchmarkCorrelator(b *testing.B) {
 					b.Fatal(err)
 				}
 				if res.Decision != events.Skip {
-					c.UpdateState(&res.Event)
+					c.UpdateState(res.Event)
 				}
 				return res
 			}

@@ -143,7 +143,7 @@ func TestCorrelatorMatchesClientGo(t *testing.T) {
 					rt.Fatalf("event %d: client-go %v, nodestate %v", i, d, nsRes.Decision)
 				}
 				if !cgRes.Skip {
-					if diff := cmp.Diff(*cgRes.Event, nsRes.Event); diff != "" {
+					if diff := cmp.Diff(cgRes.Event, nsRes.Event); diff != "" {
 						rt.Fatalf("event %d: event mismatch (-client-go +nodestate):\n%s", i, diff)
 					}
 					if string(cgRes.Patch) != string(nsRes.Patch) {
@@ -163,7 +163,7 @@ func TestCorrelatorMatchesClientGo(t *testing.T) {
 				cg.UpdateState(srv)
 			}
 			if nsRes.Decision != events.Skip {
-				srv := nsRes.Event
+				srv := *nsRes.Event
 				srv.ResourceVersion = fmt.Sprint(rv)
 				ns.UpdateState(&srv)
 			}
