@@ -54,7 +54,9 @@ type SeriesWrite struct {
 // the first occurrence of an isomorphic event is created; the second turns it into a series
 // with count 2 and is written as a patch; later ones are counted locally and written only by
 // Refresh (every 30 min) and Finish (every 6 min, for series idle longer than 6 min). Time is an
-// argument. A Series is not safe for concurrent use.
+// argument. As in client-go the cache has no size bound: entries leave only through Finish,
+// so its size follows the number of distinct events of the last 6 minutes. A Series is not safe
+// for concurrent use.
 type Series struct {
 	cache map[SeriesKey]*eventsv1.Event
 }
