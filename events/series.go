@@ -23,9 +23,13 @@ const (
 // it except the note. The whole regarding and related references are part of it, field path and
 // resourceVersion included. A struct, so keys never collide.
 type SeriesKey struct {
-	Type, Action, Reason                   string
+	// Type, Action and Reason are the event's.
+	Type, Action, Reason string
+	// ReportingController and ReportingInstance identify who reports the event.
 	ReportingController, ReportingInstance string
-	Regarding, Related                     v1.ObjectReference
+	// Regarding is the whole reference of the object the event is about; Related the whole
+	// related reference, zero when there is none.
+	Regarding, Related v1.ObjectReference
 }
 
 // KeyOf returns the isomorphic key of ev.
@@ -45,8 +49,11 @@ func KeyOf(ev *eventsv1.Event) SeriesKey {
 // otherwise patch it with Patch (the series) and create it if the patch finds nothing (404).
 // Event is a copy the caller owns.
 type SeriesWrite struct {
-	Key   SeriesKey
+	// Key is the isomorphic key of the event.
+	Key SeriesKey
+	// Event is the event to write, a copy owned by the caller.
 	Event *eventsv1.Event
+	// Patch is the series patch, nil for a create.
 	Patch []byte
 }
 

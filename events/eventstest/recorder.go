@@ -13,10 +13,13 @@ type Recorded struct {
 	// Object is the object the event is about (regarding, for the events.k8s.io/v1 form).
 	Object runtime.Object
 	// Related is the related object of the events.k8s.io/v1 form, nil otherwise.
-	Related     runtime.Object
+	Related runtime.Object
+	// Annotations are the annotations given to AnnotatedEventf, copied.
 	Annotations map[string]string
-	Type        string
-	Reason      string
+	// Type is Normal or Warning (not checked).
+	Type string
+	// Reason is the event's reason.
+	Reason string
 	// Action is set by the events.k8s.io/v1 form only.
 	Action string
 	// Message is the formatted message (the note, for the events.k8s.io/v1 form).
