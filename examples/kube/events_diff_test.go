@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -24,8 +25,9 @@ const minStreams = 1000
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	// rapid runs 100 cases by default; the differential test needs at least minStreams.
-	explicit := false
+	// rapid runs 100 cases by default; the differential test needs at least minStreams,
+	// unless -rapid.checks or RAPID_CHECKS chose a number.
+	explicit := os.Getenv("RAPID_CHECKS") != ""
 	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
 	if !explicit {
 		if err := flag.Set("rapid.checks", fmt.Sprint(minStreams)); err != nil {
@@ -210,7 +212,8 @@ func TestCorrelatorMatchesClientGo(t *testing.T) {
 		}
 	})
 	t.Logf("%d streams; %d events compared exactly with client-go, %d checked against the aggregation rule; %d aggregated", streams.Load(), exact.Load(), ruleChecked.Load(), aggregatedSeen.Load())
-	if !t.Failed() && streams.Load() < minStreams {
-		t.Fatalf("ran %d streams, want at least %d", streams.Load(), minStreams)
+	want, _ := strconv.Atoi(flag.Lookup("rapid.checks").Value.String())
+	if !t.Failed() && streams.Load() < int64(want) {
+		t.Fatalf("ran %d streams, want at least %d", streams.Load(), want)
 	}
 }
