@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	clientevents "k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -21,8 +22,12 @@ import (
 	"github.com/nodestate/nodestate/examples/kube"
 )
 
-// The test kit's recorder also stands in for client-go's.
-var _ record.EventRecorder = (*eventstest.Recorder)(nil)
+// The test kit's recorders also stand in for client-go's.
+var (
+	_ record.EventRecorder                = (*eventstest.Recorder)(nil)
+	_ clientevents.EventRecorder          = (*eventstest.SeriesRecorder)(nil)
+	_ clientevents.AnnotatedEventRecorder = (*eventstest.SeriesRecorder)(nil)
+)
 
 var t0 = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 
