@@ -117,28 +117,38 @@ type Broadcaster struct {
 // NewBroadcaster returns a broadcaster with client-go v0.37.2's defaults changed by opts, or
 // the *OptionError of the first bad option.
 func NewBroadcaster(opts ...Option) (*Broadcaster, error) {
-	seed := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15))
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	b := &Broadcaster{cfg: cfg}
+	b.abort, b.abortFunc = context.WithCancel(context.Background())
+	return b, nil
+}
+
+// newConfig applies opts to the defaults. The default jitter source is a generator private to
+// the configuration, seeded from the time, behind a mutex.
+func newConfig(opts []Option) (config, error) {
+	gen := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15))
+	var mu sync.Mutex
 	cfg := config{
 		queueSize: DefaultQueueSize,
 		maxTries:  DefaultMaxTries,
 		sleep:     DefaultSleep,
 		clock:     clock.RealClock{},
 		logger:    logr.Discard(),
-	}
-	var randMu sync.Mutex
-	cfg.random = func() float64 {
-		randMu.Lock()
-		defer randMu.Unlock()
-		return seed.Float64()
+		random: func() float64 {
+			mu.Lock()
+			defer mu.Unlock()
+			return gen.Float64()
+		},
 	}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
-			return nil, err
+			return config{}, err
 		}
 	}
-	b := &Broadcaster{cfg: cfg}
-	b.abort, b.abortFunc = context.WithCancel(context.Background())
-	return b, nil
+	return cfg, nil
 }
 
 // SinkStats counts what happened to the events given to one sink.

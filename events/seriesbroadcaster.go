@@ -73,11 +73,11 @@ func NewSeriesBroadcaster(sink SeriesSink, opts ...Option) (*SeriesBroadcaster, 
 	if sink == nil {
 		return nil, &OptionError{Field: "Sink", Value: "<nil>", Detail: "must not be nil"}
 	}
-	b0, err := NewBroadcaster(opts...)
+	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	b := &SeriesBroadcaster{cfg: b0.cfg, sink: sink, series: NewSeries(), done: make(chan struct{})}
+	b := &SeriesBroadcaster{cfg: cfg, sink: sink, series: NewSeries(), done: make(chan struct{})}
 	b.queue = make(chan *eventsv1.Event, b.cfg.queueSize)
 	b.abort, b.abortFunc = context.WithCancel(context.Background())
 	go b.run()
