@@ -277,6 +277,8 @@ type sinkWorker struct {
 	sink       Sink
 	correlator *Correlator
 	queue      chan *v1.Event
+	event      v1.Event // the event being written, reused
+	patch      []byte   // its patch, reused
 
 	created, patched, aggregated, retries                             atomic.Uint64
 	droppedQueueFull, droppedSpam, droppedRejected, droppedRetryLimit atomic.Uint64
@@ -309,28 +311,33 @@ func (w *sinkWorker) run() {
 
 // handle correlates one event and writes it with client-go's retry rules (spec A.5).
 func (w *sinkWorker) handle(in *v1.Event) {
-	res, err := w.correlator.Correlate(in, w.b.cfg.clock.Now())
+	// The event to write and its patch live in the worker and are reused for the next event:
+	// sinks do not keep them (see Sink).
+	decision, aggregated, patch, err := w.correlator.CorrelateTo(in, w.b.cfg.clock.Now(), &w.event, w.patch[:0])
 	if err != nil {
 		w.droppedRejected.Add(1)
 		return
 	}
-	if res.Decision == Skip {
+	if decision == Skip {
 		w.droppedSpam.Add(1)
 		w.b.cfg.logger.V(4).Info("event dropped by the spam filter", "object", in.InvolvedObject, "reason", in.Reason)
 		return
 	}
-	ev := res.Event
+	if patch != nil {
+		w.patch = patch
+	}
+	ev := &w.event
 	ctx := w.b.abort
 	for tries := 1; ; tries++ {
-		srv, err := w.write(ctx, ev, res.Patch, res.Decision == Patch)
+		srv, err := w.write(ctx, ev, patch, decision == Patch)
 		if err == nil {
 			if srv != nil {
 				w.correlator.UpdateState(srv)
 			}
-			if res.Aggregated {
+			if aggregated {
 				w.aggregated.Add(1)
 			}
-			if res.Decision == Patch {
+			if decision == Patch {
 				w.patched.Add(1)
 			} else {
 				w.created.Add(1)
