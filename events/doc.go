@@ -30,8 +30,9 @@
 // read as "defaults", so no choice is hidden (start from DefaultOptions).
 //
 // The hot paths allocate little: a spam-dropped event costs no allocation, a new event one (the
-// event returned), a repeat two (the event and its patch); client-go spends over 200 on each
-// repeat and 24 on a new event.
+// event returned), a repeat two (the event and its patch); CorrelateTo, which writes into the
+// caller's event and patch buffer, allocates nothing on any of them. client-go spends over 200
+// allocations on each repeat and 24 on a new event.
 //
 // # Series
 //
