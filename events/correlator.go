@@ -1,9 +1,11 @@
 package events
 
 import (
+	"fmt"
 	"hash/maphash"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -144,6 +146,24 @@ type Result struct {
 	// Patch is the strategic merge patch for Decision Patch: count, lastTimestamp and message,
 	// byte for byte what client-go sends. A new slice owned by the caller; nil otherwise.
 	Patch []byte
+}
+
+// String renders r on one line: the decision, then for a write the count, the event name,
+// "aggregated" when it is the aggregate event, and the patch.
+func (r Result) String() string {
+	var b strings.Builder
+	b.WriteString(r.Decision.String())
+	if r.Event != nil {
+		fmt.Fprintf(&b, " count=%d name=%s", r.Event.Count, r.Event.Name)
+	}
+	if r.Aggregated {
+		b.WriteString(" aggregated")
+	}
+	if r.Patch != nil {
+		b.WriteString(" patch=")
+		b.Write(r.Patch)
+	}
+	return b.String()
 }
 
 // CorrelatorStats counts the correlator's outcomes.
