@@ -40,7 +40,7 @@ func TestCorrelatorMillionDistinctEvents(t *testing.T) {
 		if res.Decision != events.Create {
 			t.Fatalf("event %d: %v, want a create", i, res.Decision)
 		}
-		c.UpdateState(&res.Event)
+		c.UpdateState(res.Event)
 		if i%50_000 == 0 || i == distinctEvents-1 {
 			if a, d, s := c.Len(); a > events.DefaultCacheSize || d > events.DefaultCacheSize || s > events.DefaultCacheSize {
 				t.Fatalf("after %d events the caches hold %d, %d, %d entries; the bound is %d", i+1, a, d, s, events.DefaultCacheSize)

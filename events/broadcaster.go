@@ -117,28 +117,38 @@ type Broadcaster struct {
 // NewBroadcaster returns a broadcaster with client-go v0.37.2's defaults changed by opts, or
 // the *OptionError of the first bad option.
 func NewBroadcaster(opts ...Option) (*Broadcaster, error) {
-	seed := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15))
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	b := &Broadcaster{cfg: cfg}
+	b.abort, b.abortFunc = context.WithCancel(context.Background())
+	return b, nil
+}
+
+// newConfig applies opts to the defaults. The default jitter source is a generator private to
+// the configuration, seeded from the time, behind a mutex.
+func newConfig(opts []Option) (config, error) {
+	gen := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15))
+	var mu sync.Mutex
 	cfg := config{
 		queueSize: DefaultQueueSize,
 		maxTries:  DefaultMaxTries,
 		sleep:     DefaultSleep,
 		clock:     clock.RealClock{},
 		logger:    logr.Discard(),
-	}
-	var randMu sync.Mutex
-	cfg.random = func() float64 {
-		randMu.Lock()
-		defer randMu.Unlock()
-		return seed.Float64()
+		random: func() float64 {
+			mu.Lock()
+			defer mu.Unlock()
+			return gen.Float64()
+		},
 	}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
-			return nil, err
+			return config{}, err
 		}
 	}
-	b := &Broadcaster{cfg: cfg}
-	b.abort, b.abortFunc = context.WithCancel(context.Background())
-	return b, nil
+	return cfg, nil
 }
 
 // SinkStats counts what happened to the events given to one sink.
@@ -267,6 +277,8 @@ type sinkWorker struct {
 	sink       Sink
 	correlator *Correlator
 	queue      chan *v1.Event
+	event      v1.Event // the event being written, reused
+	patch      []byte   // its patch, reused
 
 	created, patched, aggregated, retries                             atomic.Uint64
 	droppedQueueFull, droppedSpam, droppedRejected, droppedRetryLimit atomic.Uint64
@@ -299,28 +311,33 @@ func (w *sinkWorker) run() {
 
 // handle correlates one event and writes it with client-go's retry rules (spec A.5).
 func (w *sinkWorker) handle(in *v1.Event) {
-	res, err := w.correlator.Correlate(in, w.b.cfg.clock.Now())
+	// The event to write and its patch live in the worker and are reused for the next event:
+	// sinks do not keep them (see Sink).
+	decision, aggregated, patch, err := w.correlator.CorrelateTo(in, w.b.cfg.clock.Now(), &w.event, w.patch[:0])
 	if err != nil {
 		w.droppedRejected.Add(1)
 		return
 	}
-	if res.Decision == Skip {
+	if decision == Skip {
 		w.droppedSpam.Add(1)
 		w.b.cfg.logger.V(4).Info("event dropped by the spam filter", "object", in.InvolvedObject, "reason", in.Reason)
 		return
 	}
-	ev := res.Event
+	if patch != nil {
+		w.patch = patch
+	}
+	ev := &w.event
 	ctx := w.b.abort
 	for tries := 1; ; tries++ {
-		srv, err := w.write(ctx, &ev, res.Patch, res.Decision == Patch)
+		srv, err := w.write(ctx, ev, patch, decision == Patch)
 		if err == nil {
 			if srv != nil {
 				w.correlator.UpdateState(srv)
 			}
-			if res.Aggregated {
+			if aggregated {
 				w.aggregated.Add(1)
 			}
-			if res.Decision == Patch {
+			if decision == Patch {
 				w.patched.Add(1)
 			} else {
 				w.created.Add(1)
@@ -333,15 +350,15 @@ func (w *sinkWorker) handle(in *v1.Event) {
 		}
 		if !Retryable(err) {
 			w.droppedRejected.Add(1)
-			w.b.cfg.logger.Error(err, "server rejected event (will not retry)", "event", eventName(&ev))
+			w.b.cfg.logger.Error(err, "server rejected event (will not retry)", "event", eventName(ev))
 			return
 		}
 		if tries >= w.b.cfg.maxTries {
 			w.droppedRetryLimit.Add(1)
-			w.b.cfg.logger.Error(err, "retry limit exceeded, dropping event", "event", eventName(&ev), "tries", tries)
+			w.b.cfg.logger.Error(err, "retry limit exceeded, dropping event", "event", eventName(ev), "tries", tries)
 			return
 		}
-		w.b.cfg.logger.Error(err, "unable to write event (may retry after sleeping)", "event", eventName(&ev))
+		w.b.cfg.logger.Error(err, "unable to write event (may retry after sleeping)", "event", eventName(ev))
 		d := w.b.cfg.sleep
 		if tries == 1 {
 			d = time.Duration(w.b.cfg.random() * float64(d))

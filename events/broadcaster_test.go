@@ -324,7 +324,7 @@ func TestRecorderMakeEvent(t *testing.T) {
 	}
 }
 
-func TestEventName(t *testing.T) {
+func TestEventNameE28E29(t *testing.T) {
 	if got, _ := events.EventName("test-pod", 105999103295324396, nil); got != "test-pod.178959f726d80ec" {
 		t.Fatalf("E28: got %q", got)
 	}

@@ -1,9 +1,11 @@
 package events
 
 import (
+	"fmt"
 	"hash/maphash"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -137,13 +139,31 @@ type Result struct {
 	// Aggregated is true when the event was folded into its aggregate event: Event is then the
 	// aggregate event, not the input.
 	Aggregated bool
-	// Event is the event to write: a shallow copy of the input (sharing its maps) carrying the
-	// cached name, resourceVersion, firstTimestamp and count, or the aggregate event. Zero when
-	// Decision is Skip.
-	Event v1.Event
+	// Event is the event to write, new and owned by the caller: a shallow copy of the input
+	// (sharing its maps) carrying the cached name, resourceVersion, firstTimestamp and count, or
+	// the aggregate event. Nil when Decision is Skip.
+	Event *v1.Event
 	// Patch is the strategic merge patch for Decision Patch: count, lastTimestamp and message,
 	// byte for byte what client-go sends. A new slice owned by the caller; nil otherwise.
 	Patch []byte
+}
+
+// String renders r on one line: the decision, then for a write the count, the event name,
+// "aggregated" when it is the aggregate event, and the patch.
+func (r Result) String() string {
+	var b strings.Builder
+	b.WriteString(r.Decision.String())
+	if r.Event != nil {
+		fmt.Fprintf(&b, " count=%d name=%s", r.Event.Count, r.Event.Name)
+	}
+	if r.Aggregated {
+		b.WriteString(" aggregated")
+	}
+	if r.Patch != nil {
+		b.WriteString(" patch=")
+		b.Write(r.Patch)
+	}
+	return b.String()
 }
 
 // CorrelatorStats counts the correlator's outcomes.
@@ -275,14 +295,10 @@ func (c *Correlator) spamKeyOf(ev *v1.Event) spamKey {
 	return k
 }
 
-// Correlate decides what to write for ev, observed at now, and updates the caches. ev is not
-// modified. Order and rules are client-go's (spec A.4): aggregate, then observe (count and
-// patch, cached before the filter runs, so dropped events still raise later counts), then the
-// spam filter. The one deliberate difference is which message leaves the aggregation set: see
-// the package documentation. Only a nil event is an error (ErrNilEvent).
-func (c *Correlator) Correlate(ev *v1.Event, now time.Time) (Result, error) {
+// correlate runs the three stages for ev at now and updates the caches and counters.
+func (c *Correlator) correlate(ev *v1.Event, now time.Time) (step, error) {
 	if ev == nil {
-		return Result{}, ErrNilEvent
+		return step{}, ErrNilEvent
 	}
 	sums := c.sumsOf(ev, !c.opts.Aggregation.Disabled)
 	var ak aggKey
@@ -327,38 +343,82 @@ func (c *Correlator) Correlate(ev *v1.Event, now time.Time) (Result, error) {
 		if aggregated {
 			c.stats.Aggregated++
 		}
-		return Result{Decision: Skip, Aggregated: aggregated}, nil
+		return step{decision: Skip, aggregated: aggregated}, nil
 	}
-
-	res := Result{Aggregated: aggregated}
+	st := step{aggregated: aggregated, repeat: repeat, next: next, decision: Create}
+	if next.count > 1 {
+		st.decision = Patch
+		c.stats.Patched++
+	} else {
+		c.stats.Created++
+	}
 	if aggregated {
-		ts := metav1.NewTime(now)
-		res.Event = v1.Event{
+		c.stats.Aggregated++
+	}
+	return st, nil
+}
+
+// step is what correlate decided, before the event to write is built.
+type step struct {
+	decision   Decision
+	aggregated bool
+	repeat     bool
+	next       observation
+}
+
+// build writes into out the event step says to write for ev at now.
+func (st *step) build(ev *v1.Event, now time.Time, out *v1.Event) {
+	if st.aggregated {
+		*out = v1.Event{
 			ObjectMeta:     metav1.ObjectMeta{Namespace: ev.Namespace},
 			InvolvedObject: ev.InvolvedObject,
 			Reason:         ev.Reason,
 			Message:        AggregatePrefix + ev.Message,
 			Source:         ev.Source,
-			LastTimestamp:  ts,
+			LastTimestamp:  metav1.NewTime(now),
 			Type:           ev.Type,
 		}
-		c.stats.Aggregated++
 	} else {
-		res.Event = *ev
+		*out = *ev
 	}
-	out := &res.Event
-	out.Name, out.ResourceVersion, out.FirstTimestamp, out.Count = next.name, next.resourceVersion, next.firstTimestamp, next.count
-	if repeat {
-		res.Patch = appendCountPatch(make([]byte, 0, countPatchLen(out.Message)), out.Count, out.LastTimestamp, out.Message)
+	out.Name, out.ResourceVersion, out.FirstTimestamp, out.Count = st.next.name, st.next.resourceVersion, st.next.firstTimestamp, st.next.count
+}
+
+// Correlate decides what to write for ev, observed at now, and updates the caches. ev is not
+// modified. Order and rules are client-go's (spec A.4): aggregate, then observe (count and
+// patch, cached before the filter runs, so dropped events still raise later counts), then the
+// spam filter. The one deliberate difference is which message leaves the aggregation set: see
+// the package documentation. Only a nil event is an error (ErrNilEvent).
+func (c *Correlator) Correlate(ev *v1.Event, now time.Time) (Result, error) {
+	st, err := c.correlate(ev, now)
+	if err != nil || st.decision == Skip {
+		return Result{Decision: st.decision, Aggregated: st.aggregated}, err
 	}
-	if out.Count > 1 {
-		res.Decision = Patch
-		c.stats.Patched++
-	} else {
-		res.Decision = Create
-		c.stats.Created++
+	res := Result{Decision: st.decision, Aggregated: st.aggregated, Event: new(v1.Event)}
+	st.build(ev, now, res.Event)
+	if st.repeat {
+		res.Patch = appendCountPatch(make([]byte, 0, countPatchLen(res.Event.Message)), res.Event.Count, res.Event.LastTimestamp, res.Event.Message)
 	}
 	return res, nil
+}
+
+// CorrelateTo is Correlate for a caller that reuses its memory: the event to write is stored
+// in *dst (left alone on Skip) and the patch, for a Patch, is appended to patch[:0] and
+// returned. With a reused dst and a patch buffer that has grown to size, it allocates nothing
+// but the name and message of a new aggregate event.
+func (c *Correlator) CorrelateTo(ev *v1.Event, now time.Time, dst *v1.Event, patch []byte) (d Decision, aggregated bool, outPatch []byte, err error) {
+	if dst == nil {
+		return 0, false, nil, &OptionError{Field: "dst", Value: "<nil>", Detail: "must not be nil"}
+	}
+	st, err := c.correlate(ev, now)
+	if err != nil || st.decision == Skip {
+		return st.decision, st.aggregated, nil, err
+	}
+	st.build(ev, now, dst)
+	if st.repeat {
+		outPatch = appendCountPatch(patch[:0], dst.Count, dst.LastTimestamp, dst.Message)
+	}
+	return st.decision, st.aggregated, outPatch, nil
 }
 
 // UpdateState records what the server returned for a written event (its name, resourceVersion,

@@ -19,7 +19,7 @@ func benchWrite(b *testing.B, c *events.Correlator, ev *v1.Event, now time.Time)
 		b.Fatal(err)
 	}
 	if res.Decision != events.Skip {
-		c.UpdateState(&res.Event)
+		c.UpdateState(res.Event)
 	}
 	return res
 }
@@ -92,6 +92,49 @@ func BenchmarkCorrelateAggregate(b *testing.B) {
 	for b.Loop() {
 		now = now.Add(time.Millisecond)
 		benchWrite(b, c, evs[i%len(evs)], now)
+		i++
+	}
+}
+
+// BenchmarkCorrelateToRepeat and BenchmarkCorrelateToNew: the reusing form, with one event and
+// one patch buffer for the whole run.
+func BenchmarkCorrelateToRepeat(b *testing.B) {
+	o := events.DefaultOptions()
+	o.SpamFilter.Disabled = true
+	c := mustCorrelator(b, o)
+	ev := newEvent(podRef("foo", "bar", ""), v1.EventTypeWarning, "BackOff", "Back-off restarting failed container", t0)
+	var dst v1.Event
+	var buf []byte
+	now := t0
+	b.ReportAllocs()
+	for b.Loop() {
+		now = now.Add(time.Second)
+		ev.LastTimestamp = metav1.NewTime(now)
+		d, _, patch, err := c.CorrelateTo(ev, now, &dst, buf)
+		if err != nil || d == events.Skip {
+			b.Fatal(d, err)
+		}
+		buf = patch
+		c.UpdateState(&dst)
+	}
+}
+
+func BenchmarkCorrelateToNew(b *testing.B) {
+	c := mustCorrelator(b, events.DefaultOptions())
+	evs := make([]*v1.Event, 8192)
+	for i := range evs {
+		evs[i] = newEvent(podRef(fmt.Sprintf("pod-%d", i), fmt.Sprint(i), ""), v1.EventTypeNormal, "Started", "Started container app", t0)
+	}
+	var dst v1.Event
+	now := t0
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		now = now.Add(time.Millisecond)
+		if d, _, _, _ := c.CorrelateTo(evs[i%len(evs)], now, &dst, nil); d != events.Create {
+			b.Fatal(d)
+		}
+		c.UpdateState(&dst)
 		i++
 	}
 }

@@ -137,7 +137,7 @@ func TestCorrelatorModel(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := modelOut{decision: res.Decision, count: res.Event.Count, aggregated: res.Aggregated}
+				got := modelOut{decision: res.Decision, count: countOf(res), aggregated: res.Aggregated}
 				if got != want {
 					t.Fatalf("event %d %s/%s %q: got %+v, model says %+v", written, ev.Type, ev.Reason, ev.Message, got, want)
 				}
@@ -147,7 +147,7 @@ func TestCorrelatorModel(t *testing.T) {
 				if (res.Patch != nil) != (res.Decision == events.Patch) {
 					t.Fatalf("decision %v with patch %q", res.Decision, res.Patch)
 				}
-				srv := res.Event
+				srv := *res.Event
 				written++
 				srv.ResourceVersion = fmt.Sprint(written)
 				c.UpdateState(&srv)
@@ -237,8 +237,44 @@ func FuzzCorrelate(f *testing.F) {
 			if res.Decision == events.Patch && res.Event.Count <= 1 {
 				t.Fatalf("step %d: patch with count %d", i, res.Event.Count)
 			}
-			c.UpdateState(&res.Event)
+			c.UpdateState(res.Event)
 			now = now.Add(time.Duration(step))
 		}
 	})
+}
+
+// TestCorrelateToMatchesCorrelate: the reusing form decides, writes and patches exactly as the
+// allocating one, with one event and one buffer reused across the whole stream.
+func TestCorrelateToMatchesCorrelate(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		o := drawOptions(t)
+		a, b := mustCorrelator(t, o), mustCorrelator(t, o)
+		var dst v1.Event
+		var buf []byte
+		for i, s := range eventstest.Stream(120).Draw(t, "stream") {
+			want, _ := a.Correlate(s.Event, s.At)
+			d, agg, patch, err := b.CorrelateTo(s.Event, s.At, &dst, buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf = patch
+			if d != want.Decision || agg != want.Aggregated || string(patch) != string(want.Patch) {
+				t.Fatalf("event %d: CorrelateTo %v %v %s, Correlate %v %v %s", i, d, agg, patch, want.Decision, want.Aggregated, want.Patch)
+			}
+			if d != events.Skip {
+				if diff := cmp.Diff(want.Event, &dst); diff != "" {
+					t.Fatalf("event %d mismatch (-Correlate +CorrelateTo):\n%s", i, diff)
+				}
+				a.UpdateState(want.Event)
+				b.UpdateState(&dst)
+			}
+		}
+	})
+	c := mustCorrelator(t, events.DefaultOptions())
+	if _, _, _, err := c.CorrelateTo(newEvent(podRef("a", "b", ""), "Normal", "R", "m", t0), t0, nil, nil); err == nil {
+		t.Fatal("a nil destination must be refused")
+	}
+	if _, _, _, err := c.CorrelateTo(nil, t0, &v1.Event{}, nil); err != events.ErrNilEvent {
+		t.Fatalf("nil event: %v", err)
+	}
 }

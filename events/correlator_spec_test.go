@@ -62,15 +62,14 @@ func runSteps(t *testing.T, c *events.Correlator, steps []step) {
 		if err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
-		if res.Decision != s.decision || res.Event.Count != s.count || res.Aggregated != s.aggregate {
-			t.Errorf("step %d: got decision %v count %d aggregated %v, want %v %d %v", i, res.Decision, res.Event.Count, res.Aggregated, s.decision, s.count, s.aggregate)
+		if res.Decision != s.decision || countOf(res) != s.count || res.Aggregated != s.aggregate {
+			t.Errorf("step %d: got decision %v count %d aggregated %v, want %v %d %v", i, res.Decision, countOf(res), res.Aggregated, s.decision, s.count, s.aggregate)
 		}
 		if got := string(res.Patch); got != s.patch {
 			t.Errorf("step %d: patch mismatch (-want +got):\n%s", i, cmp.Diff(s.patch, got))
 		}
 		if res.Decision != events.Skip {
-			ok := res.Event
-			c.UpdateState(&ok)
+			c.UpdateState(res.Event)
 		}
 	}
 }
@@ -215,10 +214,10 @@ func TestCorrelatorE14(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Decision != s.decision || res.Event.Count != s.count {
-			t.Errorf("call %d (E14): got %v count %d, want %v count %d", i, res.Decision, res.Event.Count, s.decision, s.count)
+		if res.Decision != s.decision || countOf(res) != s.count {
+			t.Errorf("call %d (E14): got %v count %d, want %v count %d", i, res.Decision, countOf(res), s.decision, s.count)
 		}
-		ev := res.Event
+		ev := *res.Event
 		ev.ResourceVersion = fmt.Sprint(i + 1)
 		c.UpdateState(&ev)
 	}
@@ -375,7 +374,7 @@ func TestAggregateEventShape(t *testing.T) {
 		Count:          1,
 		Type:           "Warning",
 	}
-	if diff := cmp.Diff(want, res.Event); diff != "" || !res.Aggregated || res.Decision != events.Create {
+	if diff := cmp.Diff(&want, res.Event); diff != "" || !res.Aggregated || res.Decision != events.Create {
 		t.Errorf("aggregate event mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -29,8 +29,10 @@
 // entries by default. Options sets or disables each stage; its zero value is refused rather than
 // read as "defaults", so no choice is hidden (start from DefaultOptions).
 //
-// The common cases allocate nothing: a spam-dropped event and a new event cost no allocation, a
-// repeat one (its patch).
+// The hot paths allocate little: a spam-dropped event costs no allocation, a new event one (the
+// event returned), a repeat two (the event and its patch); CorrelateTo, which writes into the
+// caller's event and patch buffer, allocates nothing on any of them. client-go spends over 200
+// allocations on each repeat and 24 on a new event.
 //
 // # Series
 //

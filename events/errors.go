@@ -3,7 +3,6 @@ package events
 import (
 	"errors"
 	"fmt"
-	"time"
 )
 
 // ErrNilEvent is returned when a nil event is given to the correlator.
@@ -23,11 +22,15 @@ var ErrNotRetryable = errors.New("events: not retryable")
 // InvalidEventError reports an event the recorder refused. Field names the offending field
 // (type, reason, action, note, regarding) and Value carries what was given.
 type InvalidEventError struct {
-	Field  string
-	Value  string
+	// Field is what was refused: object, type, reason, action or note.
+	Field string
+	// Value is the refused value (the object's Go type for field object).
+	Value string
+	// Detail says why.
 	Detail string
 }
 
+// Error returns "events: invalid <field> <value>: <detail>", the value cut at 64 bytes.
 func (e *InvalidEventError) Error() string {
 	v := e.Value
 	if len(v) > 64 {
@@ -38,21 +41,15 @@ func (e *InvalidEventError) Error() string {
 
 // OptionError reports an option the constructor refused, with the field and the value given.
 type OptionError struct {
-	Field  string
-	Value  string
+	// Field is the option's name.
+	Field string
+	// Value is the refused value.
+	Value string
+	// Detail says what the option needs.
 	Detail string
 }
 
+// Error returns "events: option <field>=<value>: <detail>".
 func (e *OptionError) Error() string {
 	return fmt.Sprintf("events: option %s=%s: %s", e.Field, e.Value, e.Detail)
-}
-
-// TimeError reports a time argument that went backwards: the correlator and the series
-// refuse nothing because of it, but the series machine reports it so callers notice a bad clock.
-type TimeError struct {
-	Now, Last time.Time
-}
-
-func (e *TimeError) Error() string {
-	return fmt.Sprintf("events: time went backwards: now %s before last %s", e.Now.Format(time.RFC3339Nano), e.Last.Format(time.RFC3339Nano))
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -70,7 +71,7 @@ func ExampleCorrelator_aggregation() {
 		} else {
 			fmt.Printf("%2d %-6s count=%d\n", i, res.Decision, res.Event.Count)
 		}
-		c.UpdateState(&res.Event)
+		c.UpdateState(res.Event)
 	}
 	// Output:
 	//  0 create count=1
@@ -104,7 +105,7 @@ func ExampleCorrelator_spamFilter() {
 		res, _ := c.Correlate(ev, start.Add(time.Duration(i)*time.Second))
 		if res.Decision != events.Skip {
 			written++
-			c.UpdateState(&res.Event)
+			c.UpdateState(res.Event)
 		}
 	}
 	res, _ := c.Correlate(ev, start.Add(330*time.Second))
@@ -115,4 +116,41 @@ func ExampleCorrelator_spamFilter() {
 	// written in the first 30 s: 25
 	// after 300 s more: patch count 31
 	// {Created:1 Patched:25 Aggregated:0 SpamDropped:5}
+}
+
+// A series for events.k8s.io/v1: created once, patched into a series of two, then counted
+// locally until the finish loop writes the final count.
+func ExampleSeries() {
+	s := events.NewSeries()
+	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	ev := &eventsv1.Event{
+		ObjectMeta:          metav1.ObjectMeta{Name: "web-0.1", Namespace: "shop"},
+		EventTime:           metav1.NewMicroTime(start),
+		ReportingController: "kubelet", ReportingInstance: "kubelet-node-1",
+		Regarding: v1.ObjectReference{Kind: "Pod", Namespace: "shop", Name: "web-0", UID: "0f5c", APIVersion: "v1"},
+		Type:      v1.EventTypeWarning, Reason: "BackOff", Action: "Restart", Note: "Back-off restarting failed container",
+	}
+	for i := range 4 {
+		w, ok := s.Observe(ev, start.Add(time.Duration(i)*time.Minute))
+		switch {
+		case !ok:
+			fmt.Println(i, "counted locally")
+		case w.Patch == nil:
+			fmt.Println(i, "create")
+		default:
+			fmt.Println(i, "patch", string(w.Patch))
+		}
+	}
+	for _, w := range s.Finish(start.Add(10 * time.Minute)) {
+		fmt.Println("finish: patch", string(w.Patch))
+		s.Finished(w, false)
+	}
+	fmt.Println("cached:", s.Len())
+	// Output:
+	// 0 create
+	// 1 patch {"series":{"count":2,"lastObservedTime":"2026-11-29T10:01:00.000000Z"}}
+	// 2 counted locally
+	// 3 counted locally
+	// finish: patch {"series":{"count":4,"lastObservedTime":"2026-11-29T10:03:00.000000Z"}}
+	// cached: 0
 }

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"time"
@@ -22,9 +23,13 @@ const (
 // it except the note. The whole regarding and related references are part of it, field path and
 // resourceVersion included. A struct, so keys never collide.
 type SeriesKey struct {
-	Type, Action, Reason                   string
+	// Type, Action and Reason are the event's.
+	Type, Action, Reason string
+	// ReportingController and ReportingInstance identify who reports the event.
 	ReportingController, ReportingInstance string
-	Regarding, Related                     v1.ObjectReference
+	// Regarding is the whole reference of the object the event is about; Related the whole
+	// related reference, zero when there is none.
+	Regarding, Related v1.ObjectReference
 }
 
 // KeyOf returns the isomorphic key of ev.
@@ -44,8 +49,11 @@ func KeyOf(ev *eventsv1.Event) SeriesKey {
 // otherwise patch it with Patch (the series) and create it if the patch finds nothing (404).
 // Event is a copy the caller owns.
 type SeriesWrite struct {
-	Key   SeriesKey
+	// Key is the isomorphic key of the event.
+	Key SeriesKey
+	// Event is the event to write, a copy owned by the caller.
 	Event *eventsv1.Event
+	// Patch is the series patch, nil for a create.
 	Patch []byte
 }
 
@@ -53,7 +61,9 @@ type SeriesWrite struct {
 // the first occurrence of an isomorphic event is created; the second turns it into a series
 // with count 2 and is written as a patch; later ones are counted locally and written only by
 // Refresh (every 30 min) and Finish (every 6 min, for series idle longer than 6 min). Time is an
-// argument. A Series is not safe for concurrent use.
+// argument. As in client-go the cache has no size bound: entries leave only through Finish,
+// so its size follows the number of distinct events of the last 6 minutes. A Series is not safe
+// for concurrent use.
 type Series struct {
 	cache map[SeriesKey]*eventsv1.Event
 }
@@ -162,7 +172,11 @@ func sortWrites(ws []SeriesWrite) {
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
-		return a.Name < b.Name
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		// Same name: rare (same object and nanosecond); order by the whole key.
+		return fmt.Sprintf("%+v", ws[i].Key) < fmt.Sprintf("%+v", ws[j].Key)
 	})
 }
 

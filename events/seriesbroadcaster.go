@@ -25,8 +25,8 @@ const (
 
 // SeriesStats counts what a SeriesBroadcaster did.
 type SeriesStats struct {
-	// Submitted counts events put on the queue.
-	Submitted uint64
+	// Submitted counts events put on the queue; Processed those taken off it and handled.
+	Submitted, Processed uint64
 	// Created and Patched count successful writes (patches are series writes).
 	Created, Patched uint64
 	// Counted counts occurrences folded into an open series without a write.
@@ -63,7 +63,7 @@ type SeriesBroadcaster struct {
 	series *Series
 	cached atomic.Int64
 
-	submitted, created, patched, counted, retries                                   atomic.Uint64
+	submitted, processed, created, patched, counted, retries                        atomic.Uint64
 	invalid, queueFull, rejected, retryLimit, droppedShutdown, droppedAfterShutdown atomic.Uint64
 }
 
@@ -73,11 +73,11 @@ func NewSeriesBroadcaster(sink SeriesSink, opts ...Option) (*SeriesBroadcaster, 
 	if sink == nil {
 		return nil, &OptionError{Field: "Sink", Value: "<nil>", Detail: "must not be nil"}
 	}
-	b0, err := NewBroadcaster(opts...)
+	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	b := &SeriesBroadcaster{cfg: b0.cfg, sink: sink, series: NewSeries(), done: make(chan struct{})}
+	b := &SeriesBroadcaster{cfg: cfg, sink: sink, series: NewSeries(), done: make(chan struct{})}
 	b.queue = make(chan *eventsv1.Event, b.cfg.queueSize)
 	b.abort, b.abortFunc = context.WithCancel(context.Background())
 	go b.run()
@@ -87,7 +87,7 @@ func NewSeriesBroadcaster(sink SeriesSink, opts ...Option) (*SeriesBroadcaster, 
 // Stats returns a snapshot of the counters.
 func (b *SeriesBroadcaster) Stats() SeriesStats {
 	return SeriesStats{
-		Submitted: b.submitted.Load(), Created: b.created.Load(), Patched: b.patched.Load(),
+		Submitted: b.submitted.Load(), Processed: b.processed.Load(), Created: b.created.Load(), Patched: b.patched.Load(),
 		Counted: b.counted.Load(), Retries: b.retries.Load(), DroppedInvalid: b.invalid.Load(),
 		DroppedQueueFull: b.queueFull.Load(), DroppedRejected: b.rejected.Load(),
 		DroppedRetryLimit: b.retryLimit.Load(), DroppedShutdown: b.droppedShutdown.Load(),
@@ -155,6 +155,7 @@ func (b *SeriesBroadcaster) run() {
 				b.counted.Add(1)
 			}
 			b.cached.Store(int64(b.series.Len()))
+			b.processed.Add(1)
 		case <-refresh.C():
 			b.refresh()
 			refresh.Reset(SeriesRefresh)

@@ -14,7 +14,8 @@ import (
 // examples/kube); eventstest.Sink is an in-memory one. Both methods return what the server
 // stored; errors that are apimachinery *StatusErrors (possibly wrapped) are the server's answers
 // and are not retried; errors wrapping ErrNotRetryable are not retried either; every other error
-// is retried. A method must return promptly once ctx is done.
+// is retried. A method must return promptly once ctx is done, and must not keep ev or patch
+// after it returns (the broadcaster reuses them); the broadcaster only reads the event returned.
 type Sink interface {
 	// Create creates ev (a POST to events in ev's namespace).
 	Create(ctx context.Context, ev *v1.Event) (*v1.Event, error)

@@ -12,8 +12,10 @@ import (
 
 // Step is one event of a generated stream and the instant it is observed.
 type Step struct {
+	// Event is the event as a recorder built it.
 	Event *v1.Event
-	At    time.Time
+	// At is when the event is observed (its timestamps say the same).
+	At time.Time
 }
 
 // StreamStart is the instant generated streams start from.

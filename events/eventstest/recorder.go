@@ -13,10 +13,13 @@ type Recorded struct {
 	// Object is the object the event is about (regarding, for the events.k8s.io/v1 form).
 	Object runtime.Object
 	// Related is the related object of the events.k8s.io/v1 form, nil otherwise.
-	Related     runtime.Object
+	Related runtime.Object
+	// Annotations are the annotations given to AnnotatedEventf, copied.
 	Annotations map[string]string
-	Type        string
-	Reason      string
+	// Type is Normal or Warning (not checked).
+	Type string
+	// Reason is the event's reason.
+	Reason string
 	// Action is set by the events.k8s.io/v1 form only.
 	Action string
 	// Message is the formatted message (the note, for the events.k8s.io/v1 form).
@@ -27,8 +30,8 @@ type Recorded struct {
 func (r Recorded) String() string { return r.Type + " " + r.Reason + " " + r.Message }
 
 // Recorder records every call in memory, for tests of code that takes client-go's
-// record.EventRecorder (Event, Eventf, AnnotatedEventf) or the events.k8s.io/v1 recorder
-// (SeriesEventf). It never drops. Safe for concurrent use.
+// record.EventRecorder (Event, Eventf, AnnotatedEventf). It never drops. Safe for concurrent
+// use; the zero value is ready.
 type Recorder struct {
 	mu    sync.Mutex
 	calls []Recorded
@@ -47,11 +50,6 @@ func (r *Recorder) Eventf(object runtime.Object, eventtype, reason, messageFmt s
 // AnnotatedEventf records an event with annotations (copied).
 func (r *Recorder) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...interface{}) {
 	r.add(Recorded{Object: object, Annotations: maps.Clone(annotations), Type: eventtype, Reason: reason, Message: fmt.Sprintf(messageFmt, args...)})
-}
-
-// SeriesEventf records an event in the events.k8s.io/v1 form (regarding, related, action, note).
-func (r *Recorder) SeriesEventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...interface{}) {
-	r.add(Recorded{Object: regarding, Related: related, Type: eventtype, Reason: reason, Action: action, Message: fmt.Sprintf(note, args...)})
 }
 
 func (r *Recorder) add(c Recorded) {
@@ -82,3 +80,29 @@ func (r *Recorder) Reset() {
 	defer r.mu.Unlock()
 	r.calls = nil
 }
+
+// SeriesRecorder records every call in memory, for tests of code that takes client-go's
+// tools/events EventRecorder (Eventf, AnnotatedEventf with regarding, related, action and note).
+// It never drops. Safe for concurrent use; the zero value is ready.
+type SeriesRecorder struct {
+	r Recorder
+}
+
+// Eventf records an event about regarding (related may be nil).
+func (s *SeriesRecorder) Eventf(regarding runtime.Object, related runtime.Object, eventtype, reason, action, note string, args ...interface{}) {
+	s.r.add(Recorded{Object: regarding, Related: related, Type: eventtype, Reason: reason, Action: action, Message: fmt.Sprintf(note, args...)})
+}
+
+// AnnotatedEventf is Eventf with annotations (copied).
+func (s *SeriesRecorder) AnnotatedEventf(regarding runtime.Object, related runtime.Object, annotations map[string]string, eventtype, reason, action, note string, args ...interface{}) {
+	s.r.add(Recorded{Object: regarding, Related: related, Annotations: maps.Clone(annotations), Type: eventtype, Reason: reason, Action: action, Message: fmt.Sprintf(note, args...)})
+}
+
+// Events returns a copy of the calls so far, in order.
+func (s *SeriesRecorder) Events() []Recorded { return s.r.Events() }
+
+// Strings returns the calls so far rendered by Recorded.String.
+func (s *SeriesRecorder) Strings() []string { return s.r.Strings() }
+
+// Reset forgets the calls so far.
+func (s *SeriesRecorder) Reset() { s.r.Reset() }

@@ -100,8 +100,7 @@ func TestRecorderRecords(t *testing.T) {
 	r.Event(pod, "Normal", "Started", "started")
 	r.Eventf(pod, "Warning", "BackOff", "back-off %d", 3)
 	r.AnnotatedEventf(pod, map[string]string{"a": "b"}, "Normal", "Pulled", "pulled %s", "img")
-	r.SeriesEventf(pod, nil, "Normal", "Killing", "Kill", "stopping %s", "c")
-	want := []string{"Normal Started started", "Warning BackOff back-off 3", "Normal Pulled pulled img", "Normal Killing stopping c"}
+	want := []string{"Normal Started started", "Warning BackOff back-off 3", "Normal Pulled pulled img"}
 	got := r.Strings()
 	if len(got) != len(want) {
 		t.Fatalf("got %q", got)
@@ -111,11 +110,24 @@ func TestRecorderRecords(t *testing.T) {
 			t.Fatalf("call %d: got %q, want %q", i, got[i], want[i])
 		}
 	}
-	if evs := r.Events(); evs[2].Annotations["a"] != "b" || evs[3].Action != "Kill" {
-		t.Fatalf("annotations or action lost: %+v", evs)
+	if evs := r.Events(); evs[2].Annotations["a"] != "b" {
+		t.Fatalf("annotations lost: %+v", evs)
 	}
 	r.Reset()
 	if len(r.Events()) != 0 {
+		t.Fatal("Reset kept calls")
+	}
+	var s eventstest.SeriesRecorder
+	s.Eventf(pod, nil, "Normal", "Killing", "Kill", "stopping %s", "c")
+	s.AnnotatedEventf(pod, pod, map[string]string{"k": "v"}, "Warning", "Failed", "Pull", "failed")
+	if got := s.Strings(); len(got) != 2 || got[0] != "Normal Killing stopping c" || got[1] != "Warning Failed failed" {
+		t.Fatalf("series recorder: %q", got)
+	}
+	if evs := s.Events(); evs[0].Action != "Kill" || evs[1].Related != pod || evs[1].Annotations["k"] != "v" {
+		t.Fatalf("series recorder lost fields: %+v", evs)
+	}
+	s.Reset()
+	if len(s.Events()) != 0 {
 		t.Fatal("Reset kept calls")
 	}
 }

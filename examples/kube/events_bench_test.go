@@ -65,6 +65,9 @@ func streams() []stream {
 
 // BenchmarkCorrelator runs the same streams through client-go's EventCorrelator and nodestate's
 // Correlator: each event is correlated and, when written, fed back with UpdateState.
+// "nodestate" uses Correlate (a new event and patch per result, like client-go's API);
+// "nodestate-reuse" uses CorrelateTo with one event and one patch buffer for the run, as the
+// broadcaster does.
 func BenchmarkCorrelator(b *testing.B) {
 	for _, s := range streams() {
 		b.Run(s.name+"/client-go", func(b *testing.B) {
@@ -113,7 +116,7 @@ func BenchmarkCorrelator(b *testing.B) {
 					b.Fatal(err)
 				}
 				if res.Decision != events.Skip {
-					c.UpdateState(&res.Event)
+					c.UpdateState(res.Event)
 				}
 				return res
 			}
@@ -125,6 +128,42 @@ func BenchmarkCorrelator(b *testing.B) {
 			for b.Loop() {
 				if res := one(i); s.want != 0 && res.Decision != s.want {
 					b.Fatalf("decision %v, want %v", res.Decision, s.want)
+				}
+				i++
+			}
+		})
+		b.Run(s.name+"/nodestate-reuse", func(b *testing.B) {
+			c, err := events.NewCorrelator(events.DefaultOptions())
+			if err != nil {
+				b.Fatal(err)
+			}
+			var dst v1.Event
+			var buf []byte
+			now := benchStart
+			one := func(i int) events.Decision {
+				now = now.Add(s.step)
+				ev := s.event(i)
+				ev.LastTimestamp = metav1.NewTime(now)
+				d, _, patch, err := c.CorrelateTo(ev, now, &dst, buf)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if patch != nil {
+					buf = patch
+				}
+				if d != events.Skip {
+					c.UpdateState(&dst)
+				}
+				return d
+			}
+			for i := range max(s.prime, 1) {
+				one(i)
+			}
+			i := 1
+			b.ReportAllocs()
+			for b.Loop() {
+				if d := one(i); s.want != 0 && d != s.want {
+					b.Fatalf("decision %v, want %v", d, s.want)
 				}
 				i++
 			}

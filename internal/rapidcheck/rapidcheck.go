@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"strconv"
+	"testing"
 )
 
 // MinChecks makes each rapid property of the test binary run n generated
@@ -25,12 +26,16 @@ func MinChecks(n int) error {
 }
 
 // Checks returns the number of cases each property runs (0 if rapid's flag
-// is not registered).
+// is not registered): the flag's value, a fifth of it under -short as rapid
+// does.
 func Checks() int {
 	f := flag.Lookup("rapid.checks")
 	if f == nil {
 		return 0
 	}
 	n, _ := strconv.Atoi(f.Value.String())
+	if testing.Short() {
+		n /= 5
+	}
 	return n
 }

@@ -154,7 +154,7 @@ func (w *eventWriter) pop() {
 // write makes one attempt: a patch for a repeat, a create otherwise or when the patch found no
 // event (it expired on the server), as client-go does. It reports whether it patched.
 func (w *eventWriter) write(ctx context.Context, q *queuedEvent) (*v1.Event, bool, error) {
-	ev := q.res.Event
+	ev := *q.res.Event
 	if q.res.Decision == events.Patch {
 		srv, err := w.sink.Patch(ctx, &ev, q.res.Patch)
 		if !apierrors.IsNotFound(err) {
