@@ -86,7 +86,7 @@ func (s *store) expire() {
 }
 
 // create stores obj (its metadata set by the caller) after the name checks the server makes.
-func (s *store) create(ns, name string, meta *metav1.ObjectMeta, obj any, dnsName bool) error {
+func (s *store) create(ns, name string, meta metav1.Object, obj any, dnsName bool) error {
 	if name == "" {
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Event"}, name, nil)
 	}
@@ -99,9 +99,9 @@ func (s *store) create(ns, name string, meta *metav1.ObjectMeta, obj any, dnsNam
 	}
 	s.rv++
 	s.uid++
-	meta.ResourceVersion = strconv.FormatInt(s.rv, 10)
-	meta.UID = types.UID(fmt.Sprintf("uid-%d", s.uid))
-	meta.CreationTimestamp = metav1.NewTime(s.clock.Now())
+	meta.SetResourceVersion(strconv.FormatInt(s.rv, 10))
+	meta.SetUID(types.UID(fmt.Sprintf("uid-%d", s.uid)))
+	meta.SetCreationTimestamp(metav1.NewTime(s.clock.Now()))
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
@@ -136,156 +136,138 @@ func (s *store) patch(ns, name string, patch []byte, schemaObj any, out any, set
 	return nil
 }
 
+// event is the type of each events API.
+type event interface{ v1.Event | eventsv1.Event }
+
+// eventPtr is a pointer to an event, with its metadata and deep copy.
+type eventPtr[E event] interface {
+	*E
+	metav1.Object
+	DeepCopy() *E
+}
+
+// memSink is the in-memory events API both Sink and SeriesSink are.
+type memSink[E event, P eventPtr[E]] struct {
+	s        store
+	dnsNames bool // names must be DNS subdomains (events.k8s.io/v1)
+}
+
+func newMemSink[E event, P eventPtr[E]](clk clock.PassiveClock, ttl time.Duration, dnsNames bool) memSink[E, P] {
+	if ttl == 0 {
+		ttl = DefaultTTL
+	}
+	return memSink[E, P]{s: newStore(clk, ttl), dnsNames: dnsNames}
+}
+
+// SetFault installs f (nil removes it).
+func (k *memSink[E, P]) SetFault(f FaultFunc) {
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
+	k.s.fault = f
+}
+
+// Calls returns how many times op was called, failed calls included.
+func (k *memSink[E, P]) Calls(op Op) int {
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
+	return k.s.calls[op]
+}
+
+func (k *memSink[E, P]) create(ctx context.Context, ev P) (P, error) {
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
+	if err := k.s.begin(ctx, OpCreate, ev.GetNamespace(), ev.GetName()); err != nil {
+		return nil, err
+	}
+	c := P(ev.DeepCopy())
+	if err := k.s.create(c.GetNamespace(), c.GetName(), c, c, k.dnsNames); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (k *memSink[E, P]) patch(ctx context.Context, ev P, patch []byte) (P, error) {
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
+	if err := k.s.begin(ctx, OpPatch, ev.GetNamespace(), ev.GetName()); err != nil {
+		return nil, err
+	}
+	out := P(new(E))
+	var schemaObj E
+	if err := k.s.patch(ev.GetNamespace(), ev.GetName(), patch, schemaObj, out, out.SetResourceVersion); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// events returns copies of the stored, unexpired events sorted by namespace and name.
+func (k *memSink[E, P]) events() []E {
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
+	k.s.expire()
+	out := make([]E, 0, len(k.s.objects))
+	for _, data := range k.s.objects {
+		var ev E
+		if err := json.Unmarshal(data, &ev); err == nil {
+			out = append(out, ev)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := P(&out[i]), P(&out[j])
+		if a.GetNamespace() != b.GetNamespace() {
+			return a.GetNamespace() < b.GetNamespace()
+		}
+		return a.GetName() < b.GetName()
+	})
+	return out
+}
+
 // Sink is an in-memory core/v1 event API: Create refuses an existing name with AlreadyExists,
 // Patch applies a strategic merge patch or answers NotFound, every write sets a new
 // resourceVersion, and events expire TTL after their last write on the injected clock. Faults
 // are injected with SetFault. Safe for concurrent use.
-type Sink struct{ s store }
+type Sink struct {
+	memSink[v1.Event, *v1.Event]
+}
 
 // NewSink returns an empty sink on clk (the real clock when nil) with the given TTL
 // (DefaultTTL when 0).
 func NewSink(clk clock.PassiveClock, ttl time.Duration) *Sink {
-	if ttl == 0 {
-		ttl = DefaultTTL
-	}
-	return &Sink{s: newStore(clk, ttl)}
-}
-
-// SetFault installs f (nil removes it).
-func (k *Sink) SetFault(f FaultFunc) {
-	k.s.mu.Lock()
-	defer k.s.mu.Unlock()
-	k.s.fault = f
-}
-
-// Calls returns how many times op was called, failed calls included.
-func (k *Sink) Calls(op Op) int {
-	k.s.mu.Lock()
-	defer k.s.mu.Unlock()
-	return k.s.calls[op]
+	return &Sink{newMemSink[v1.Event, *v1.Event](clk, ttl, false)}
 }
 
 // Create stores a copy of ev and returns the stored copy.
-func (k *Sink) Create(ctx context.Context, ev *v1.Event) (*v1.Event, error) {
-	k.s.mu.Lock()
-	defer k.s.mu.Unlock()
-	if err := k.s.begin(ctx, OpCreate, ev.Namespace, ev.Name); err != nil {
-		return nil, err
-	}
-	c := ev.DeepCopy()
-	if err := k.s.create(c.Namespace, c.Name, &c.ObjectMeta, c, false); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
+func (k *Sink) Create(ctx context.Context, ev *v1.Event) (*v1.Event, error) { return k.create(ctx, ev) }
 
 // Patch applies patch to the stored event named ev.Name in ev.Namespace.
 func (k *Sink) Patch(ctx context.Context, ev *v1.Event, patch []byte) (*v1.Event, error) {
-	k.s.mu.Lock()
-	defer k.s.mu.Unlock()
-	if err := k.s.begin(ctx, OpPatch, ev.Namespace, ev.Name); err != nil {
-		return nil, err
-	}
-	out := &v1.Event{}
-	if err := k.s.patch(ev.Namespace, ev.Name, patch, v1.Event{}, out, func(rv string) { out.ResourceVersion = rv }); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return k.patch(ctx, ev, patch)
 }
 
 // Events returns copies of the stored, unexpired events sorted by namespace and name.
-func (k *Sink) Events() []v1.Event {
-	k.s.mu.Lock()
-	defer k.s.mu.Unlock()
-	k.s.expire()
-	out := make([]v1.Event, 0, len(k.s.objects))
-	for _, data := range k.s.objects {
-		var ev v1.Event
-		if err := json.Unmarshal(data, &ev); err == nil {
-			out = append(out, ev)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
-		}
-		return out[i].Name < out[j].Name
-	})
-	return out
-}
+func (k *Sink) Events() []v1.Event { return k.events() }
 
 // SeriesSink is the events.k8s.io/v1 counterpart of Sink; it also refuses names that are not
 // DNS subdomains, as the server does for that API.
-type SeriesSink struct{ s store }
+type SeriesSink struct {
+	memSink[eventsv1.Event, *eventsv1.Event]
+}
 
 // NewSeriesSink returns an empty sink on clk (the real clock when nil) with the given TTL
 // (DefaultTTL when 0).
 func NewSeriesSink(clk clock.PassiveClock, ttl time.Duration) *SeriesSink {
-	if ttl == 0 {
-		ttl = DefaultTTL
-	}
-	return &SeriesSink{s: newStore(clk, ttl)}
-}
-
-// SetFault installs f (nil removes it).
-func (k *SeriesSink) SetFault(f FaultFunc) {
-	k.s.mu.Lock()
-	defer k.s.mu.Unlock()
-	k.s.fault = f
-}
-
-// Calls returns how many times op was called, failed calls included.
-func (k *SeriesSink) Calls(op Op) int {
-	k.s.mu.Lock()
-	defer k.s.mu.Unlock()
-	return k.s.calls[op]
+	return &SeriesSink{newMemSink[eventsv1.Event, *eventsv1.Event](clk, ttl, true)}
 }
 
 // Create stores a copy of ev and returns the stored copy.
 func (k *SeriesSink) Create(ctx context.Context, ev *eventsv1.Event) (*eventsv1.Event, error) {
-	k.s.mu.Lock()
-	defer k.s.mu.Unlock()
-	if err := k.s.begin(ctx, OpCreate, ev.Namespace, ev.Name); err != nil {
-		return nil, err
-	}
-	c := ev.DeepCopy()
-	if err := k.s.create(c.Namespace, c.Name, &c.ObjectMeta, c, true); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return k.create(ctx, ev)
 }
 
 // Patch applies patch to the stored event named ev.Name in ev.Namespace.
 func (k *SeriesSink) Patch(ctx context.Context, ev *eventsv1.Event, patch []byte) (*eventsv1.Event, error) {
-	k.s.mu.Lock()
-	defer k.s.mu.Unlock()
-	if err := k.s.begin(ctx, OpPatch, ev.Namespace, ev.Name); err != nil {
-		return nil, err
-	}
-	out := &eventsv1.Event{}
-	if err := k.s.patch(ev.Namespace, ev.Name, patch, eventsv1.Event{}, out, func(rv string) { out.ResourceVersion = rv }); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return k.patch(ctx, ev, patch)
 }
 
 // Events returns copies of the stored, unexpired events sorted by namespace and name.
-func (k *SeriesSink) Events() []eventsv1.Event {
-	k.s.mu.Lock()
-	defer k.s.mu.Unlock()
-	k.s.expire()
-	out := make([]eventsv1.Event, 0, len(k.s.objects))
-	for _, data := range k.s.objects {
-		var ev eventsv1.Event
-		if err := json.Unmarshal(data, &ev); err == nil {
-			out = append(out, ev)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
-		}
-		return out[i].Name < out[j].Name
-	})
-	return out
-}
+func (k *SeriesSink) Events() []eventsv1.Event { return k.events() }
