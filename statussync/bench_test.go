@@ -197,3 +197,26 @@ func BenchmarkHeapPerPod(b *testing.B) {
 	}
 	b.ReportMetric(perPod, "heapB/pod")
 }
+
+// BenchmarkCoalesce sets 100,000 statuses spread over 10,000 pods, then makes
+// one pass; it reports the API writes per pod (at most one).
+func BenchmarkCoalesce(b *testing.B) {
+	const pods, updates = 10000, 100000
+	var writesPerPod float64
+	for b.Loop() {
+		b.StopTimer()
+		nd := newNode(b, pods, false)
+		b.StartTimer()
+		for u := range updates {
+			if _, _, err := nd.cache.SetPodStatus(nd.pods[u%pods], benchStatus(u%3 == 0, fmt.Sprint(u)), nd.clock.Now()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		nd.engine.SyncOnce(context.Background(), false)
+		writesPerPod = float64(nd.api.Requests()["patch"]) / pods
+	}
+	if writesPerPod > 1 {
+		b.Fatalf("%.2f writes per pod", writesPerPod)
+	}
+	b.ReportMetric(writesPerPod, "writes/pod")
+}
