@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/nodestate/nodestate/containerstate"
@@ -27,6 +28,7 @@ func TestShouldRestartMatchesUpstream(t *testing.T) {
 			f := containerstate.DefaultFeatures()
 			f.RestartAllContainersOnContainerExits = gate
 			inputs, mismatches := 0, 0
+			defer func() { record(name, inputs, mismatches) }()
 			rapid.Check(t, func(t *rapid.T) {
 				inputs++
 				target := containerstatetest.Target().Draw(t, "target")
@@ -36,17 +38,22 @@ func TestShouldRestartMatchesUpstream(t *testing.T) {
 				want := podutil.ContainerShouldRestart(c, *target.Pod.Spec, exit)
 				if gate && containerstate.ShouldRestart(target.Pod.Spec, &c, exit) != want {
 					mismatches++
-					t.Fatalf("package ShouldRestart(exit %d) disagrees with upstream %v", exit, want)
+					t.Fatalf("%s\npackage ShouldRestart(exit %d) disagrees with upstream %v", describeTarget(target), exit, want)
 				}
 				if got != want {
 					mismatches++
-					t.Fatalf("ShouldRestart(exit %d) = %v, upstream %v", exit, got, want)
+					t.Fatalf("%s\nShouldRestart(exit %d) = %v, upstream %v", describeTarget(target), exit, got, want)
 				}
 			})
-			record(name, inputs, mismatches)
 			if inputs < checks() {
 				t.Fatalf("ran %d inputs, want at least %d", inputs, checks())
 			}
 		})
 	}
+}
+
+// describeTarget prints the container a restart decision is about and the
+// pod policy it falls back to.
+func describeTarget(target containerstatetest.TargetContainer) string {
+	return fmt.Sprintf("pod restartPolicy=%s\n%s %s%s", target.Pod.Spec.RestartPolicy, target.Kind, target.Name, containerSpec(target.Container))
 }
