@@ -70,18 +70,13 @@ func DefaultControllerConfig() ControllerConfig {
 
 // Validate reports the first invalid setting as a *ConfigError.
 func (c ControllerConfig) Validate() error {
-	for _, p := range []struct {
-		name string
-		d    time.Duration
-	}{
-		{"MonitorPeriod", c.MonitorPeriod},
-		{"GracePeriod", c.GracePeriod},
-		{"StartupGracePeriod", c.StartupGracePeriod},
-		{"TaintingPeriod", c.TaintingPeriod},
-	} {
-		if p.d <= 0 {
-			return &ConfigError{Field: p.name, Value: p.d.String(), Reason: "must be positive"}
-		}
+	if err := allPositive(
+		namedPeriod{"MonitorPeriod", c.MonitorPeriod},
+		namedPeriod{"GracePeriod", c.GracePeriod},
+		namedPeriod{"StartupGracePeriod", c.StartupGracePeriod},
+		namedPeriod{"TaintingPeriod", c.TaintingPeriod},
+	); err != nil {
+		return err
 	}
 	for _, p := range []struct {
 		name string

@@ -3,6 +3,7 @@ package nodecondition
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrInvalidConfig is matched (errors.Is) by every *ConfigError.
@@ -77,3 +78,20 @@ func (e *TimeError) Error() string {
 
 // Is makes errors.Is(err, ErrTimeWentBackwards) hold.
 func (e *TimeError) Is(target error) bool { return target == ErrTimeWentBackwards }
+
+// namedPeriod is a configuration period with its field name.
+type namedPeriod struct {
+	name string
+	d    time.Duration
+}
+
+// allPositive returns a *ConfigError for the first period that is not
+// positive.
+func allPositive(ps ...namedPeriod) error {
+	for _, p := range ps {
+		if p.d <= 0 {
+			return &ConfigError{Field: p.name, Value: p.d.String(), Reason: "must be positive"}
+		}
+	}
+	return nil
+}

@@ -95,18 +95,13 @@ func (c KubeletConfig) LeaseRenewInterval() time.Duration {
 
 // Validate reports the first invalid setting as a *ConfigError.
 func (c KubeletConfig) Validate() error {
-	for _, p := range []struct {
-		name string
-		d    time.Duration
-	}{
-		{"StatusUpdateFrequency", c.StatusUpdateFrequency},
-		{"StatusReportFrequency", c.StatusReportFrequency},
-		{"EvictionMonitoringInterval", c.EvictionMonitoringInterval},
-		{"LeaseDuration", c.LeaseDuration},
-	} {
-		if p.d <= 0 {
-			return &ConfigError{Field: p.name, Value: p.d.String(), Reason: "must be positive"}
-		}
+	if err := allPositive(
+		namedPeriod{"StatusUpdateFrequency", c.StatusUpdateFrequency},
+		namedPeriod{"StatusReportFrequency", c.StatusReportFrequency},
+		namedPeriod{"EvictionMonitoringInterval", c.EvictionMonitoringInterval},
+		namedPeriod{"LeaseDuration", c.LeaseDuration},
+	); err != nil {
+		return err
 	}
 	if c.PressureTransitionPeriod < 0 {
 		return &ConfigError{Field: "PressureTransitionPeriod", Value: c.PressureTransitionPeriod.String(), Reason: "must not be negative"}
