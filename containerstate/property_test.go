@@ -3,11 +3,11 @@ package containerstate_test
 import (
 	"flag"
 	"os"
-	"strconv"
 	"testing"
 
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/containerstate/containerstatetest"
+	"github.com/nodestate/nodestate/internal/rapidcheck"
 	"pgregory.net/rapid"
 )
 
@@ -17,12 +17,8 @@ const minChecks = 1000
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
-	if !explicit {
-		if err := flag.Set("rapid.checks", strconv.Itoa(minChecks)); err != nil {
-			panic(err)
-		}
+	if err := rapidcheck.MinChecks(minChecks); err != nil {
+		panic(err)
 	}
 	os.Exit(m.Run())
 }
@@ -61,15 +57,10 @@ func TestInvariants(t *testing.T) {
 					}
 				}
 			})
-			if want := checks(); sequences < want {
+			if want := rapidcheck.Checks(); sequences < want {
 				t.Fatalf("ran %d sequences, want at least %d", sequences, want)
 			}
 			t.Logf("%d event sequences checked", sequences)
 		})
 	}
-}
-
-func checks() int {
-	n, _ := strconv.Atoi(flag.Lookup("rapid.checks").Value.String())
-	return n
 }

@@ -79,7 +79,7 @@ func (f Features) ShouldRestart(pod *v1.PodSpec, c *v1.Container, exitCode int32
 // is false when the policy is a value the API does not define, so the pod
 // policy decides instead.
 func (f Features) containerPolicyRestarts(c *v1.Container, exitCode int32) (restart, decided bool) {
-	if rule, ok := matchingRule(c.RestartPolicyRules, exitCode); ok {
+	if rule, ok := MatchingRule(c, exitCode); ok {
 		switch rule.Action {
 		case v1.ContainerRestartRuleActionRestart:
 			return true, true
@@ -112,9 +112,15 @@ func policyRestarts(p v1.RestartPolicy, exitCode int32) bool {
 	return true
 }
 
-// matchingRule returns the first rule whose exit-code requirement holds.
-func matchingRule(rules []v1.ContainerRestartRule, exitCode int32) (v1.ContainerRestartRule, bool) {
-	for _, r := range rules {
+// MatchingRule returns the first of c's restartPolicyRules whose exit-code
+// requirement holds for exitCode: operator In and the code among the values,
+// or NotIn and the code not among them. A rule without exitCodes or with an
+// unknown operator never matches. A nil container has no rules.
+func MatchingRule(c *v1.Container, exitCode int32) (v1.ContainerRestartRule, bool) {
+	if c == nil {
+		return v1.ContainerRestartRule{}, false
+	}
+	for _, r := range c.RestartPolicyRules {
 		if r.ExitCodes == nil {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/internal/podcond"
 )
 
 // The reasons the kubelet writes on the conditions it owns
@@ -160,8 +161,8 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 			}
 		}
 	}
-	if c := findCondition(old.Conditions, v1.DisruptionTarget); c != nil {
-		conds = replaceOrAppend(conds, *c)
+	if c := podcond.Find(old.Conditions, v1.DisruptionTarget); c != nil {
+		conds = podcond.ReplaceOrAppend(conds, *c)
 	}
 
 	ready2start := v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue, ObservedGeneration: gen}
@@ -181,7 +182,7 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 	conds = append(conds, ready, containersReady,
 		v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue, ObservedGeneration: gen})
 
-	if o.Features.RestartAllContainersOnContainerExits && couldRestartAll(&pod.Spec) {
+	if o.Features.RestartAllContainersOnContainerExits && containerstate.AnyRestartAllRule(&pod.Spec) {
 		conds = append(conds, o.restartingCondition(&pod.Spec, s, old, in.RuntimeCleanedUp))
 	}
 
@@ -190,7 +191,7 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 		if !stampedType(c.Type) {
 			continue
 		}
-		if prev := findCondition(old.Conditions, c.Type); prev != nil && prev.Status == c.Status {
+		if prev := podcond.Find(old.Conditions, c.Type); prev != nil && prev.Status == c.Status {
 			c.LastTransitionTime = prev.LastTransitionTime
 		} else {
 			c.LastTransitionTime = metav1.NewTime(in.Now)
@@ -208,23 +209,6 @@ func stampedType(t v1.PodConditionType) bool {
 		return true
 	}
 	return false
-}
-
-func findCondition(cs []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
-	for i := range cs {
-		if cs[i].Type == t {
-			return &cs[i]
-		}
-	}
-	return nil
-}
-
-func replaceOrAppend(cs []v1.PodCondition, c v1.PodCondition) []v1.PodCondition {
-	if prev := findCondition(cs, c.Type); prev != nil {
-		*prev = c
-		return cs
-	}
-	return append(cs, c)
 }
 
 // noStatuses is the kubelet's "container statuses are nil".
@@ -278,7 +262,7 @@ func (o Options) initializedCondition(pod *v1.Pod, s, old *v1.PodStatus) v1.PodC
 	}
 	if len(unknown) > 0 || len(incomplete) > 0 {
 		if o.Features.RestartAllContainersOnContainerExits {
-			if prev := findCondition(old.Conditions, v1.PodInitialized); prev != nil && prev.Status == v1.ConditionTrue {
+			if prev := podcond.Find(old.Conditions, v1.PodInitialized); prev != nil && prev.Status == v1.ConditionTrue {
 				c.Status = v1.ConditionTrue
 				return c
 			}
@@ -355,7 +339,7 @@ func readyCondition(spec *v1.PodSpec, conds []v1.PodCondition, containersReady v
 	}
 	var msgs []string
 	for _, g := range spec.ReadinessGates {
-		gc := findCondition(conds, g.ConditionType)
+		gc := podcond.Find(conds, g.ConditionType)
 		switch {
 		case gc == nil:
 			msgs = append(msgs, fmt.Sprintf("corresponding condition of pod readiness gate %q does not exist.", string(g.ConditionType)))
@@ -371,47 +355,11 @@ func readyCondition(spec *v1.PodSpec, conds []v1.PodCondition, containersReady v
 	return c
 }
 
-// couldRestartAll is the kubelet's AllContainersCouldRestart: some init or
-// regular container has a RestartAllContainers rule.
-func couldRestartAll(spec *v1.PodSpec) bool {
-	for _, list := range [...][]v1.Container{spec.InitContainers, spec.Containers} {
-		for i := range list {
-			for _, r := range list[i].RestartPolicyRules {
-				if r.Action == v1.ContainerRestartRuleActionRestartAllContainers {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // firstRuleRestartsAll reports whether the first restart rule of c that
 // matches exitCode has the action RestartAllContainers.
 func firstRuleRestartsAll(c *v1.Container, exitCode int32) bool {
-	for _, r := range c.RestartPolicyRules {
-		if r.ExitCodes == nil {
-			continue
-		}
-		in := false
-		for _, v := range r.ExitCodes.Values {
-			if v == exitCode {
-				in = true
-				break
-			}
-		}
-		switch r.ExitCodes.Operator {
-		case v1.ContainerRestartRuleOnExitCodesOpIn:
-			if in {
-				return r.Action == v1.ContainerRestartRuleActionRestartAllContainers
-			}
-		case v1.ContainerRestartRuleOnExitCodesOpNotIn:
-			if !in {
-				return r.Action == v1.ContainerRestartRuleActionRestartAllContainers
-			}
-		}
-	}
-	return false
+	r, ok := containerstate.MatchingRule(c, exitCode)
+	return ok && r.Action == v1.ContainerRestartRuleActionRestartAllContainers
 }
 
 // triggeredRestartAll reports whether some container of the spec is
@@ -439,7 +387,7 @@ func triggeredRestartAll(spec *v1.PodSpec, statuses ...*v1.PodStatus) bool {
 // 7.
 func (o Options) restartingCondition(spec *v1.PodSpec, s, old *v1.PodStatus, cleanedUp bool) v1.PodCondition {
 	c := v1.PodCondition{Type: v1.AllContainersRestarting, Status: v1.ConditionFalse}
-	prev := findCondition(old.Conditions, v1.AllContainersRestarting)
+	prev := podcond.Find(old.Conditions, v1.AllContainersRestarting)
 	restarting := (prev != nil && prev.Status == v1.ConditionTrue) || triggeredRestartAll(spec, s, old)
 	switch {
 	case s.Phase == v1.PodSucceeded:

@@ -6,6 +6,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodestate/nodestate/internal/podcond"
 )
 
 func ready(name string) v1.ContainerStatus {
@@ -20,7 +22,7 @@ func notReady(name string) v1.ContainerStatus {
 // generation, for comparing status, reason and message.
 func pickCondition(t *testing.T, cs []v1.PodCondition, ct v1.PodConditionType) v1.PodCondition {
 	t.Helper()
-	c := findCondition(cs, ct)
+	c := podcond.Find(cs, ct)
 	if c == nil {
 		t.Fatalf("no %s condition in %v", ct, cs)
 	}
@@ -166,7 +168,7 @@ func TestAllContainersRestarting(t *testing.T) {
 			if diff := cmp.Diff(tc.want, pickCondition(t, conds, v1.AllContainersRestarting)); diff != "" {
 				t.Errorf("%s (%s): mismatch (-want +got):\n%s", tc.id, tc.reason, diff)
 			}
-			if c := findCondition(conds, v1.AllContainersRestarting); c.ObservedGeneration != 0 {
+			if c := podcond.Find(conds, v1.AllContainersRestarting); c.ObservedGeneration != 0 {
 				t.Errorf("AllContainersRestarting carries observedGeneration %d, want none", c.ObservedGeneration)
 			}
 		})
@@ -176,14 +178,14 @@ func TestAllContainersRestarting(t *testing.T) {
 	// such condition.
 	pod := &v1.Pod{Spec: v1.PodSpec{Containers: containers("a")}}
 	conds, _ := Conditions(ConditionsInput{Pod: pod, Status: &v1.PodStatus{Phase: v1.PodRunning}})
-	if findCondition(conds, v1.AllContainersRestarting) != nil {
+	if podcond.Find(conds, v1.AllContainersRestarting) != nil {
 		t.Error("7: condition emitted for a pod without RestartAllContainers rules")
 	}
 	off := DefaultOptions()
 	off.Features.RestartAllContainersOnContainerExits = false
 	pod = &v1.Pod{Spec: restartAllSpec()}
 	conds, _ = off.Conditions(ConditionsInput{Pod: pod, Status: &v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: exited42}})
-	if findCondition(conds, v1.AllContainersRestarting) != nil {
+	if podcond.Find(conds, v1.AllContainersRestarting) != nil {
 		t.Error("8.1: condition emitted with the gate off")
 	}
 }
@@ -241,30 +243,30 @@ func TestConditionsAssembly(t *testing.T) {
 	if diff := cmp.Diff(wantTypes, types); diff != "" {
 		t.Errorf("8.2 order: the API's non-owned conditions, DisruptionTarget replaced in place, resize from the cache, then the kubelet's (-want +got):\n%s", diff)
 	}
-	dt := findCondition(conds, v1.DisruptionTarget)
+	dt := podcond.Find(conds, v1.DisruptionTarget)
 	if dt.Reason != "TerminationByKubelet" || !dt.LastTransitionTime.Time.Equal(t0) {
 		t.Errorf("8.2 step 3: DisruptionTarget = %+v, want the cached one with its time", dt)
 	}
-	if r := findCondition(conds, v1.PodReady); r.Status != v1.ConditionTrue || !r.LastTransitionTime.Time.Equal(t0) || r.ObservedGeneration != 7 {
+	if r := podcond.Find(conds, v1.PodReady); r.Status != v1.ConditionTrue || !r.LastTransitionTime.Time.Equal(t0) || r.ObservedGeneration != 7 {
 		t.Errorf("8.3: Ready = %+v, want True with the old time (status unchanged) and generation 7", r)
 	}
-	if r := findCondition(conds, v1.ContainersReady); !r.LastTransitionTime.Time.Equal(t1) {
+	if r := podcond.Find(conds, v1.ContainersReady); !r.LastTransitionTime.Time.Equal(t1) {
 		t.Errorf("8.3: ContainersReady flipped, want time now, got %v", r.LastTransitionTime)
 	}
-	if r := findCondition(conds, v1.PodScheduled); !r.LastTransitionTime.Time.Equal(t1) || r.ObservedGeneration != 7 {
+	if r := podcond.Find(conds, v1.PodScheduled); !r.LastTransitionTime.Time.Equal(t1) || r.ObservedGeneration != 7 {
 		t.Errorf("8.3: PodScheduled new: %+v", r)
 	}
-	if g := findCondition(conds, "example.com/gate"); !g.LastTransitionTime.Time.Equal(t0.Add(-time1h)) {
+	if g := podcond.Find(conds, "example.com/gate"); !g.LastTransitionTime.Time.Equal(t0.Add(-time1h)) {
 		t.Errorf("8.1: a non-owned condition must be preserved as is, got %+v", g)
 	}
-	if r := findCondition(conds, v1.PodResizePending); r.ObservedGeneration != 5 {
+	if r := podcond.Find(conds, v1.PodResizePending); r.ObservedGeneration != 5 {
 		t.Errorf("8.3: resize conditions keep their own observedGeneration, got %d", r.ObservedGeneration)
 	}
 
 	// A terminal pod drops the resize conditions.
 	s.Phase = v1.PodSucceeded
 	conds, _ = Conditions(ConditionsInput{Pod: pod, Old: old, Status: s, Now: t1})
-	if findCondition(conds, v1.PodResizePending) != nil {
+	if podcond.Find(conds, v1.PodResizePending) != nil {
 		t.Error("8.2 step 2: resize conditions must be cleared on a terminal pod")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodestate/nodestate/internal/podcond"
 )
 
 // fuzzSeeds are pods in the API's JSON form.
@@ -76,7 +78,7 @@ func FuzzConditions(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if findCondition(conds, v1.PodReady) == nil {
+		if podcond.Find(conds, v1.PodReady) == nil {
 			t.Fatal("no Ready condition")
 		}
 		res, err := GenerateStatus(StatusInput{Input: Input{Pod: pod}, Old: &old.Status,

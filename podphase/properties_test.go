@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"pgregory.net/rapid"
 
+	"github.com/nodestate/nodestate/internal/rapidcheck"
 	"github.com/nodestate/nodestate/podphase"
 	"github.com/nodestate/nodestate/podphase/podphasetest"
 )
@@ -17,16 +18,8 @@ import (
 // unless -rapid.checks or RAPID_CHECKS says otherwise.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	set := os.Getenv("RAPID_CHECKS") != ""
-	flag.Visit(func(f *flag.Flag) {
-		if f.Name == "rapid.checks" {
-			set = true
-		}
-	})
-	if !set {
-		if err := flag.Set("rapid.checks", "1000"); err != nil {
-			panic(err)
-		}
+	if err := rapidcheck.MinChecks(1000); err != nil {
+		panic(err)
 	}
 	os.Exit(m.Run())
 }

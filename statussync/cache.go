@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/internal/podcond"
 	"github.com/nodestate/nodestate/podphase"
 )
 
@@ -82,6 +83,7 @@ type Cache struct {
 	opts   Options
 	mu     sync.RWMutex
 	pods   map[types.UID]*entry
+	resize map[types.UID]*resizeConds
 	signal chan struct{}
 }
 
@@ -132,12 +134,6 @@ func (c *Cache) Version(uid types.UID) uint64 {
 		return e.version
 	}
 	return 0
-}
-
-func (c *Cache) get(uid types.UID) *entry {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.pods[uid]
 }
 
 // SetPodStatus caches status as the newest status of pod (kubelet
@@ -247,8 +243,8 @@ func (c *Cache) setContainer(uid types.UID, containerID string, now time.Time, s
 			return false, &PodError{Namespace: e.namespace, Name: e.name, UID: uid, Err: err}
 		}
 		for _, t := range [...]v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
-			if nc := findCondition(conds, t); nc != nil {
-				s.Conditions = replaceOrAppend(s.Conditions, *nc)
+			if nc := podcond.Find(conds, t); nc != nil {
+				s.Conditions = podcond.ReplaceOrAppend(s.Conditions, *nc)
 			}
 		}
 	}
@@ -276,6 +272,11 @@ func (c *Cache) RemoveOrphans(keep map[types.UID]bool) int {
 			n++
 		}
 	}
+	for uid := range c.resize {
+		if !keep[uid] {
+			delete(c.resize, uid)
+		}
+	}
 	return n
 }
 
@@ -285,6 +286,7 @@ func (c *Cache) remove(uid types.UID, e *entry) {
 	defer c.mu.Unlock()
 	if cur := c.pods[uid]; cur != nil && (e == nil || cur == e) {
 		delete(c.pods, uid)
+		delete(c.resize, uid)
 	}
 }
 

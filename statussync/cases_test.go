@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/internal/podcond"
 )
 
 func wantRequests(t *testing.T, id string, got map[string]int, want map[string]int) {
@@ -92,7 +93,7 @@ func TestS4S7S10S13Updates(t *testing.T) {
 	h.sync()
 	wantRequests(t, "S13", h.requests(&last), map[string]int{})
 	got, _ := h.api.Pod("default", "p1")
-	if c := findCondition(got.Status.Conditions, v1.PodReady); c == nil || c.Status != v1.ConditionTrue {
+	if c := podcond.Find(got.Status.Conditions, v1.PodReady); c == nil || c.Status != v1.ConditionTrue {
 		t.Errorf("S4: the server holds the second status, got %+v", got.Status.Conditions)
 	}
 }
@@ -108,7 +109,7 @@ func TestS8S40TransitionTimes(t *testing.T) {
 	s.Conditions = []v1.PodCondition{ready}
 	h.set(pod, s)
 	c, _ := h.cache.GetPodStatus(pod.UID)
-	if got := findCondition(c.Conditions, v1.PodReady).LastTransitionTime; !got.Time.Equal(t0) {
+	if got := podcond.Find(c.Conditions, v1.PodReady).LastTransitionTime; !got.Time.Equal(t0) {
 		t.Errorf("S40 no old condition: LTT %v, want now %v", got, t0)
 	}
 	h.sync()
@@ -122,14 +123,14 @@ func TestS8S40TransitionTimes(t *testing.T) {
 	s.Conditions = []v1.PodCondition{cond(v1.PodReady, v1.ConditionFalse)}
 	h.set(pod, s)
 	c, _ = h.cache.GetPodStatus(pod.UID)
-	if got := findCondition(c.Conditions, v1.PodReady).LastTransitionTime; !got.Time.Equal(t0.Add(time.Minute)) {
+	if got := podcond.Find(c.Conditions, v1.PodReady).LastTransitionTime; !got.Time.Equal(t0.Add(time.Minute)) {
 		t.Errorf("S40 status changed: LTT %v, want now", got)
 	}
 	s.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "Other"}}
 	h.clock.Step(time.Minute)
 	h.set(pod, s)
 	c, _ = h.cache.GetPodStatus(pod.UID)
-	if got := findCondition(c.Conditions, v1.PodReady).LastTransitionTime; !got.Time.Equal(t0.Add(time.Minute)) {
+	if got := podcond.Find(c.Conditions, v1.PodReady).LastTransitionTime; !got.Time.Equal(t0.Add(time.Minute)) {
 		t.Errorf("S40 status same: the old LTT is kept, got %v", got)
 	}
 }
@@ -393,7 +394,7 @@ func TestS31S32Readiness(t *testing.T) {
 	}
 	readyOf := func() v1.ConditionStatus {
 		s, _ := h.cache.GetPodStatus(pod.UID)
-		if c := findCondition(s.Conditions, v1.PodReady); c != nil {
+		if c := podcond.Find(s.Conditions, v1.PodReady); c != nil {
 			return c.Status
 		}
 		return ""
@@ -501,11 +502,6 @@ func TestS37S38Deletion(t *testing.T) {
 	}
 }
 
-func ltt(c v1.PodCondition, at time.Time) v1.PodCondition {
-	c.LastTransitionTime = metav1.NewTime(at)
-	return c
-}
-
 // S41 to S46: the merge.
 func TestS41ToS46Merge(t *testing.T) {
 	o := DefaultOptions()
@@ -557,13 +553,13 @@ func TestS41ToS46Merge(t *testing.T) {
 			t.Errorf("%s: %s: phase %q reason %q", tt.id, tt.reason, got.Phase, got.Reason)
 		}
 		if tt.wantDT != "" {
-			if c := findCondition(got.Conditions, v1.DisruptionTarget); c == nil || c.Reason != tt.wantDT {
+			if c := podcond.Find(got.Conditions, v1.DisruptionTarget); c == nil || c.Reason != tt.wantDT {
 				t.Errorf("%s: %s: DisruptionTarget %+v, want reason %s", tt.id, tt.reason, c, tt.wantDT)
 			}
 		}
 		if tt.wantReady != "" {
 			for _, ty := range []v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
-				c := findCondition(got.Conditions, ty)
+				c := podcond.Find(got.Conditions, ty)
 				if c == nil || c.Status != tt.wantReady || (tt.readyWhy != "" && c.Reason != tt.readyWhy) {
 					t.Errorf("%s: %s: %s = %+v", tt.id, tt.reason, ty, c)
 				}
@@ -575,7 +571,7 @@ func TestS41ToS46Merge(t *testing.T) {
 		ResourceClaimStatuses: []v1.PodResourceClaimStatus{{Name: "gpu"}}}
 	kube := v1.PodStatus{Conditions: []v1.PodCondition{cond(v1.PodReady, v1.ConditionTrue), cond("example.com/gate", v1.ConditionFalse)}}
 	got := o.Merge(&api, &kube, true)
-	if findCondition(got.Conditions, v1.PodReady).Status != v1.ConditionTrue || findCondition(got.Conditions, "example.com/gate").Status != v1.ConditionTrue ||
+	if podcond.Find(got.Conditions, v1.PodReady).Status != v1.ConditionTrue || podcond.Find(got.Conditions, "example.com/gate").Status != v1.ConditionTrue ||
 		len(got.ResourceClaimStatuses) != 1 {
 		t.Errorf("8.1/8.2: merged %+v", got)
 	}
@@ -649,5 +645,52 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := NewEngine(h.cache, h.api, EngineOptions{}); !errors.Is(err, ErrInvalidOption) {
 		t.Errorf("zero engine options: %v", err)
+	}
+}
+
+// S50, S52: the resize conditions.
+func TestS50S52Resize(t *testing.T) {
+	h := newHarness(t, DefaultOptions())
+	uid := types.UID("u1")
+	if gen, changed := h.cache.SetResizeInProgress(uid, "r", "m", 3, h.now()); gen != 3 || !changed {
+		t.Fatalf("11: a new InProgress condition: gen %d changed %v", gen, changed)
+	}
+	h.clock.Step(time.Second)
+	gen, changed := h.cache.SetResizeInProgress(uid, "", "", 7, h.now())
+	conds := h.cache.ResizeConditions(uid)
+	if gen != 3 || changed || len(conds) != 1 || conds[0].Reason != "r" || conds[0].Message != "m" || conds[0].ObservedGeneration != 3 {
+		t.Errorf("S50: empty reason and message keep r/m and the first generation: gen %d changed %v %+v", gen, changed, conds)
+	}
+	if !conds[0].LastTransitionTime.Time.Equal(t0) || !conds[0].LastProbeTime.Time.Equal(t0.Add(time.Second)) {
+		t.Errorf("11: the same reason keeps the transition time, the probe time moves: %+v", conds[0])
+	}
+	if !h.cache.SetResizePending(uid, "NodeCapacity", "", 3, h.now()) || !h.cache.IsResizeDeferred(uid) {
+		t.Error("11: a pending reason other than Infeasible becomes Deferred")
+	}
+	if h.cache.SetResizePending(uid, "Other", "", 3, h.now()) {
+		t.Error("11: the same Deferred reason and generation is no change")
+	}
+	if !h.cache.SetResizePending(uid, ResizeReasonInfeasible, "", 3, h.now()) || !h.cache.IsResizeInfeasible(uid) {
+		t.Error("11: Infeasible stays Infeasible and is a change")
+	}
+	if c := h.cache.ResizeConditions(uid); len(c) != 2 || c[0].Type != v1.PodResizePending {
+		t.Errorf("11: pending first, then in progress: %+v", c)
+	}
+	if gen, ok := h.cache.ClearResizeInProgress(uid); gen != 3 || !ok {
+		t.Errorf("S52: ClearInProgress returns (its gen, true), got (%d, %v)", gen, ok)
+	}
+	if c := h.cache.ResizeConditions(uid); len(c) != 1 || c[0].Type != v1.PodResizePending {
+		t.Errorf("S52: only the pending condition remains: %+v", c)
+	}
+	if !h.cache.ClearResizePending(uid) || h.cache.ResizeConditions(uid) != nil {
+		t.Error("S52: then nothing")
+	}
+	if _, ok := h.cache.ClearResizeInProgress(uid); ok || h.cache.ClearResizePending(uid) {
+		t.Error("11: clearing what is not there is a no-op")
+	}
+	h.cache.BackfillResizeConditions([]*v1.Pod{{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: v1.PodStatus{Conditions: []v1.PodCondition{
+		{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: ResizeReasonInfeasible}}}}})
+	if !h.cache.IsResizeInfeasible(uid) {
+		t.Error("11: backfilled from the API")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodestate/nodestate/internal/podcond"
 )
 
 // Ownership is who decides a pod condition (spec section 2).
@@ -50,33 +52,16 @@ var ltTypes = [...]v1.PodConditionType{
 // conditions of s: now, unless old has the same type with the same status.
 func updateTransitionTimes(old, s *v1.PodStatus, now time.Time) {
 	for _, t := range ltTypes {
-		c := findCondition(s.Conditions, t)
+		c := podcond.Find(s.Conditions, t)
 		if c == nil {
 			continue
 		}
-		if oc := findCondition(old.Conditions, t); oc != nil && oc.Status == c.Status {
+		if oc := podcond.Find(old.Conditions, t); oc != nil && oc.Status == c.Status {
 			c.LastTransitionTime = oc.LastTransitionTime
 		} else {
 			c.LastTransitionTime = metav1.NewTime(now)
 		}
 	}
-}
-
-func findCondition(cs []v1.PodCondition, t v1.PodConditionType) *v1.PodCondition {
-	for i := range cs {
-		if cs[i].Type == t {
-			return &cs[i]
-		}
-	}
-	return nil
-}
-
-func replaceOrAppend(cs []v1.PodCondition, c v1.PodCondition) []v1.PodCondition {
-	if old := findCondition(cs, c.Type); old != nil {
-		*old = c
-		return cs
-	}
-	return append(cs, c)
 }
 
 // EqualByKubelet reports whether two statuses agree on everything the
@@ -97,7 +82,7 @@ func (o Options) EqualByKubelet(old, new *v1.PodStatus) bool {
 			continue
 		}
 		newN++
-		oc := findCondition(old.Conditions, c.Type)
+		oc := podcond.Find(old.Conditions, c.Type)
 		if oc == nil || oc.Status != c.Status || oc.Reason != c.Reason || oc.Message != c.Message {
 			return false
 		}

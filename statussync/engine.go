@@ -30,6 +30,8 @@ type Hooks struct {
 	Synced func(uid types.UID, version uint64, latency time.Duration)
 	// PatchBytes is called with the size of each patch sent.
 	PatchBytes func(n int)
+	// Pass is called at the end of each pass with what it did.
+	Pass func(full bool, r Result)
 }
 
 // EngineOptions configures an Engine. Start from [DefaultEngineOptions]:
@@ -101,6 +103,11 @@ type podState struct {
 	notFound   uint64  // version for which the pod was not found
 	failures   int
 	retryAt    time.Time
+	// verified is the server copy last found to hold version verifiedAt of
+	// the cache, so that a full pass compares each copy only once.
+	verified   *v1.Pod
+	verifiedAt uint64
+	pass       uint64 // the last pass that saw the pod cached
 }
 
 // Engine writes the statuses of a Cache to the API server through a
@@ -118,8 +125,10 @@ type Engine struct {
 	transport Transport
 	opts      EngineOptions
 
-	syncMu sync.Mutex
-	states map[types.UID]*podState
+	syncMu  sync.Mutex
+	states  map[types.UID]*podState
+	entries []*entry // reused by each pass
+	pass    uint64
 
 	obsMu    sync.Mutex
 	observed map[types.UID]*v1.Pod
@@ -140,6 +149,8 @@ func NewEngine(cache *Cache, transport Transport, opts EngineOptions) (*Engine, 
 
 // Result counts what one pass did.
 type Result struct {
+	// At is the engine clock's time when the pass started.
+	At time.Time
 	// Attempted is the number of pods the pass tried to sync.
 	Attempted int
 	// Synced is the number whose cached version reached the server.
@@ -199,28 +210,21 @@ func (e *Engine) SyncOnce(ctx context.Context, full bool) Result {
 	now := e.opts.Clock.Now()
 
 	e.obsMu.Lock()
-	observed := e.observed
-	e.observed = make(map[types.UID]*v1.Pod)
+	var observed map[types.UID]*v1.Pod
+	if len(e.observed) > 0 {
+		observed, e.observed = e.observed, make(map[types.UID]*v1.Pod)
+	}
 	e.obsMu.Unlock()
+	e.pass++
 
 	e.cache.mu.RLock()
-	entries := make([]*entry, 0, len(e.cache.pods))
+	entries := e.entries[:0]
 	for _, en := range e.cache.pods {
 		entries = append(entries, en)
 	}
 	e.cache.mu.RUnlock()
-
-	if full {
-		live := make(map[types.UID]bool, len(entries))
-		for _, en := range entries {
-			live[en.uid] = true
-		}
-		for uid := range e.states {
-			if !live[uid] {
-				delete(e.states, uid)
-			}
-		}
-	}
+	e.entries = entries
+	defer clear(e.entries) // hold no finished entries until the next pass
 
 	var queue []queued
 	for _, en := range entries {
@@ -229,6 +233,7 @@ func (e *Engine) SyncOnce(ctx context.Context, full bool) Result {
 			st = &podState{}
 			e.states[en.uid] = st
 		}
+		st.pass = e.pass
 		if pod := observed[en.uid]; pod != nil && (st.server == nil || !olderRV(pod.ResourceVersion, st.server.ResourceVersion)) {
 			st.server = pod
 		}
@@ -241,7 +246,10 @@ func (e *Engine) SyncOnce(ctx context.Context, full bool) Result {
 				apiUID = m
 			}
 		}
-		if st.notFound == en.version || st.retryAt.After(now) {
+		// A pod the server said it does not have is asked for again only
+		// when its status changes, or by a full pass once its back-off is
+		// over (a 404 from a stale cache in front of the server heals).
+		if st.retryAt.After(now) || (st.notFound == en.version && !full) {
 			continue
 		}
 		switch {
@@ -249,12 +257,21 @@ func (e *Engine) SyncOnce(ctx context.Context, full bool) Result {
 		case !full:
 			continue
 		case canBeDeleted(st.server, en):
-		case st.server != nil && e.drifted(st.server, en):
+		case st.server != nil && (st.server != st.verified || st.verifiedAt != en.version) && e.drifted(st.server, en):
 			st.apiVersion = 0
 		default:
+			st.verified, st.verifiedAt = st.server, en.version
 			continue
 		}
 		queue = append(queue, queued{e: en, st: st, apiUID: apiUID})
+	}
+	if full {
+		// Forget the pods no longer cached.
+		for uid, st := range e.states {
+			if st.pass != e.pass {
+				delete(e.states, uid)
+			}
+		}
 	}
 	sort.Slice(queue, func(i, j int) bool {
 		ti, tj := podphase.IsTerminal(queue[i].e.status.Phase), podphase.IsTerminal(queue[j].e.status.Phase)
@@ -264,12 +281,15 @@ func (e *Engine) SyncOnce(ctx context.Context, full bool) Result {
 		return queue[i].e.uid < queue[j].e.uid
 	})
 
-	res := Result{Attempted: len(queue)}
+	res := Result{At: now, Attempted: len(queue)}
 	for _, q := range queue {
 		if ctx.Err() != nil {
 			break
 		}
 		e.syncPod(ctx, q, now, &res)
+	}
+	if e.opts.Hooks.Pass != nil {
+		e.opts.Hooks.Pass(full, res)
 	}
 	return res
 }
@@ -344,6 +364,7 @@ func (e *Engine) syncPod(ctx context.Context, q queued, now time.Time, res *Resu
 			e.request("get", err)
 			if apierrors.IsNotFound(err) {
 				st.notFound = en.version
+				e.fail(st, now, res)
 				return
 			}
 			if err != nil {
@@ -392,6 +413,7 @@ func (e *Engine) syncPod(ctx context.Context, q queued, now time.Time, res *Resu
 				return
 			case apierrors.IsNotFound(err):
 				st.notFound = en.version
+				e.fail(st, now, res)
 				return
 			default:
 				e.fail(st, now, res)
@@ -408,6 +430,7 @@ func (e *Engine) syncPod(ctx context.Context, q queued, now time.Time, res *Resu
 func (e *Engine) done(ctx context.Context, q queued, written *v1.Pod, now time.Time, res *Result) {
 	en, st := q.e, q.st
 	st.server, st.apiVersion, st.failures, st.retryAt, st.notFound = written, en.version, 0, time.Time{}, 0
+	st.verified, st.verifiedAt = written, en.version // it holds what was just merged from this version
 	res.Synced++
 	if e.opts.Hooks.Synced != nil && !en.at.IsZero() {
 		e.opts.Hooks.Synced(en.uid, en.version, now.Sub(en.at))

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
+	"github.com/nodestate/nodestate/internal/podcond"
 	"github.com/nodestate/nodestate/podphase"
 )
 
@@ -44,10 +45,10 @@ func (o Options) Merge(api, kubelet *v1.PodStatus, couldHaveRunningContainers bo
 			conds = append(conds, *c)
 		case Shared:
 			if transitioning && !couldHaveRunningContainers {
-				if ac := findCondition(api.Conditions, c.Type); ac != nil && ac.Status == c.Status {
+				if ac := podcond.Find(api.Conditions, c.Type); ac != nil && ac.Status == c.Status {
 					c.LastTransitionTime = ac.LastTransitionTime
 				}
-				conds = replaceOrAppend(conds, *c)
+				conds = podcond.ReplaceOrAppend(conds, *c)
 			}
 		}
 	}

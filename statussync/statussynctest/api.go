@@ -8,6 +8,7 @@ package statussynctest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand"
 	"strconv"
@@ -38,6 +39,9 @@ type Faults struct {
 	// NotFoundRate is the share of GET requests answered 404 although the
 	// pod exists (a stale cache in front of the server).
 	NotFoundRate float64
+	// Delay, if set, is called before each request is served, outside the
+	// API's lock: a test can advance a fake clock there to model latency.
+	Delay func(verb string)
 }
 
 // API is an in-memory pod API. It is safe for simultaneous use.
@@ -164,11 +168,21 @@ func internalError() error {
 	return apierrors.NewInternalError(fmt.Errorf("injected fault"))
 }
 
+func (a *API) delay(verb string) {
+	a.mu.Lock()
+	d := a.faults.Delay
+	a.mu.Unlock()
+	if d != nil {
+		d(verb)
+	}
+}
+
 // GetPod implements statussync.PodGetter.
 func (a *API) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	a.delay("get")
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.requests["get"]++
@@ -191,6 +205,7 @@ func (a *API) PatchPodStatus(ctx context.Context, namespace, name string, patch 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	a.delay("patch")
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.requests["patch"]++
@@ -256,6 +271,7 @@ func (a *API) DeletePod(ctx context.Context, namespace, name string, uid types.U
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	a.delay("delete")
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.requests["delete"]++
@@ -267,7 +283,7 @@ func (a *API) DeletePod(ctx context.Context, namespace, name string, uid types.U
 		return apierrors.NewNotFound(podsResource, name)
 	}
 	if uid != "" && p.UID != uid {
-		return apierrors.NewConflict(podsResource, name, fmt.Errorf("Precondition failed: UID in precondition: %s, UID in object meta: %s", uid, p.UID))
+		return apierrors.NewConflict(podsResource, name, errors.New("Precondition failed: UID in precondition: "+string(uid)+", UID in object meta: "+string(p.UID)))
 	}
 	delete(a.pods, key(namespace, name))
 	return nil

@@ -1,0 +1,156 @@
+package events_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/nodestate/nodestate/events"
+	"github.com/nodestate/nodestate/events/eventstest"
+)
+
+// Recording through a broadcaster into a sink: the repeat becomes a patch of the count.
+func ExampleRecorder() {
+	clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+	b, err := events.NewBroadcaster(events.WithClock(clk))
+	if err != nil {
+		panic(err)
+	}
+	sink := eventstest.NewSink(clk, 0)
+	if err := b.StartRecordingToSink(sink, events.DefaultOptions()); err != nil {
+		panic(err)
+	}
+	rec := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.WithRecorderClock(clk))
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "shop", UID: "0f5c"}}
+
+	rec.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", "app")
+	clk.Step(10 * time.Second)
+	rec.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", "app")
+	if err := b.Shutdown(context.Background()); err != nil {
+		panic(err)
+	}
+
+	for _, ev := range sink.Events() {
+		fmt.Printf("%s %s/%s %s %s count=%d first=%s last=%s\n", ev.Name, ev.InvolvedObject.Kind, ev.InvolvedObject.Name,
+			ev.Type, ev.Reason, ev.Count, ev.FirstTimestamp.UTC().Format(time.TimeOnly), ev.LastTimestamp.UTC().Format(time.TimeOnly))
+	}
+	st := b.Stats().Sinks[0]
+	fmt.Printf("created=%d patched=%d\n", st.Created, st.Patched)
+	// Output:
+	// web-0.18ec7bbc47a44000 Pod/web-0 Warning BackOff count=2 first=10:00:00 last=10:00:10
+	// created=1 patched=1
+}
+
+// Aggregation: the tenth distinct message about the same object and reason within 600 s
+// becomes an aggregate event; later new messages patch it.
+func ExampleCorrelator_aggregation() {
+	c, err := events.NewCorrelator(events.DefaultOptions())
+	if err != nil {
+		panic(err)
+	}
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	ref := v1.ObjectReference{Kind: "Pod", Namespace: "shop", Name: "web-0", UID: "0f5c", APIVersion: "v1"}
+	for i := range 11 {
+		ev := &v1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("web-0.%d", i), Namespace: "shop"},
+			InvolvedObject: ref, Type: v1.EventTypeWarning, Reason: "Failed", Count: 1,
+			Message: fmt.Sprintf("Failed to pull image \"shop/web:%d\"", i),
+			Source:  v1.EventSource{Component: "kubelet", Host: "node-1"},
+		}
+		res, err := c.Correlate(ev, now.Add(time.Duration(i)*time.Second))
+		if err != nil {
+			panic(err)
+		}
+		if res.Aggregated {
+			fmt.Printf("%2d %-6s count=%d %s\n", i, res.Decision, res.Event.Count, res.Event.Message)
+		} else {
+			fmt.Printf("%2d %-6s count=%d\n", i, res.Decision, res.Event.Count)
+		}
+		c.UpdateState(res.Event)
+	}
+	// Output:
+	//  0 create count=1
+	//  1 create count=1
+	//  2 create count=1
+	//  3 create count=1
+	//  4 create count=1
+	//  5 create count=1
+	//  6 create count=1
+	//  7 create count=1
+	//  8 create count=1
+	//  9 create count=1 (combined from similar events): Failed to pull image "shop/web:9"
+	// 10 patch  count=2 (combined from similar events): Failed to pull image "shop/web:10"
+}
+
+// Spam filtering: 25 events of one object and type go through at once, then one per 300 s.
+func ExampleCorrelator_spamFilter() {
+	c, err := events.NewCorrelator(events.DefaultOptions())
+	if err != nil {
+		panic(err)
+	}
+	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	ev := &v1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "web-0.1", Namespace: "shop"},
+		InvolvedObject: v1.ObjectReference{Kind: "Pod", Namespace: "shop", Name: "web-0", UID: "0f5c", APIVersion: "v1"},
+		Type:           v1.EventTypeWarning, Reason: "Unhealthy", Message: "Readiness probe failed", Count: 1,
+		Source: v1.EventSource{Component: "kubelet", Host: "node-1"},
+	}
+	written := 0
+	for i := range 30 {
+		res, _ := c.Correlate(ev, start.Add(time.Duration(i)*time.Second))
+		if res.Decision != events.Skip {
+			written++
+			c.UpdateState(res.Event)
+		}
+	}
+	res, _ := c.Correlate(ev, start.Add(330*time.Second))
+	fmt.Println("written in the first 30 s:", written)
+	fmt.Println("after 300 s more:", res.Decision, "count", res.Event.Count)
+	fmt.Printf("%+v\n", c.Stats())
+	// Output:
+	// written in the first 30 s: 25
+	// after 300 s more: patch count 31
+	// {Created:1 Patched:25 Aggregated:0 SpamDropped:5}
+}
+
+// A series for events.k8s.io/v1: created once, patched into a series of two, then counted
+// locally until the finish loop writes the final count.
+func ExampleSeries() {
+	s := events.NewSeries()
+	start := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	ev := &eventsv1.Event{
+		ObjectMeta:          metav1.ObjectMeta{Name: "web-0.1", Namespace: "shop"},
+		EventTime:           metav1.NewMicroTime(start),
+		ReportingController: "kubelet", ReportingInstance: "kubelet-node-1",
+		Regarding: v1.ObjectReference{Kind: "Pod", Namespace: "shop", Name: "web-0", UID: "0f5c", APIVersion: "v1"},
+		Type:      v1.EventTypeWarning, Reason: "BackOff", Action: "Restart", Note: "Back-off restarting failed container",
+	}
+	for i := range 4 {
+		w, ok := s.Observe(ev, start.Add(time.Duration(i)*time.Minute))
+		switch {
+		case !ok:
+			fmt.Println(i, "counted locally")
+		case w.Patch == nil:
+			fmt.Println(i, "create")
+		default:
+			fmt.Println(i, "patch", string(w.Patch))
+		}
+	}
+	for _, w := range s.Finish(start.Add(10 * time.Minute)) {
+		fmt.Println("finish: patch", string(w.Patch))
+		s.Finished(w, false)
+	}
+	fmt.Println("cached:", s.Len())
+	// Output:
+	// 0 create
+	// 1 patch {"series":{"count":2,"lastObservedTime":"2026-11-29T10:01:00.000000Z"}}
+	// 2 counted locally
+	// 3 counted locally
+	// finish: patch {"series":{"count":4,"lastObservedTime":"2026-11-29T10:03:00.000000Z"}}
+	// cached: 0
+}

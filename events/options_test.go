@@ -1,0 +1,181 @@
+package events_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/nodestate/nodestate/events"
+	"github.com/nodestate/nodestate/events/eventstest"
+)
+
+func TestBroadcasterOptions(t *testing.T) {
+	cases := []struct {
+		field string
+		opt   events.Option
+	}{
+		{"QueueSize", events.WithQueueSize(0)},
+		{"MaxTries", events.WithRetry(0, time.Second)},
+		{"Sleep", events.WithRetry(3, -time.Second)},
+		{"Clock", events.WithClock(nil)},
+		{"Random", events.WithRandom(nil)},
+	}
+	for _, c := range cases {
+		_, err := events.NewBroadcaster(c.opt)
+		var oe *events.OptionError
+		if !errors.As(err, &oe) || oe.Field != c.field || !strings.HasPrefix(err.Error(), "events: option "+c.field) {
+			t.Errorf("%s: got %v", c.field, err)
+		}
+	}
+	b, err := events.NewBroadcaster(events.WithRetry(2, time.Second), events.WithLogger(logr.Discard()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.StartRecordingToSink(nil, events.DefaultOptions()); err == nil {
+		t.Error("a nil sink must be refused")
+	}
+	if err := b.StartRecordingToSink(eventstest.NewSink(nil, 0), events.Options{}); err == nil {
+		t.Error("zero correlator options must be refused")
+	}
+	if err := b.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.StartRecordingToSink(eventstest.NewSink(nil, 0), events.DefaultOptions()); !errors.Is(err, events.ErrShutdown) {
+		t.Errorf("after shutdown: %v, want ErrShutdown", err)
+	}
+	if _, err := events.NewSeriesBroadcaster(nil); err == nil {
+		t.Error("a nil series sink must be refused")
+	}
+	c := mustCorrelator(t, events.DefaultOptions())
+	if c.Options() != events.DefaultOptions() {
+		t.Error("Options must return what the correlator was built with")
+	}
+}
+
+func TestDecisionString(t *testing.T) {
+	for d, want := range map[events.Decision]string{events.Create: "create", events.Patch: "patch", events.Skip: "skip", 0: "Decision(0)"} {
+		if d.String() != want {
+			t.Errorf("%d: %q, want %q", d, d.String(), want)
+		}
+	}
+}
+
+func TestInvalidEventErrorMessage(t *testing.T) {
+	err := events.ValidateSeriesEvent("Normal", strings.Repeat("r", 200), "A", "")
+	if got := err.Error(); !strings.HasPrefix(got, `events: invalid reason "rrrr`) || !strings.Contains(got, "...\": length 200 exceeds 128") {
+		t.Fatalf("message %q", got)
+	}
+}
+
+// TestReference covers the reference rules of spec A.2 step 2.
+func TestReference(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "n", UID: "u", ResourceVersion: "3"}}
+	ref, err := events.Reference(scheme, pod)
+	if err != nil || *ref != (v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Name: "p", Namespace: "n", UID: "u", ResourceVersion: "3"}) {
+		t.Fatalf("pod from the scheme: %+v, %v", ref, err)
+	}
+	dep := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{Kind: "Deployment", APIVersion: "apps/v1"}, ObjectMeta: metav1.ObjectMeta{Name: "d"}}
+	if ref, err := events.Reference(nil, dep); err != nil || ref.Kind != "Deployment" || ref.APIVersion != "apps/v1" {
+		t.Fatalf("type meta wins, no scheme needed: %+v, %v", ref, err)
+	}
+	list := &v1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "9"}}
+	if ref, err := events.Reference(scheme, list); err != nil || ref.Kind != "PodList" || ref.ResourceVersion != "9" || ref.Name != "" {
+		t.Fatalf("a list gives kind and resourceVersion only: %+v, %v", ref, err)
+	}
+	var inv *events.InvalidEventError
+	if _, err := events.Reference(nil, pod); !errors.As(err, &inv) {
+		t.Fatalf("no kind and no scheme: %v", err)
+	}
+	if _, err := events.Reference(runtime.NewScheme(), pod); !errors.As(err, &inv) {
+		t.Fatalf("kind not registered: %v", err)
+	}
+	var nilRef *v1.ObjectReference
+	if _, err := events.Reference(scheme, nilRef); !errors.As(err, &inv) {
+		t.Fatalf("nil reference: %v", err)
+	}
+}
+
+// TestRecorderAnnotatedEventf: annotations reach the stored event, copied.
+func TestRecorderAnnotatedEventf(t *testing.T) {
+	h := newHarness(t)
+	ann := map[string]string{"k": "v"}
+	h.rec.AnnotatedEventf(testPod("foo", "bar"), ann, v1.EventTypeNormal, "Scaled", "scaled to %d", 3)
+	ann["k"] = "changed"
+	h.shutdown()
+	evs := h.sink.Events()
+	if len(evs) != 1 || evs[0].Annotations["k"] != "v" || evs[0].Message != "scaled to 3" {
+		t.Fatalf("stored %+v", evs)
+	}
+}
+
+// TestSeriesBroadcasterRetry: a transport error is retried after a 10-12.5 s jittered sleep
+// (spec B.1); with the injected jitter 1 the sleep is 12.5 s.
+func TestSeriesBroadcasterRetry(t *testing.T) {
+	fc := testingclock.NewFakeClock(t0)
+	sink := eventstest.NewSeriesSink(fc, 0)
+	sink.SetFault(func(op eventstest.Op, ns, name string, n int) error {
+		if n == 1 {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	b, err := events.NewSeriesBroadcaster(sink, events.WithClock(fc), events.WithRandom(func() float64 { return 1 }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := b.NewRecorder("kubelet", "kubelet-node-1", events.WithRecorderClock(fc))
+	rec.Eventf(testPod("foo", "bar"), nil, v1.EventTypeNormal, "Started", "Start", "started")
+	for sink.Calls(eventstest.OpCreate) < 1 || !fc.HasWaiters() {
+		yield()
+	}
+	waitTimers(fc, 3) // the retry sleep and the two loop timers
+	fc.Step(12500*time.Millisecond - time.Nanosecond)
+	if sink.Calls(eventstest.OpCreate) != 1 {
+		t.Fatal("retried before 12.5 s")
+	}
+	fc.Step(time.Nanosecond)
+	for sink.Calls(eventstest.OpCreate) < 2 {
+		yield()
+	}
+	if err := b.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Stats(); st.Created != 1 || st.Retries != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestSeriesBroadcasterRefresh: a series kept alive by occurrences every 5 min is written
+// again by the 30 min refresh with its local count (spec B.4).
+func TestSeriesBroadcasterRefresh(t *testing.T) {
+	h := newSeriesHarness(t)
+	pod := testPod("foo", "bar")
+	h.rec.Eventf(pod, nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
+	h.rec.Eventf(pod, nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
+	h.settle(t)
+	for range 6 {
+		h.clock.Step(5 * time.Minute)
+		h.rec.Eventf(pod, nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
+		h.settle(t)
+	}
+	// 30 min have passed: the refresh has written the series with its count of 8.
+	if err := h.b.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	evs := h.sink.Events()
+	if len(evs) != 1 || evs[0].Series == nil || evs[0].Series.Count < 7 {
+		t.Fatalf("B.4 refresh: stored %+v, want the series with its local count", evs)
+	}
+}

@@ -1,0 +1,102 @@
+package events
+
+import (
+	"crypto/rand"
+	"fmt"
+	"io"
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Reference returns the object reference client-go's reference.GetReference builds for obj: a
+// *v1.ObjectReference is used as is; otherwise kind and apiVersion come from the object's type
+// meta or, when that is empty, from scheme, and name, namespace, UID and resourceVersion from its
+// metadata (a list gives only its resourceVersion). Errors are *InvalidEventError on field
+// "object".
+func Reference(scheme *runtime.Scheme, obj runtime.Object) (*v1.ObjectReference, error) {
+	if obj == nil {
+		return nil, &InvalidEventError{Field: "object", Value: "<nil>", Detail: "can't reference a nil object"}
+	}
+	if ref, ok := obj.(*v1.ObjectReference); ok {
+		if ref == nil {
+			return nil, &InvalidEventError{Field: "object", Value: "<nil>", Detail: "can't reference a nil object"}
+		}
+		return ref, nil
+	}
+	var common metav1.Common
+	objectMeta, err := meta.Accessor(obj)
+	if err != nil {
+		common, err = meta.CommonAccessor(obj)
+		if err != nil {
+			return nil, &InvalidEventError{Field: "object", Value: fmt.Sprintf("%T", obj), Detail: "no object or list metadata: " + err.Error()}
+		}
+	} else {
+		common = objectMeta
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if gvk.Empty() {
+		if scheme == nil {
+			return nil, &InvalidEventError{Field: "object", Value: fmt.Sprintf("%T", obj), Detail: "no kind set and no scheme to look it up"}
+		}
+		gvks, _, err := scheme.ObjectKinds(obj)
+		if err != nil {
+			return nil, &InvalidEventError{Field: "object", Value: fmt.Sprintf("%T", obj), Detail: err.Error()}
+		}
+		if len(gvks) == 0 || gvks[0].Empty() {
+			return nil, &InvalidEventError{Field: "object", Value: fmt.Sprintf("%T", obj), Detail: "no kind registered"}
+		}
+		gvk = gvks[0]
+	}
+	if objectMeta == nil {
+		return &v1.ObjectReference{Kind: gvk.Kind, APIVersion: gvk.GroupVersion().String(), ResourceVersion: common.GetResourceVersion()}, nil
+	}
+	return &v1.ObjectReference{
+		Kind:            gvk.Kind,
+		APIVersion:      gvk.GroupVersion().String(),
+		Name:            objectMeta.GetName(),
+		Namespace:       objectMeta.GetNamespace(),
+		UID:             objectMeta.GetUID(),
+		ResourceVersion: objectMeta.GetResourceVersion(),
+	}, nil
+}
+
+// EventName returns the name client-go gives a new event: the referenced object's name, a dot
+// and the nanoseconds in lower-case hex; when that is not a valid DNS subdomain (too long, upper
+// case, bad characters), a random version 4 UUID read from random instead (kubernetes#127594).
+// random is crypto/rand.Reader when nil; an error reading it is returned.
+func EventName(refName string, unixNano int64, random io.Reader) (string, error) {
+	name := refName + "." + strconv.FormatInt(unixNano, 16)
+	if len(validation.IsDNS1123Subdomain(name)) == 0 {
+		return name, nil
+	}
+	return newUUID(random)
+}
+
+// newUUID returns a random (version 4, RFC 9562) UUID in its canonical text form.
+func newUUID(random io.Reader) (string, error) {
+	if random == nil {
+		random = rand.Reader
+	}
+	var u [16]byte
+	if _, err := io.ReadFull(random, u[:]); err != nil {
+		return "", fmt.Errorf("events: reading random bytes for an event name: %w", err)
+	}
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	var out [36]byte
+	j := 0
+	for i, b := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			out[j] = '-'
+			j++
+		}
+		out[j], out[j+1] = hexDigits[b>>4], hexDigits[b&0xf]
+		j += 2
+	}
+	return string(out[:]), nil
+}

@@ -1,0 +1,446 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/events"
+	"github.com/nodestate/nodestate/nodecondition"
+	"github.com/nodestate/nodestate/podphase"
+	"github.com/nodestate/nodestate/statussync"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+)
+
+// Cluster is what the agent asks of the API server beyond pod statuses and events: the objects
+// a node agent creates or keeps alive. Errors are the server's (apimachinery StatusErrors for a
+// real server).
+type Cluster interface {
+	// CreatePod creates pod, already bound to the agent's node, and returns it as the server
+	// stored it (with its UID and resourceVersion). The agent owns the argument and the result.
+	CreatePod(ctx context.Context, pod *v1.Pod) (*v1.Pod, error)
+	// UpdateNode creates node when the server does not have it, and otherwise writes its
+	// status (the conditions), as the kubelet's registration and status PATCH do.
+	UpdateNode(ctx context.Context, node *v1.Node) error
+	// RenewLease writes the node's Lease in kube-node-lease, creating it when missing.
+	RenewLease(ctx context.Context, lease *coordinationv1.Lease) error
+}
+
+// Config configures an Agent. The zero value of a field means its default.
+type Config struct {
+	// NodeName is the node the agent runs ("node-1").
+	NodeName string
+	// Namespace holds the pods ("default").
+	Namespace string
+	// Pods is the number of pods to run (8). They are handed out in order of interest:
+	// a crash-looping worker, a cache whose image cannot be pulled, a Job with a sidecar,
+	// an API Deployment with an init container, a StatefulSet pod with two init containers,
+	// then web replicas with readiness probes, and again with new replicas.
+	Pods int
+	// Seed draws every name, UID, container ID and timing, and the jitter of the
+	// kubelet's loops.
+	Seed uint64
+	// NoGet syncs statuses in statussync's NoGet mode (one request per synced version
+	// instead of the kubelet's GET and PATCH).
+	NoGet bool
+}
+
+// DefaultPods is the default number of pods.
+const DefaultPods = 8
+
+// Limits on the configuration, so that a flag cannot make a run unbounded.
+const (
+	MaxPods = 1000
+)
+
+// ErrInvalidConfig is matched (errors.Is) by the errors New returns for a bad Config.
+var ErrInvalidConfig = errors.New("agent: invalid configuration")
+
+// Stats counts what the agent did.
+type Stats struct {
+	// StatusesSet is the number of statuses the agent computed and gave the cache;
+	// Versions the number of new versions the cache stored (TerminatePod included);
+	// Synced the number of versions that reached the API server.
+	StatusesSet, Versions, Synced int
+	// Requests counts the engine's API requests by verb (get, patch, delete), failed
+	// ones included.
+	Requests map[string]int
+	// Passes and FullPasses count the engine's sync passes.
+	Passes, FullPasses int
+	// Events counts the events.
+	Events EventStats
+	// PodsCreated is the number of pods created; NodeReports the number of node writes
+	// (registration and status reports); LeaseRenewals the number of lease renewals;
+	// ClusterErrors the number of Cluster calls that failed.
+	PodsCreated, NodeReports, LeaseRenewals, ClusterErrors int
+	// NodeConditions are the node's conditions as last reported.
+	NodeConditions []v1.NodeCondition
+}
+
+// Coalesced is the number of cached versions that never reached the server on their own
+// because a newer one was written instead.
+func (s Stats) Coalesced() int { return s.Versions - s.Synced }
+
+// Agent is a simulated node agent: it runs pods through containerstate machines with the
+// kubelet's crash-loop and image-pull back-off, computes their phase and conditions with
+// podphase, caches and syncs their statuses with statussync, records kubelet events through
+// an events correlator, and keeps its node healthy with nodecondition's kubelet side.
+//
+// The agent runs on one goroutine and starts none. Time is its clock's: with a fake clock
+// (k8s.io/utils/clock/testing) Run moves it from one due instant to the next, so ten minutes
+// pass in a moment; with a real clock Run waits.
+type Agent struct {
+	cfg       Config
+	clock     clock.WithTicker
+	cluster   Cluster
+	transport statussync.Transport
+
+	rng    *rand.Rand
+	cache  *statussync.Cache
+	engine *statussync.Engine
+	phase  podphase.Options
+	crash  *containerstate.Backoff
+	pulls  *containerstate.Backoff
+	images map[string]bool
+	// pullFree is when the node's image puller is free again.
+	pullFree time.Time
+	events   *eventWriter
+	bcast    *events.Broadcaster
+
+	kubelet   *nodecondition.Kubelet
+	lease     *nodecondition.LeaseRenewer
+	node      *v1.Node
+	nextNode  time.Time
+	nextRenew time.Time
+	nextFull  time.Time
+
+	plans   []plan
+	pods    []*pod
+	started bool
+	stats   Stats
+}
+
+// New returns an agent for cfg that syncs pod statuses through transport, writes core/v1
+// events to sink, creates its node, lease and pods through cluster, and reads time from clk.
+func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink events.Sink, cluster Cluster) (*Agent, error) {
+	if cfg.NodeName == "" {
+		cfg.NodeName = "node-1"
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	if cfg.Pods == 0 {
+		cfg.Pods = DefaultPods
+	}
+	if cfg.Pods < 0 || cfg.Pods > MaxPods {
+		return nil, fmt.Errorf("%w: pods %d, want 1 to %d", ErrInvalidConfig, cfg.Pods, MaxPods)
+	}
+	if clk == nil || transport == nil || sink == nil || cluster == nil {
+		return nil, fmt.Errorf("%w: clock, transport, sink and cluster are required", ErrInvalidConfig)
+	}
+	a := &Agent{
+		cfg: cfg, clock: clk, cluster: cluster, transport: transport,
+		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x6e6f646561676e74)),
+		phase:  podphase.DefaultOptions(),
+		images: map[string]bool{},
+		stats:  Stats{Requests: map[string]int{}},
+	}
+	var err error
+	crashCfg, err := containerstate.DefaultCrashLoopOptions().CrashLoopConfig()
+	if err != nil {
+		return nil, err
+	}
+	if a.crash, err = containerstate.NewBackoff(crashCfg); err != nil {
+		return nil, err
+	}
+	if a.pulls, err = containerstate.NewBackoff(containerstate.ImagePullConfig()); err != nil {
+		return nil, err
+	}
+
+	a.cache = statussync.NewCache(statussync.DefaultOptions())
+	eo := statussync.DefaultEngineOptions()
+	eo.Clock = clk
+	eo.NoGet = cfg.NoGet
+	eo.Hooks = statussync.Hooks{
+		Request: func(verb string, _ error) { a.stats.Requests[verb]++ },
+		Synced:  func(types.UID, uint64, time.Duration) { a.stats.Synced++ },
+		Pass: func(full bool, _ statussync.Result) {
+			a.stats.Passes++
+			if full {
+				a.stats.FullPasses++
+			}
+		},
+	}
+	if a.engine, err = statussync.NewEngine(a.cache, transport, eo); err != nil {
+		return nil, err
+	}
+
+	jitter := rand.New(rand.NewPCG(cfg.Seed, 0x6a6974746572))
+	if a.bcast, err = events.NewBroadcaster(events.WithClock(clk), events.WithRandom(jitter.Float64)); err != nil {
+		return nil, err
+	}
+	var nameSeed [32]byte
+	copy(nameSeed[:], fmt.Sprintf("nodeagent-%d", cfg.Seed))
+	rec := a.bcast.NewRecorder(v1.EventSource{Component: "kubelet", Host: cfg.NodeName},
+		events.WithRecorderClock(&nameClock{clk: clk}), events.WithNameRandom(rand.NewChaCha8(nameSeed)))
+	corr, err := events.NewCorrelator(events.DefaultOptions())
+	if err != nil {
+		return nil, err
+	}
+	a.events = &eventWriter{rec: rec, corr: corr, sink: sink, rand: jitter.Float64}
+
+	kcfg := nodecondition.DefaultKubeletConfig()
+	if a.kubelet, err = nodecondition.NewKubelet(kcfg, jitter); err != nil {
+		return nil, err
+	}
+	if a.lease, err = nodecondition.NewLeaseRenewer(cfg.NodeName, kcfg, jitter); err != nil {
+		return nil, err
+	}
+	a.plans = workloads(cfg.Pods, cfg.NodeName, cfg.Namespace, a.rng)
+	return a, nil
+}
+
+// Start registers the node, takes its lease and creates the pods, at the clock's time.
+func (a *Agent) Start(ctx context.Context) error {
+	if a.started {
+		return nil
+	}
+	a.started = true
+	now := a.clock.Now()
+	a.node = &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, CreationTimestamp: metav1.NewTime(now), Labels: map[string]string{
+			v1.LabelHostname: a.cfg.NodeName, v1.LabelOSStable: "linux", v1.LabelArchStable: "amd64",
+		}},
+		Status: v1.NodeStatus{
+			Capacity:    v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("16Gi"), v1.ResourcePods: resource.MustParse("110")},
+			Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("3800m"), v1.ResourceMemory: resource.MustParse("15Gi"), v1.ResourcePods: resource.MustParse("110")},
+			NodeInfo:    v1.NodeSystemInfo{KubeletVersion: "v1.37.2", ContainerRuntimeVersion: "containerd://2.2.0", OperatingSystem: "linux", Architecture: "amd64"},
+		},
+	}
+	if err := a.nodeStatus(ctx, now); err != nil {
+		return err
+	}
+	if err := a.renew(ctx, now); err != nil {
+		return err
+	}
+	a.nextFull = now.Add(statussync.DefaultFullSyncPeriod)
+	for _, pl := range a.plans {
+		pl.pod.CreationTimestamp = metav1.NewTime(now)
+		created, err := a.cluster.CreatePod(ctx, pl.pod)
+		if err != nil {
+			return fmt.Errorf("agent: create pod %s/%s: %w", pl.pod.Namespace, pl.pod.Name, err)
+		}
+		a.stats.PodsCreated++
+		p, err := a.newPod(pl, created)
+		if err != nil {
+			return err
+		}
+		a.pods = append(a.pods, p)
+	}
+	return nil
+}
+
+// Step does everything due at the clock's time: the pods' runtime happenings and syncs,
+// the node status and lease, and a status sync pass (fast when the cache changed, full every
+// 10 s). It returns when the agent next has work.
+func (a *Agent) Step(ctx context.Context) (time.Time, error) {
+	if !a.started {
+		if err := a.Start(ctx); err != nil {
+			return time.Time{}, err
+		}
+	}
+	now := a.clock.Now()
+	a.events.flush(ctx, now)
+	for _, p := range a.pods {
+		if err := a.advance(ctx, p, now); err != nil {
+			return time.Time{}, err
+		}
+	}
+	if !now.Before(a.nextNode) {
+		if err := a.nodeStatus(ctx, now); err != nil {
+			return time.Time{}, err
+		}
+	}
+	if !now.Before(a.nextRenew) {
+		if err := a.renew(ctx, now); err != nil {
+			return time.Time{}, err
+		}
+	}
+	full := !now.Before(a.nextFull)
+	changed := false
+	select {
+	case <-a.cache.Changed():
+		changed = true
+	default:
+	}
+	if full || changed {
+		a.engine.SyncOnce(ctx, full)
+	}
+	if full {
+		a.nextFull = now.Add(statussync.DefaultFullSyncPeriod)
+	}
+	a.crash.GC(now)
+	a.pulls.GC(now)
+	next := slices.MinFunc([]time.Time{a.nextNode, a.nextRenew, a.nextFull}, time.Time.Compare)
+	if t, ok := a.events.next(); ok && t.Before(next) {
+		next = t
+	}
+	for _, p := range a.pods {
+		if w := p.wake(); !w.IsZero() && w.Before(next) {
+			next = w
+		}
+	}
+	if !next.After(now) {
+		next = now.Add(time.Millisecond)
+	}
+	return next, ctx.Err()
+}
+
+// Run starts the agent and steps it until the clock has passed d from the start, then makes a
+// last full sync pass. With a clock that can be set (the fake clock's SetTime) it jumps from
+// one due instant to the next; otherwise it waits on the clock.
+func (a *Agent) Run(ctx context.Context, d time.Duration) error {
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	end := a.clock.Now().Add(d)
+	setter, virtual := a.clock.(interface{ SetTime(time.Time) })
+	for {
+		next, err := a.Step(ctx)
+		if err != nil {
+			return err
+		}
+		if next.After(end) {
+			break
+		}
+		if virtual {
+			setter.SetTime(next)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-a.clock.After(next.Sub(a.clock.Now())):
+		}
+	}
+	if virtual {
+		setter.SetTime(end)
+	}
+	a.engine.SyncOnce(ctx, true)
+	return a.bcast.Shutdown(ctx)
+}
+
+// nodeStatus runs the kubelet's eviction pass and condition setters and writes the node when
+// the report rule says so.
+func (a *Agent) nodeStatus(ctx context.Context, now time.Time) error {
+	var s nodecondition.Sample
+	s.Set(nodecondition.SignalMemoryAvailable, 11<<30, 16<<30)
+	s.Set(nodecondition.SignalNodeFsAvailable, 71<<30, 100<<30)
+	s.Set(nodecondition.SignalNodeFsInodesFree, 5_800_000, 6_553_600)
+	s.Set(nodecondition.SignalImageFsAvailable, 71<<30, 100<<30)
+	s.Set(nodecondition.SignalPIDAvailable, 4_190_000, 4_194_304)
+	if _, err := a.kubelet.Observe(now, &s); err != nil {
+		return err
+	}
+	r, err := a.kubelet.Status(now, nodecondition.Health{})
+	if err != nil {
+		return err
+	}
+	a.nextNode = now.Add(nodecondition.DefaultKubeletConfig().StatusUpdateFrequency)
+	ref := &v1.ObjectReference{Kind: "Node", Name: a.cfg.NodeName, UID: types.UID(a.cfg.NodeName)}
+	for _, reason := range r.Events {
+		a.events.record(ctx, now, ref, v1.EventTypeNormal, reason, fmt.Sprintf("Node %s status is now: %s", a.cfg.NodeName, reason))
+	}
+	if !r.Send {
+		return nil
+	}
+	a.node.Status.Conditions = slices.Clone(r.Conditions)
+	if err := a.cluster.UpdateNode(ctx, a.node.DeepCopy()); err != nil {
+		a.kubelet.ReportFailed()
+		a.stats.ClusterErrors++
+		return nil
+	}
+	a.stats.NodeReports++
+	a.stats.NodeConditions = slices.Clone(r.Conditions)
+	return nil
+}
+
+// renew renews the node lease on the renewer's schedule. The renewer records an outcome
+// (Renewed resets its failure count, Failed raises it), so the spec to write is built here,
+// as Renewed builds it, and the renewer told only once the write's outcome is known.
+func (a *Agent) renew(ctx context.Context, now time.Time) error {
+	holder := a.cfg.NodeName
+	secs := int32(nodecondition.DefaultKubeletConfig().LeaseDuration / time.Second)
+	renewTime := metav1.NewMicroTime(now)
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, Namespace: nodecondition.LeaseNamespace},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: &renewTime},
+	}
+	if err := a.cluster.RenewLease(ctx, lease); err != nil {
+		a.stats.ClusterErrors++
+		retry, ferr := a.lease.Failed(now)
+		if ferr != nil {
+			return ferr
+		}
+		a.nextRenew = retry
+		return nil
+	}
+	_, next, err := a.lease.Renewed(now)
+	if err != nil {
+		return err
+	}
+	a.nextRenew = next
+	a.stats.LeaseRenewals++
+	return nil
+}
+
+// Stats returns what the agent did so far.
+func (a *Agent) Stats() Stats {
+	s := a.stats
+	s.Requests = make(map[string]int, len(a.stats.Requests))
+	for k, v := range a.stats.Requests {
+		s.Requests[k] = v
+	}
+	s.Events = a.events.stats
+	s.NodeConditions = slices.Clone(a.stats.NodeConditions)
+	return s
+}
+
+// PodState is one pod as the agent sees it.
+type PodState struct {
+	// Pod is the pod as the agent created it (spec and metadata).
+	Pod *v1.Pod
+	// Computed is the status podphase generated last, with its explanation.
+	Computed podphase.StatusResult
+	// Cached is the status the cache holds for the pod.
+	Cached v1.PodStatus
+	// Version is the cached status version.
+	Version uint64
+	// CrashLooping is true for a pod with a container whose script crashes.
+	CrashLooping bool
+}
+
+// Pods returns the agent's pods in creation order.
+func (a *Agent) Pods() []PodState {
+	out := make([]PodState, 0, len(a.pods))
+	for _, p := range a.pods {
+		cached, _ := a.cache.GetPodStatus(p.api.UID)
+		st := PodState{Pod: p.api.DeepCopy(), Computed: p.last, Cached: cached, Version: a.cache.Version(p.api.UID)}
+		for _, c := range p.ctrs {
+			if c.beh.runFor > 0 && c.beh.exitCode != 0 && !c.init {
+				st.CrashLooping = true
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}

@@ -1,0 +1,74 @@
+// Package agent is a simulated node agent assembled from nodestate's packages: what a kubelet
+// does for the pods bound to its node, with the container runtime replaced by a script, so
+// that the whole library can be watched at work end to end.
+//
+// # What it runs
+//
+// New hands out Config.Pods pods in order of interest: a crash-looping worker, a cache whose
+// image tag does not exist, a Job pod with a log-shipping sidecar, an API Deployment with a
+// migration init container and a readiness probe that fails while it warms up, a StatefulSet
+// pod with two init containers, and web replicas with readiness probes; then the same again
+// with new replicas. Every name, UID, container ID, duration and jitter is drawn from
+// Config.Seed, so a seed decides a run.
+//
+// # How the library is used
+//
+//   - containerstate: one Machine per container moved by the runtime's and the kubelet's
+//     events (pull started, failed, succeeded, created, started, exited, readiness probe
+//     results, back-off); Backoff with the kubelet's crash-loop and image-pull settings decides
+//     when a container may start again, with CrashLoopKey and ImagePullKey.
+//   - podphase: GenerateStatus turns the machines' statuses into the pod's phase and
+//     conditions, Terminal once the pod worker has stopped a Job pod.
+//   - statussync: the status goes to a Cache; an Engine writes it through the given Transport,
+//     a fast pass when the cache changed and a full pass every 10 s (SyncOnce in the agent's
+//     time), with the kubelet's GET and PATCH or, with Config.NoGet, the no-GET mode. A finished
+//     pod is TerminatePod'ed.
+//   - events: kubelet events (Pulling, Pulled, Created, Started, Killing, Failed, BackOff,
+//     Unhealthy, with the kubelet's messages and the container's field path) are built by an
+//     events.Recorder and decided by an events.Correlator (aggregation, counts, spam filter),
+//     then written to the given Sink, failed writes retried as client-go does.
+//   - nodecondition: the kubelet side computes the node's conditions every 10 s from an
+//     eviction-signal sample and sends them by its report rule; a LeaseRenewer schedules the
+//     lease renewals.
+//
+// The pod worker follows the kubelet: init containers one at a time (a sidecar counts once
+// started), then every regular container; a container that exited is restarted if its
+// policy allows, through crash-loop back-off; a sync that fails (back-off, failed pull) is
+// retried 10 to 15 s later, which is when the BackOff events repeat; image pulls are
+// serialized; a pod whose regular containers are done for good has its sidecars stopped
+// (Killing) and becomes terminal.
+//
+// # Transport-agnostic
+//
+// The agent asks for a statussync.Transport (pod GET, status PATCH, DELETE), an events.Sink
+// (core/v1 event create and patch), a Cluster (create pod, write node, renew lease) and a
+// k8s.io/utils clock. Package agenttest wires it to in-memory APIs on a fake clock; a client-go
+// program can drive the same agent against a real cluster with a real clock.
+//
+// # Time and concurrency
+//
+// An Agent runs on the caller's goroutine and starts none. Step does what is due at the
+// clock's time and says when it next has work; Run loops over Step and, when the clock can be
+// set (a fake clock's SetTime), jumps from one due instant to the next, so ten minutes of
+// virtual time take a fraction of a second; with a real clock it waits. An Agent is not safe
+// for concurrent use.
+//
+// # Where it simplifies
+//
+// The runtime is a script: an instance runs for a set time and exits with a set code, or
+// runs until stopped; a readiness probe fails a set number of times and then passes for good;
+// liveness probes, pod deletion and eviction are not simulated, and the node's signals stay
+// healthy. Events are queued, correlated and written on the agent's goroutine, with
+// client-go's retry rules in the agent's time, instead of by an events.Broadcaster, whose sink
+// goroutine would read the clock while the agent moves it: the spam filter and the retry
+// waits see virtual time exactly, and a seed decides every count.
+//
+// # Usage
+//
+//	a, err := agent.New(agent.Config{Pods: 8, Seed: 1}, clk, transport, sink, cluster)
+//	...
+//	err = a.Run(ctx, 10*time.Minute)
+//	agent.WriteTable(os.Stdout, podsFromTheAPI, clk.Now())
+//	agent.WriteEvents(os.Stdout, agent.EventsFor(eventsFromTheAPI, uid), clk.Now())
+//	agent.WriteSummary(os.Stdout, a.Stats(), 10*time.Minute)
+package agent

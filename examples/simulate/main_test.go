@@ -1,0 +1,35 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRun(t *testing.T) {
+	tests := []struct {
+		args    []string
+		want    []string
+		wantErr bool
+	}{
+		{args: nil, want: []string{"# kubelet stops at t=0", "55s    node-1  Ready True -> Unknown", "5m55s  node-1  pod deleted default/default-toleration", "```mermaid\ntimeline"}},
+		{args: []string{"-scenario", "zone-outage", "-format", "table"}, want: []string{"1m15s  a-3   taint added node.kubernetes.io/unreachable:NoExecute"}},
+		{args: []string{"-list"}, want: []string{"cluster-outage", "flapping-network", "kubelet-stops", "memory-pressure", "zone-outage"}},
+		{args: []string{"-spec", "node n1 zone=a down=0s- pods=p:none;node n2 zone=a", "-grace", "40s", "-format", "mermaid"}, want: []string{"45s : n1 MemoryPressure False -> Unknown", "n1 pod deleted default/p"}},
+		{args: []string{"-scenario", "nope"}, wantErr: true},
+		{args: []string{"-spec", "node n1;grace 5s"}, wantErr: true},
+		{args: []string{"-format", "xml"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		var b strings.Builder
+		err := run(tt.args, &b)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("run(%q): err = %v, wantErr %v", tt.args, err, tt.wantErr)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("run(%q): output lacks %q:\n%s", tt.args, w, b.String())
+			}
+		}
+	}
+}

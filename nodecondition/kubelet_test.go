@@ -1,0 +1,407 @@
+package nodecondition_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	nc "github.com/nodestate/nodestate/nodecondition"
+)
+
+// fixedRand returns the same draw every time.
+type fixedRand float64
+
+func (f fixedRand) Float64() float64 { return float64(f) }
+
+const (
+	mi = int64(1) << 20
+	gi = int64(1) << 30
+)
+
+func memSample(avail int64) *nc.Sample {
+	var s nc.Sample
+	s.Set(nc.SignalMemoryAvailable, avail, 10*gi)
+	return &s
+}
+
+func TestKubeletMemoryPressureCase44(t *testing.T) {
+	ts, err := nc.ParseThresholds(
+		map[string]string{"memory.available": "1Gi"},
+		map[string]string{"memory.available": "2Gi"},
+		map[string]string{"memory.available": "2m"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := nc.DefaultKubeletConfig()
+	cfg.Thresholds = ts
+	cfg.MaxPodGracePeriod = 5
+	k, err := nc.NewKubelet(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := t12
+	type want struct {
+		pressure  bool
+		evict     bool
+		podGrace  int64
+		admitBE   bool
+		admitBurs bool
+	}
+	steps := []struct {
+		at     time.Duration
+		avail  int64
+		want   want
+		reason string
+	}{
+		{0, 2 * gi, want{false, false, 0, true, true}, "2Gi is not below 2Gi: no pressure"},
+		{1 * time.Minute, 1500 * mi, want{true, false, 0, false, true}, "soft threshold met: pressure at the first observation, no kill within the 2 m grace"},
+		{4 * time.Minute, 1500 * mi, want{true, true, 5, false, true}, "soft threshold met for 3 m >= 2 m: kill with the max pod grace 5"},
+		{24 * time.Minute, 3 * gi, want{false, false, 0, true, true}, "20 m since the last observation: no pressure"},
+		{25 * time.Minute, 500 * mi, want{true, true, 1, false, true}, "hard threshold: kill with grace 1, BestEffort rejected, Burstable admitted"},
+		{26 * time.Minute, 2 * gi, want{true, false, 0, false, true}, "inside the 5 m transition window: still pressure, no kill"},
+		{31 * time.Minute, 2 * gi, want{false, false, 0, true, true}, "5 m with no observation: pressure gone, all admitted"},
+	}
+	for i, s := range steps {
+		p, err := k.Observe(t0.Add(s.at), memSample(s.avail))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := want{pressure: p.Reported.Memory, evict: p.Evict >= 0, podGrace: p.PodGracePeriod,
+			admitBE:   nc.Admit(p.Reported, v1.PodQOSBestEffort, nil, false).Admit,
+			admitBurs: nc.Admit(p.Reported, v1.PodQOSBurstable, nil, false).Admit}
+		if got != s.want {
+			t.Errorf("case 44 step %d (+%v): got %+v, want %+v (%s)", i, s.at, got, s.want, s.reason)
+		}
+	}
+}
+
+func TestKubeletConditionRules(t *testing.T) {
+	t0 := t12
+	cfg := nc.DefaultKubeletConfig()
+	k, err := nc.NewKubelet(cfg, fixedRand(0.5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := func(at time.Duration, h nc.Health) nc.Report {
+		t.Helper()
+		r, err := k.Status(t0.Add(at), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Conditions = append([]v1.NodeCondition(nil), r.Conditions...)
+		r.Events = append([]string(nil), r.Events...)
+		return r
+	}
+	byType := func(r nc.Report, typ v1.NodeConditionType) v1.NodeCondition {
+		for _, c := range r.Conditions {
+			if c.Type == typ {
+				return c
+			}
+		}
+		t.Fatalf("no %s condition", typ)
+		return v1.NodeCondition{}
+	}
+
+	// 2.3: the first computation creates every condition, in setter order, with no event.
+	r := status(0, nc.Health{})
+	var types []v1.NodeConditionType
+	for _, c := range r.Conditions {
+		types = append(types, c.Type)
+	}
+	if diff := cmp.Diff([]v1.NodeConditionType{v1.NodeMemoryPressure, v1.NodeDiskPressure, v1.NodePIDPressure, v1.NodeReady}, types); diff != "" {
+		t.Errorf("2.3 order: mismatch (-want +got):\n%s", diff)
+	}
+	if got := byType(r, v1.NodeReady); got.Status != v1.ConditionTrue || got.Reason != nc.ReasonKubeletReady || got.Message != nc.MessageKubeletReady {
+		t.Errorf("2.3 Ready True row: got %+v", got)
+	}
+	if got := byType(r, v1.NodeMemoryPressure); got.Reason != nc.ReasonSufficientMemory || got.Message != "kubelet has sufficient memory available" {
+		t.Errorf("2.3 MemoryPressure False row: got %+v", got)
+	}
+	if !r.Send || r.Reason != nc.FirstReport || len(r.Events) != 0 {
+		t.Errorf("2.2/2.3: first computation: send=%v reason=%v events=%v, want sent as first report with no event", r.Send, r.Reason, r.Events)
+	}
+
+	// 2.3: the runtime goes down: Ready False with the error as message, a flip, an event.
+	r = status(10*time.Second, nc.Health{Errors: []string{nc.MessageRuntimeDown}})
+	ready := byType(r, v1.NodeReady)
+	if ready.Status != v1.ConditionFalse || ready.Reason != nc.ReasonKubeletNotReady || ready.Message != nc.MessageRuntimeDown ||
+		!ready.LastTransitionTime.Time.Equal(t0.Add(10*time.Second)) {
+		t.Errorf("2.3 Ready False row: got %+v", ready)
+	}
+	if !r.Send || r.Reason != nc.Changed || !cmp.Equal(r.Events, []string{"NodeNotReady"}) {
+		t.Errorf("2.2: a flip is sent at once with NodeNotReady: send=%v reason=%v events=%v", r.Send, r.Reason, r.Events)
+	}
+
+	// 2.3: a second error changes only the message: LastTransitionTime stays, but it is a change.
+	r = status(20*time.Second, nc.Health{Errors: []string{nc.MessageRuntimeDown, nc.MessageNetworkUnknown}})
+	ready = byType(r, v1.NodeReady)
+	if ready.Message != "[container runtime is down, network state unknown]" || !ready.LastTransitionTime.Time.Equal(t0.Add(10*time.Second)) {
+		t.Errorf("2.3 several errors print as [a, b] and keep the transition time: got %+v", ready)
+	}
+	if !r.Send || r.Reason != nc.Changed || len(r.Events) != 0 {
+		t.Errorf("2.3: a message change is sent without an event: send=%v reason=%v events=%v", r.Send, r.Reason, r.Events)
+	}
+
+	// 2.2: the same status again: only the heartbeat moved, nothing is sent.
+	r = status(30*time.Second, nc.Health{Errors: []string{nc.MessageRuntimeDown, nc.MessageNetworkUnknown}})
+	if r.Send {
+		t.Errorf("2.2: an unchanged status within the report frequency is not sent (reason %v)", r.Reason)
+	}
+	if hb := byType(r, v1.NodeReady).LastHeartbeatTime; !hb.Time.Equal(t0.Add(30 * time.Second)) {
+		t.Errorf("2.5: LastHeartbeatTime = %v, want now", hb)
+	}
+
+	// 2.3: missing capacity and a warning.
+	r = status(40*time.Second, nc.Health{MissingCapacity: []string{"cpu", "memory"}, Warning: "swap is on"})
+	if got := byType(r, v1.NodeReady).Message; got != "missing node capacity for resources: cpu, memory. WARNING: swap is on" {
+		t.Errorf("2.3 missing capacity: message %q", got)
+	}
+	r = status(50*time.Second, nc.Health{Warning: "swap is on"})
+	if got := byType(r, v1.NodeReady); got.Status != v1.ConditionTrue || got.Message != "kubelet is posting ready status. WARNING: swap is on" {
+		t.Errorf("2.3 Ready True with warning: %+v", got)
+	}
+	if !cmp.Equal(r.Events, []string{"NodeReady"}) {
+		t.Errorf("2.3: back to True records NodeReady, got %v", r.Events)
+	}
+}
+
+func TestKubeletPressureTransitionTimeline(t *testing.T) {
+	// 4.3: memory.available drops below 100Mi at t0 and recovers at t0+30s;
+	// eviction passes and status ticks every 10 s. MemoryPressure turns True at
+	// the first status tick after the first observation and False at the first
+	// tick after the first pass with now - last observation >= 5 m.
+	k, err := nc.NewKubelet(nc.DefaultKubeletConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := t12
+	var flips []string
+	var lastObserved time.Duration
+	for at := time.Duration(0); at <= 10*time.Minute; at += 10 * time.Second {
+		avail := 4 * gi
+		if at >= 10*time.Second && at < 40*time.Second {
+			avail = 50 * mi
+		}
+		p, err := k.Observe(t0.Add(at), memSample(avail))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Observed.Memory {
+			lastObserved = at
+		}
+		r, err := k.Status(t0.Add(at), nc.Health{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range r.Conditions {
+			if c.Type == v1.NodeMemoryPressure && c.LastTransitionTime.Time.Equal(t0.Add(at)) && at > 0 {
+				flips = append(flips, at.String()+" "+string(c.Status)+" "+c.Reason)
+				if !r.Send || r.Reason != nc.Changed {
+					t.Errorf("4.3: the flip at %v must be sent at once", at)
+				}
+			}
+		}
+	}
+	want := []string{"10s True KubeletHasInsufficientMemory", "5m30s False KubeletHasSufficientMemory"}
+	if diff := cmp.Diff(want, flips); diff != "" {
+		t.Errorf("4.3 pressure transition (last observation at %v): mismatch (-want +got):\n%s", lastObserved, diff)
+	}
+}
+
+func TestKubeletReportRuleJitter(t *testing.T) {
+	// 2.2: after the first report and after every change the kubelet draws
+	// d in [-R/2, R/2); the next unchanged report is due at last + R + d, and
+	// later unchanged reports come every R.
+	for _, tc := range []struct {
+		id    string
+		u     float64
+		first time.Duration
+	}{
+		{"2.2 earliest", 0, 150 * time.Second},
+		{"2.2 middle", 0.5, 300 * time.Second},
+		{"2.2 late", 0.9, 420 * time.Second},
+	} {
+		k, err := nc.NewKubelet(nc.DefaultKubeletConfig(), fixedRand(tc.u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sent []time.Duration
+		for at := time.Duration(0); at <= 15*time.Minute; at += 10 * time.Second {
+			r, err := k.Status(t12.Add(at), nc.Health{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Send {
+				sent = append(sent, at)
+			}
+		}
+		want := []time.Duration{0, tc.first}
+		for next := tc.first + 5*time.Minute; next <= 15*time.Minute; next += 5 * time.Minute {
+			want = append(want, next)
+		}
+		if diff := cmp.Diff(want, sent); diff != "" {
+			t.Errorf("%s (u=%v): sent times mismatch (-want +got):\n%s", tc.id, tc.u, diff)
+		}
+	}
+}
+
+func TestKubeletRestartAndFailedReport(t *testing.T) {
+	k, err := nc.NewKubelet(nc.DefaultKubeletConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := k.Status(t12, nc.Health{}); !r.Send {
+		t.Fatal("first report not sent")
+	}
+	if r, _ := k.Status(t12.Add(10*time.Second), nc.Health{}); r.Send {
+		t.Fatal("2.2: unchanged status sent")
+	}
+	k.Restart()
+	if r, _ := k.Status(t12.Add(20*time.Second), nc.Health{}); !r.Send || r.Reason != nc.FirstReport {
+		t.Errorf("2.2: after a restart the status is sent at once, got %v", r.Reason)
+	}
+	r, _ := k.Status(t12.Add(30*time.Second), nc.Health{Errors: []string{nc.MessageRuntimeDown}})
+	if !r.Send {
+		t.Fatal("change not sent")
+	}
+	k.ReportFailed()
+	if r, _ := k.Status(t12.Add(40*time.Second), nc.Health{Errors: []string{nc.MessageRuntimeDown}}); !r.Send || r.Reason != nc.Changed {
+		t.Errorf("a failed PATCH leaves the API copy as it was, so the change is sent again; got %v", r.Reason)
+	}
+	if _, err := k.Status(t12, nc.Health{}); !errors.Is(err, nc.ErrTimeWentBackwards) {
+		t.Errorf("Status with an older time: err = %v, want ErrTimeWentBackwards", err)
+	}
+}
+
+func TestLeaseSchedule(t *testing.T) {
+	r, err := nc.NewLeaseRenewer("node-1", nc.DefaultKubeletConfig(), fixedRand(0.5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, next, err := r.Renewed(t12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *spec.HolderIdentity != "node-1" || *spec.LeaseDurationSeconds != 40 || !spec.RenewTime.Time.Equal(t12) {
+		t.Errorf("2.4 lease fields: holder %q duration %d renew %v", *spec.HolderIdentity, *spec.LeaseDurationSeconds, spec.RenewTime)
+	}
+	if want := t12.Add(10*time.Second + 200*time.Millisecond); !next.Equal(want) {
+		t.Errorf("2.4: next renewal %v, want 10 s plus jitter 0.5*0.04*10 s = %v", next, want)
+	}
+	var waits []time.Duration
+	now := t12
+	for range 8 {
+		n, err := r.Failed(now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waits = append(waits, n.Sub(now))
+		now = n
+	}
+	want := []time.Duration{200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, 1600 * time.Millisecond,
+		3200 * time.Millisecond, 6400 * time.Millisecond, 7 * time.Second, 7 * time.Second}
+	if diff := cmp.Diff(want, waits); diff != "" {
+		t.Errorf("2.4 ensure back-off: mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	neg := nc.DefaultKubeletConfig()
+	neg.StatusUpdateFrequency = -time.Second
+	negCtrl := nc.DefaultControllerConfig()
+	negCtrl.MonitorPeriod = -5 * time.Second
+	short := nc.DefaultControllerConfig()
+	short.GracePeriod = 8 * time.Second
+	badFrac := nc.DefaultKubeletConfig()
+	badFrac.LeaseRenewFraction = 1.5
+	tests := []struct {
+		id     string
+		err    error
+		field  string
+		reason string
+	}{
+		{"negative kubelet period", neg.Validate(), "StatusUpdateFrequency", "periods must be positive"},
+		{"negative monitor period", negCtrl.Validate(), "MonitorPeriod", "periods must be positive"},
+		{"grace shorter than renew", nc.CheckTiming(nc.DefaultKubeletConfig(), short), "GracePeriod", "8 s grace is shorter than the 10 s lease renew interval"},
+		{"renew fraction", badFrac.Validate(), "LeaseRenewFraction", "fraction must be in (0, 1)"},
+	}
+	for _, tt := range tests {
+		var ce *nc.ConfigError
+		if !errors.Is(tt.err, nc.ErrInvalidConfig) || !errors.As(tt.err, &ce) || ce.Field != tt.field {
+			t.Errorf("%s: err = %v, want a *ConfigError on %s (%s)", tt.id, tt.err, tt.field, tt.reason)
+		}
+	}
+	if _, err := nc.NewController(negCtrl); !errors.Is(err, nc.ErrInvalidConfig) {
+		t.Errorf("NewController: err = %v", err)
+	}
+	if _, err := nc.NewKubelet(neg, nil); !errors.Is(err, nc.ErrInvalidConfig) {
+		t.Errorf("NewKubelet: err = %v", err)
+	}
+}
+
+func TestParseThresholds(t *testing.T) {
+	tests := []struct {
+		id      string
+		hard    string
+		soft    string
+		grace   string
+		reclaim string
+		want    []nc.Threshold
+		wantErr bool
+		reason  string
+	}{
+		{id: "defaults", hard: "memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%",
+			want: nc.DefaultHardThresholds(), reason: "1: the Linux evictionHard defaults"},
+		{id: "soft with grace", soft: "memory.available<2Gi", grace: "memory.available=2m",
+			want: []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: 2 * gi}, Soft: true, GracePeriod: 2 * time.Minute}}, reason: "2.6: soft threshold with its grace"},
+		{id: "disabled", hard: "memory.available<0%", want: nil, reason: "0% disables a threshold"},
+		{id: "min reclaim", hard: "pid.available<1000", reclaim: "pid.available=500",
+			want: []nc.Threshold{{Signal: nc.SignalPIDAvailable, Value: nc.ThresholdValue{Quantity: 1000}, MinReclaim: nc.ThresholdValue{Quantity: 500}}}, reason: "minimum reclaim"},
+		{id: "unknown signal", hard: "memory.free<1Gi", wantErr: true, reason: "unknown signal"},
+		{id: "unparseable", hard: "memory.available<lots", wantErr: true, reason: "unparseable quantity"},
+		{id: "negative", hard: "memory.available<-1Gi", wantErr: true, reason: "quantities must be positive"},
+		{id: "percent range", hard: "nodefs.available<150%", wantErr: true, reason: "percentages are at most 100"},
+		{id: "soft without grace", soft: "memory.available<2Gi", wantErr: true, reason: "2.6: a soft threshold must have a grace period"},
+		{id: "negative grace", soft: "memory.available<2Gi", grace: "memory.available=-1m", wantErr: true, reason: "grace must not be negative"},
+		{id: "no operator", hard: "memory.available=1Gi", wantErr: true, reason: "only < exists"},
+	}
+	for _, tt := range tests {
+		got, err := parseAll(tt.hard, tt.soft, tt.grace, tt.reclaim)
+		if tt.wantErr {
+			if !errors.Is(err, nc.ErrInvalidThreshold) {
+				t.Errorf("%s: err = %v, want ErrInvalidThreshold (%s)", tt.id, err, tt.reason)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.id, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s: %s: mismatch (-want +got):\n%s", tt.id, tt.reason, diff)
+		}
+	}
+}
+
+func parseAll(hard, soft, grace, reclaim string) ([]nc.Threshold, error) {
+	h, err := nc.ParseThresholdList(hard)
+	if err != nil {
+		return nil, err
+	}
+	s, err := nc.ParseThresholdList(soft)
+	if err != nil {
+		return nil, err
+	}
+	g, err := nc.ParseGraceList(grace)
+	if err != nil {
+		return nil, err
+	}
+	r, err := nc.ParseGraceList(reclaim)
+	if err != nil {
+		return nil, err
+	}
+	return nc.ParseThresholds(h, s, g, r)
+}

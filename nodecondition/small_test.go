@@ -1,0 +1,247 @@
+package nodecondition_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	nc "github.com/nodestate/nodestate/nodecondition"
+)
+
+func TestPressureConditionRows(t *testing.T) {
+	// 2.3 pressure table and 2.6 signal -> condition mapping.
+	tests := []struct {
+		id      string
+		signal  nc.Signal
+		typ     v1.NodeConditionType
+		reason  string
+		message string
+		event   string
+	}{
+		{"2.3 memory", nc.SignalMemoryAvailable, v1.NodeMemoryPressure, nc.ReasonInsufficientMemory, "kubelet has insufficient memory available", "NodeHasInsufficientMemory"},
+		{"2.3 disk", nc.SignalNodeFsAvailable, v1.NodeDiskPressure, nc.ReasonDiskPressure, "kubelet has disk pressure", "NodeHasDiskPressure"},
+		{"2.3 disk inodes", nc.SignalImageFsInodesFree, v1.NodeDiskPressure, nc.ReasonDiskPressure, "kubelet has disk pressure", "NodeHasDiskPressure"},
+		{"2.3 pid", nc.SignalPIDAvailable, v1.NodePIDPressure, nc.ReasonInsufficientPID, "kubelet has insufficient PID available", "NodeHasInsufficientPID"},
+	}
+	for _, tt := range tests {
+		cfg := nc.DefaultKubeletConfig()
+		cfg.Thresholds = []nc.Threshold{{Signal: tt.signal, Value: nc.ThresholdValue{Percentage: 0.5}}}
+		k, err := nc.NewKubelet(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s nc.Sample
+		s.Set(tt.signal, 60, 100)
+		k.Observe(t12, &s)
+		k.Status(t12, nc.Health{})
+		s.Set(tt.signal, 40, 100)
+		p, _ := k.Observe(t12.Add(10*time.Second), &s)
+		if tt.signal.Condition() != tt.typ || !cmp.Equal(p.Reported.Types(), []v1.NodeConditionType{tt.typ}) || k.Pressures() != p.Reported {
+			t.Errorf("%s: %v maps to %v, reported %v", tt.id, tt.signal, tt.signal.Condition(), p.Reported.Types())
+		}
+		r, _ := k.Status(t12.Add(10*time.Second), nc.Health{})
+		var got v1.NodeCondition
+		for _, c := range r.Conditions {
+			if c.Type == tt.typ {
+				got = c
+			}
+		}
+		if got.Status != v1.ConditionTrue || got.Reason != tt.reason || got.Message != tt.message || !cmp.Equal(r.Events, []string{tt.event}) {
+			t.Errorf("%s: condition %+v events %v", tt.id, got, r.Events)
+		}
+		if ts := k.Thresholds(); len(ts) != 1 || ts[0].Signal != tt.signal {
+			t.Errorf("%s: Thresholds() = %v", tt.id, ts)
+		}
+		if last, ok := k.LastReport(); !ok || !last.Equal(t12.Add(10*time.Second)) {
+			t.Errorf("%s: LastReport = %v %v", tt.id, last, ok)
+		}
+	}
+}
+
+func TestSignalNames(t *testing.T) {
+	for i := 0; i < nc.NumSignals; i++ {
+		s := nc.Signal(i)
+		back, ok := nc.ParseSignal(s.String())
+		if !ok || back != s {
+			t.Errorf("signal %d: %q does not parse back", i, s.String())
+		}
+	}
+	if _, ok := nc.ParseSignal("memory.free"); ok {
+		t.Error("unknown signal parsed")
+	}
+	if got := nc.Signal(42).String(); got != "Signal(42)" {
+		t.Errorf("out-of-range signal renders %q", got)
+	}
+}
+
+func TestTolerates(t *testing.T) {
+	taint := v1.Taint{Key: "k", Value: "v", Effect: v1.TaintEffectNoExecute}
+	tests := []struct {
+		id   string
+		tol  v1.Toleration
+		want bool
+	}{
+		{"exists", v1.Toleration{Key: "k", Operator: v1.TolerationOpExists}, true},
+		{"equal", v1.Toleration{Key: "k", Operator: v1.TolerationOpEqual, Value: "v"}, true},
+		{"empty operator means equal", v1.Toleration{Key: "k", Value: "v"}, true},
+		{"other value", v1.Toleration{Key: "k", Operator: v1.TolerationOpEqual, Value: "w"}, false},
+		{"other effect", v1.Toleration{Key: "k", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}, false},
+		{"wildcard", v1.Toleration{Operator: v1.TolerationOpExists}, true},
+		{"empty key with equal", v1.Toleration{Operator: v1.TolerationOpEqual, Value: "v"}, false},
+		{"other key", v1.Toleration{Key: "x", Operator: v1.TolerationOpExists}, false},
+		{"comparison operator", v1.Toleration{Key: "k", Operator: "Gt", Value: "1"}, false},
+	}
+	for _, tt := range tests {
+		if got := nc.Tolerates(&tt.tol, &taint); got != tt.want {
+			t.Errorf("%s: Tolerates = %v, want %v", tt.id, got, tt.want)
+		}
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	bad := []struct {
+		id   string
+		edit func(*nc.KubeletConfig)
+	}{
+		{"unknown signal", func(c *nc.KubeletConfig) { c.Thresholds = []nc.Threshold{{Signal: 99}} }},
+		{"percentage", func(c *nc.KubeletConfig) {
+			c.Thresholds = []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Percentage: 2}}}
+		}},
+		{"negative quantity", func(c *nc.KubeletConfig) {
+			c.Thresholds = []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: -1}}}
+		}},
+		{"reclaim percentage", func(c *nc.KubeletConfig) {
+			c.Thresholds = []nc.Threshold{{Signal: nc.SignalMemoryAvailable, MinReclaim: nc.ThresholdValue{Percentage: -0.1}}}
+		}},
+		{"negative grace", func(c *nc.KubeletConfig) {
+			c.Thresholds = []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Soft: true, GracePeriod: -time.Second}}
+		}},
+		{"hard with grace", func(c *nc.KubeletConfig) {
+			c.Thresholds = []nc.Threshold{{Signal: nc.SignalMemoryAvailable, GracePeriod: time.Second}}
+		}},
+		{"transition", func(c *nc.KubeletConfig) { c.PressureTransitionPeriod = -time.Second }},
+		{"jitter", func(c *nc.KubeletConfig) { c.LoopJitter = 2 }},
+		{"renew rounds to zero", func(c *nc.KubeletConfig) { c.LeaseDuration = 1; c.LeaseRenewFraction = 0.25 }},
+		{"too many thresholds", func(c *nc.KubeletConfig) {
+			c.Thresholds = make([]nc.Threshold, 65)
+		}},
+	}
+	for _, tt := range bad {
+		cfg := nc.DefaultKubeletConfig()
+		tt.edit(&cfg)
+		err := cfg.Validate()
+		var ce *nc.ConfigError
+		if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), "nodecondition: invalid ") {
+			t.Errorf("%s: err = %v, want a *ConfigError", tt.id, err)
+		}
+		if _, err := nc.NewLeaseRenewer("n", cfg, nil); !errors.Is(err, nc.ErrInvalidConfig) {
+			t.Errorf("%s: NewLeaseRenewer accepted it: %v", tt.id, err)
+		}
+	}
+	if _, err := nc.NewLeaseRenewer("", nc.DefaultKubeletConfig(), nil); !errors.Is(err, nc.ErrInvalidConfig) {
+		t.Errorf("a lease without holder: %v", err)
+	}
+	if err := nc.CheckTiming(nc.DefaultKubeletConfig(), nc.DefaultControllerConfig()); err != nil {
+		t.Errorf("the defaults fit together: %v", err)
+	}
+}
+
+func TestLeaseRenewerTime(t *testing.T) {
+	r, _ := nc.NewLeaseRenewer("n", nc.DefaultKubeletConfig(), nil)
+	r.Failed(t12)
+	r.Failed(t12.Add(time.Second))
+	if r.Failures() != 2 {
+		t.Errorf("Failures = %d", r.Failures())
+	}
+	if _, _, err := r.Renewed(t12); !errors.Is(err, nc.ErrTimeWentBackwards) {
+		t.Errorf("Renewed backwards: %v", err)
+	}
+	if _, err := r.Failed(t12); !errors.Is(err, nc.ErrTimeWentBackwards) {
+		t.Errorf("Failed backwards: %v", err)
+	}
+	if _, _, err := r.Renewed(t12.Add(2 * time.Second)); err != nil || r.Failures() != 0 {
+		t.Errorf("a renewal resets the failures: %v %d", err, r.Failures())
+	}
+	if nc.LeaseRetryDelay(0) != 0 {
+		t.Error("LeaseRetryDelay(0) != 0")
+	}
+}
+
+func TestControllerAccessors(t *testing.T) {
+	cfg := nc.DefaultControllerConfig()
+	c, _ := nc.NewController(cfg)
+	if c.Config() != cfg {
+		t.Error("Config() differs")
+	}
+	if _, ok := c.NextTaint(); ok {
+		t.Error("an empty controller has nothing to taint")
+	}
+	c.UpsertNode(t12, node("bad", t12, nil, cond(v1.NodeReady, v1.ConditionFalse, t12, t12)))
+	c.UpsertNode(t12, node("ok", t12, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
+	c.Monitor(t12, nil)
+	if at, ok := c.NextTaint(); !ok || !at.Equal(t12) || !c.Queued("bad") || c.Queued("ok") || c.Queued("ghost") {
+		t.Errorf("NextTaint = %v %v", at, ok)
+	}
+	if e := (&nc.ScenarioError{Reason: "x"}).Error(); e != "nodecondition: invalid scenario: x" {
+		t.Errorf("ScenarioError without node: %q", e)
+	}
+	if e := (&nc.ScenarioError{Node: "n", Reason: "x"}).Error(); e != `nodecondition: invalid scenario: node "n": x` {
+		t.Errorf("ScenarioError with node: %q", e)
+	}
+}
+
+func TestStrings(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{nc.ZoneInitial.String(), "Initial"},
+		{nc.ZoneState(9).String(), "ZoneState(?)"},
+		{nc.EvictionNone.String(), "none"},
+		{nc.EntryKind(99).String(), "EntryKind(99)"},
+		{nc.NotSent.String(), "not sent"},
+		{nc.ThresholdValue{Percentage: 0.05}.String(), "5%"},
+		{nc.ThresholdValue{Quantity: 100 << 20}.String(), "100Mi"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}
+
+func TestEvents(t *testing.T) {
+	// 3.4 and 3.7: the event texts.
+	pod := nc.PodKey{Namespace: "ns", Name: "web"}
+	for _, tc := range []struct {
+		d       nc.EvictionDecision
+		message string
+		ok      bool
+	}{
+		{nc.EvictionDecision{Pod: pod, Action: nc.EvictionNow}, "Marking for deletion Pod ns/web", true},
+		{nc.EvictionDecision{Pod: pod, Action: nc.EvictionCancel}, "Cancelling deletion of Pod ns/web", true},
+		{nc.EvictionDecision{Pod: pod, Action: nc.EvictionSchedule}, "", false},
+	} {
+		reason, msg, ok := tc.d.Event()
+		if ok != tc.ok || msg != tc.message || (ok && reason != nc.ReasonTaintManagerEviction) {
+			t.Errorf("%v: event %q %q %v", tc.d.Action, reason, msg, ok)
+		}
+	}
+	c, _ := nc.NewController(healthy())
+	c.UpsertNode(t12, node("n", t2012, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
+	c.Monitor(t12, nil)
+	p, _ := c.Monitor(t12.Add(time.Minute), nil)
+	if diff := cmp.Diff([]nc.NodeEvent{{Node: "n", Reason: "NodeNotReady", Message: "Node n status is now: NodeNotReady"}}, p.Events); diff != "" {
+		t.Errorf("3.4 node event mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestMergeDefaultHardThresholds(t *testing.T) {
+	// 1: mergeDefaultEvictionSettings keeps the defaults of the keys left out.
+	own := []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: 1 << 30}}}
+	got := nc.MergeDefaultHardThresholds(own)
+	want := append(append([]nc.Threshold(nil), own...), nc.DefaultHardThresholds()[1:]...)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package statussync_test
+
+const raceEnabled = false

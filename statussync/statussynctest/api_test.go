@@ -1,0 +1,117 @@
+package statussynctest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func newPod(api *API, t *testing.T) *v1.Pod {
+	t.Helper()
+	p, err := api.Create(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u1"},
+		Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "app"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestAPIAnswersLikeTheServer checks the answers measured on kube-apiserver
+// v1.37.2 (notes/real-apiserver.md).
+func TestAPIAnswersLikeTheServer(t *testing.T) {
+	ctx := context.Background()
+	api := NewAPI(1)
+	p := newPod(api, t)
+	_ = api.Update("ns", "p", func(p *v1.Pod) {
+		p.Status.Conditions = []v1.PodCondition{{Type: "example.com/x", Status: v1.ConditionTrue}}
+	})
+
+	patched, err := api.PatchPodStatus(ctx, "ns", "p", []byte(`{"metadata":{"uid":"u1"},"status":{"conditions":[{"type":"Ready","status":"True"}],"phase":"Running"},"spec":{"nodeName":"x"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(patched.Status.Conditions) != 2 || patched.Spec.NodeName != "" || patched.Status.Phase != v1.PodRunning {
+		t.Errorf("a strategic merge patch of the status merges conditions by type and leaves the spec: %+v", patched)
+	}
+	if patched.ResourceVersion == p.ResourceVersion {
+		t.Error("a write bumps the resource version")
+	}
+	if _, err := api.PatchPodStatus(ctx, "ns", "p", []byte(`{"metadata":{"uid":"other"},"status":{"phase":"Failed"}}`)); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "metadata.uid") {
+		t.Errorf("a wrong UID in a patch is 422 Invalid on metadata.uid, got %v", err)
+	}
+	if _, err := api.PatchPodStatus(ctx, "ns", "p", []byte(`{"metadata":{"uid":"u1","resourceVersion":"1"},"status":{"phase":"Failed"}}`)); !apierrors.IsConflict(err) {
+		t.Errorf("a stale resourceVersion in a patch is 409, got %v", err)
+	}
+	if _, err := api.PatchPodStatus(ctx, "ns", "p", []byte(`{"status":{"containerStatuses":[{"name":"app","state":{"terminated":{"exitCode":0}}}]}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.PatchPodStatus(ctx, "ns", "p", []byte(`{"status":{"containerStatuses":[{"name":"app","state":{"running":{}}}]}}`)); !apierrors.IsInvalid(err) {
+		t.Errorf("a terminated container of a Never pod running again is 422, got %v", err)
+	}
+	if err := api.DeletePod(ctx, "ns", "p", "other"); !apierrors.IsConflict(err) {
+		t.Errorf("a DELETE with a wrong UID precondition is 409, got %v", err)
+	}
+	if err := api.DeletePod(ctx, "ns", "p", "u1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.GetPod(ctx, "ns", "p"); !apierrors.IsNotFound(err) {
+		t.Errorf("a deleted pod is 404, got %v", err)
+	}
+	if got := api.Requests(); got["patch"] != 5 || got["delete"] != 2 || got["get"] != 1 {
+		t.Errorf("requests counted by verb: %v", got)
+	}
+}
+
+func TestFaults(t *testing.T) {
+	api := NewAPI(7)
+	newPod(api, t)
+	api.SetFaults(Faults{ErrorRate: 1})
+	if _, err := api.GetPod(context.Background(), "ns", "p"); !apierrors.IsInternalError(err) {
+		t.Errorf("ErrorRate 1 fails every request, got %v", err)
+	}
+	api.SetFaults(Faults{ConflictRate: 1})
+	if _, err := api.PatchPodStatus(context.Background(), "ns", "p", []byte(`{}`)); !apierrors.IsConflict(err) {
+		t.Errorf("ConflictRate 1 refuses every patch, got %v", err)
+	}
+	api.SetFaults(Faults{})
+	if _, err := api.Recreate("ns", "p", "u2"); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := api.Pod("ns", "p"); p.UID != "u2" {
+		t.Error("Recreate gives the pod a new UID")
+	}
+}
+
+// TestHistoryCatches shows that each rule of History can fail.
+func TestHistoryCatches(t *testing.T) {
+	pod := func(msg string, phase v1.PodPhase, conds ...v1.PodCondition) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u"}, Status: v1.PodStatus{Message: msg, Phase: phase, Conditions: conds}}
+	}
+	h := NewHistory()
+	h.Cached("u", 1, "a")
+	h.Cached("u", 2, "b")
+	h.Write(pod("b", v1.PodRunning), "patch")
+	h.Write(pod("a", v1.PodRunning), "patch")
+	if err := h.Err(); err == nil || !strings.Contains(err.Error(), "version 1 written after version 2") {
+		t.Errorf("an older version after a newer one: %v", err)
+	}
+	h = NewHistory()
+	h.Write(pod("", v1.PodFailed), "patch")
+	h.Write(pod("", v1.PodRunning), "patch")
+	if err := h.Err(); err == nil || !strings.Contains(err.Error(), "terminal phase") {
+		t.Errorf("a terminal phase replaced: %v", err)
+	}
+	h = NewHistory()
+	h.Write(pod("", v1.PodRunning, v1.PodCondition{Type: "example.com/x", Status: v1.ConditionTrue}), "foreign")
+	h.Write(pod("", v1.PodRunning), "patch")
+	if err := h.Err(); err == nil || !strings.Contains(err.Error(), "lost") {
+		t.Errorf("another writer's condition lost: %v", err)
+	}
+	if h.Writes() != 1 {
+		t.Errorf("writes counted: %d", h.Writes())
+	}
+}
