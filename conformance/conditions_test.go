@@ -310,44 +310,11 @@ func TestConditionsMatchUpstream(t *testing.T) {
 // tests (spec/podphase.md cases N02, N11, N13, N14, N19). A kubelet never
 // builds such a status (it reports one status per regular container) and a
 // status decoded from the API has nil for an empty list.
-//
-// With RestartAllContainersOnContainerExits on, the kubelet keeps
-// Initialized True, and AllContainersRestarting True, when any condition of
-// that type in the old status is True; podphase reads only the first one.
-// The two differ only when the old status holds duplicated conditions of
-// the type (another writer's, read from the API when the kubelet has no
-// cached status) and a later one is True.
 func knownDifference(c conditionsCase, gate bool) string {
 	if c.status.InitContainerStatuses == nil && c.status.ContainerStatuses != nil && len(c.status.ContainerStatuses) == 0 {
 		return "initContainerStatuses nil with containerStatuses empty, not nil"
 	}
-	old := &c.pod.Status
-	if c.old != nil {
-		old = c.old
-	}
-	if gate && laterTrue(old.Conditions, v1.PodInitialized) {
-		return "old status with duplicated Initialized conditions, a later one True"
-	}
-	if gate && laterTrue(old.Conditions, v1.AllContainersRestarting) {
-		return "old status with duplicated AllContainersRestarting conditions, a later one True"
-	}
 	return ""
-}
-
-// laterTrue reports whether the first condition of type ct in conds is not
-// True and a later one is.
-func laterTrue(conds []v1.PodCondition, ct v1.PodConditionType) bool {
-	seen := false
-	for _, c := range conds {
-		if c.Type != ct {
-			continue
-		}
-		if c.Status == v1.ConditionTrue {
-			return seen
-		}
-		seen = true
-	}
-	return false
 }
 
 func equalConditions(a, b []v1.PodCondition) bool {

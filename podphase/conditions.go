@@ -262,7 +262,8 @@ func (o Options) initializedCondition(pod *v1.Pod, s, old *v1.PodStatus) v1.PodC
 	}
 	if len(unknown) > 0 || len(incomplete) > 0 {
 		if o.Features.RestartAllContainersOnContainerExits {
-			if prev := podcond.Find(old.Conditions, v1.PodInitialized); prev != nil && prev.Status == v1.ConditionTrue {
+			// Any True Initialized of the old status counts, duplicates included.
+			if anyConditionTrue(old.Conditions, v1.PodInitialized) {
 				c.Status = v1.ConditionTrue
 				return c
 			}
@@ -387,8 +388,9 @@ func triggeredRestartAll(spec *v1.PodSpec, statuses ...*v1.PodStatus) bool {
 // 7.
 func (o Options) restartingCondition(spec *v1.PodSpec, s, old *v1.PodStatus, cleanedUp bool) v1.PodCondition {
 	c := v1.PodCondition{Type: v1.AllContainersRestarting, Status: v1.ConditionFalse}
-	prev := podcond.Find(old.Conditions, v1.AllContainersRestarting)
-	restarting := (prev != nil && prev.Status == v1.ConditionTrue) || triggeredRestartAll(spec, s, old)
+	// Any True AllContainersRestarting of the old status counts, as the
+	// kubelet's ShouldAllContainersRestart reads every condition.
+	restarting := anyConditionTrue(old.Conditions, v1.AllContainersRestarting) || triggeredRestartAll(spec, s, old)
 	switch {
 	case s.Phase == v1.PodSucceeded:
 		c.Reason = ReasonPodCompleted

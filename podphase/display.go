@@ -318,13 +318,17 @@ func none(s string) string {
 	return s
 }
 
-// podIP is the first of status.podIPs; kubectl reads the pod after the
-// conversion that fills podIPs from podIP when only podIP is set.
+// podIP is the IP column: status.podIP when set, else the first of
+// status.podIPs. The API server's v1 defaults make podIP win when the two
+// disagree, and kubectl prints what they leave.
 func podIP(pod *v1.Pod) string {
+	if pod.Status.PodIP != "" {
+		return pod.Status.PodIP
+	}
 	if len(pod.Status.PodIPs) > 0 {
 		return pod.Status.PodIPs[0].IP
 	}
-	return pod.Status.PodIP
+	return ""
 }
 
 // readinessGates is the READINESS GATES column: how many gates have a True
