@@ -754,30 +754,29 @@ func (c *Controller) taintDecision(now time.Time, n *nodeRecord, ready v1.Condit
 	z := c.zone(n.zone, now)
 	switch ready {
 	case v1.ConditionFalse:
-		if hasTaint(n.taints, TaintUnreachable, v1.TaintEffectNoExecute) {
-			c.removeTaint(n, TaintUnreachable, v1.TaintEffectNoExecute)
-			c.addTaint(n, noExecute(TaintNotReady, now))
-			return
-		}
-		if !hasTaint(n.taints, TaintNotReady, v1.TaintEffectNoExecute) {
-			z.q.remove(n.name)
-		}
-		z.q.add(n.name, now)
+		c.noExecuteFor(now, n, z, TaintNotReady, TaintUnreachable)
 	case v1.ConditionUnknown:
-		if hasTaint(n.taints, TaintNotReady, v1.TaintEffectNoExecute) {
-			c.removeTaint(n, TaintNotReady, v1.TaintEffectNoExecute)
-			c.addTaint(n, noExecute(TaintUnreachable, now))
-			return
-		}
-		if !hasTaint(n.taints, TaintUnreachable, v1.TaintEffectNoExecute) {
-			z.q.remove(n.name)
-		}
-		z.q.add(n.name, now)
+		c.noExecuteFor(now, n, z, TaintUnreachable, TaintNotReady)
 	case v1.ConditionTrue:
 		c.removeTaint(n, TaintNotReady, v1.TaintEffectNoExecute)
 		c.removeTaint(n, TaintUnreachable, v1.TaintEffectNoExecute)
 		z.q.remove(n.name)
 	}
+}
+
+// noExecuteFor moves node n towards the NoExecute taint key: a node that has
+// the other one gets the swap at once; otherwise it is queued for the
+// zone's rate-limited tainting pass (re-queued when it lacks key).
+func (c *Controller) noExecuteFor(now time.Time, n *nodeRecord, z *zoneRecord, key, other string) {
+	if hasTaint(n.taints, other, v1.TaintEffectNoExecute) {
+		c.removeTaint(n, other, v1.TaintEffectNoExecute)
+		c.addTaint(n, noExecute(key, now))
+		return
+	}
+	if !hasTaint(n.taints, key, v1.TaintEffectNoExecute) {
+		z.q.remove(n.name)
+	}
+	z.q.add(n.name, now)
 }
 
 // Taint runs one NoExecute tainting pass at now (doNoExecuteTaintingPass):

@@ -187,36 +187,31 @@ func MergeDefaultHardThresholds(ts []Threshold) []Threshold {
 // "memory.available<100Mi,nodefs.available<10%" into signal -> value pairs,
 // the form ParseThresholds takes. Only the "<" operator exists.
 func ParseThresholdList(s string) (map[string]string, error) {
-	out := map[string]string{}
-	if strings.TrimSpace(s) == "" {
-		return out, nil
-	}
-	for _, stmt := range strings.Split(s, ",") {
-		stmt = strings.TrimSpace(stmt)
-		name, val, ok := strings.Cut(stmt, "<")
-		if !ok {
-			return nil, &ThresholdError{Input: stmt, Reason: `want "signal<value"`}
-		}
-		if _, dup := out[name]; dup {
-			return nil, &ThresholdError{Input: stmt, Reason: "signal given twice"}
-		}
-		out[name] = val
-	}
-	return out, nil
+	return splitPairs(s, "<", `want "signal<value"`, true)
 }
 
 // ParseGraceList splits a flag value such as "memory.available=1m30s" into
 // signal -> duration pairs (also used for minimum-reclaim lists).
 func ParseGraceList(s string) (map[string]string, error) {
+	return splitPairs(s, "=", `want "signal=value"`, false)
+}
+
+// splitPairs splits a comma-separated "name<sep>value" list; want is the
+// reason given for a statement without sep, and noDup refuses a name given
+// twice (otherwise the last value wins).
+func splitPairs(s, sep, want string, noDup bool) (map[string]string, error) {
 	out := map[string]string{}
 	if strings.TrimSpace(s) == "" {
 		return out, nil
 	}
 	for _, stmt := range strings.Split(s, ",") {
 		stmt = strings.TrimSpace(stmt)
-		name, val, ok := strings.Cut(stmt, "=")
+		name, val, ok := strings.Cut(stmt, sep)
 		if !ok {
-			return nil, &ThresholdError{Input: stmt, Reason: `want "signal=value"`}
+			return nil, &ThresholdError{Input: stmt, Reason: want}
+		}
+		if _, dup := out[name]; dup && noDup {
+			return nil, &ThresholdError{Input: stmt, Reason: "signal given twice"}
 		}
 		out[name] = val
 	}
