@@ -2,6 +2,7 @@ package apitest
 
 import (
 	"flag"
+	"runtime"
 	"runtime/debug"
 	"testing"
 	"time"
@@ -82,4 +83,31 @@ func report(t *testing.T, name string, o outcome) {
 	case o.skip != "":
 		t.Skip(o.skip)
 	}
+}
+
+// TestHarness checks the helpers the generated test relies on: a panic is
+// caught with its value, a Goexit is no panic, a skip reason comes back, and
+// both guards pass a call that returns.
+func TestHarness(t *testing.T) {
+	if o := do(func() string { panic("boom") }); !o.panicked || o.value != "boom" {
+		t.Errorf("a panic: got %+v, want it caught with its value", o)
+	}
+	var nilPtr *outcome
+	if o := do(func() string { return nilPtr.skip }); !o.panicked {
+		t.Errorf("a runtime panic: got %+v, want it caught", o)
+	}
+	if o := do(func() string { return "cannot build" }); o.panicked || o.skip != "cannot build" {
+		t.Errorf("a skip: got %+v", o)
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		o := outcome{skip: "goexit"}
+		defer func() { done <- o }()
+		o = do(func() string { runtime.Goexit(); return "" })
+	}()
+	if o := <-done; o.panicked {
+		t.Errorf("runtime.Goexit: got %+v, want no panic", o)
+	}
+	guard(t, "harness.returns", func() string { return "" })
+	guardOnTest(t, "harness.returnsOnTest", func() string { return "" })
 }
