@@ -9,10 +9,11 @@
 //   - exported function: one call with a zero value or nil for every
 //     argument;
 //   - exported method of an exported type, promoted ones included: a call on
-//     the zero value (var r T), and for a pointer method on new(T) and on a
-//     nil *T; and a call on each constructed receiver: a value returned by a
-//     function of the same package whose first result is T or *T (NewX,
-//     DefaultXOptions), its arguments built the same way where the module has
+//     the zero value (var r T, so a pointer method gets &r, as from new(T)),
+//     for a pointer method also on a nil *T, and on each constructed
+//     receiver: a value returned by a function of the module whose first
+//     result is T or *T (NewX, DefaultXOptions; the only other result may be
+//     an error), its arguments built the same way where the module has
 //     a function returning their type (options from their Default function,
 //     dependencies from their constructors, an interface of the module from a
 //     type implementing it), zero values otherwise. A receiver whose
@@ -821,7 +822,7 @@ func (g *gen) provider(t types.Type) *ctor {
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
-		return rank(cands[i], n(target)) < rank(cands[j], n(target))
+		return rank(cands[i], pkgOf(target)) < rank(cands[j], pkgOf(target))
 	})
 	for _, c := range cands {
 		if g.build(c) {
@@ -831,7 +832,8 @@ func (g *gen) provider(t types.Type) *ctor {
 	return nil
 }
 
-func n(t types.Type) *types.Package {
+// pkgOf is the package declaring a named type, or nil.
+func pkgOf(t types.Type) *types.Package {
 	if n, ok := t.(*types.Named); ok {
 		return n.Obj().Pkg()
 	}
@@ -890,8 +892,7 @@ func (g *gen) write() ([]byte, error) {
 	}
 	w("}\n\n")
 
-	// Constructor helpers; build may add to g.ctors while writing is done, so
-	// it all happened in collect.
+	// Constructor helpers, all prepared by collect.
 	for _, c := range g.ctors {
 		T := g.spell(c.result)
 		if T == "" {
