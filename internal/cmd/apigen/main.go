@@ -9,8 +9,8 @@
 //   - exported function: one call with a zero value or nil for every
 //     argument;
 //   - exported method of an exported type, promoted ones included: a call on
-//     the zero value (var r T, so a pointer method gets &r, as from new(T)),
-//     for a pointer method also on a nil *T, and on each constructed
+//     the zero value (var r T, so a pointer method gets &r, as from new(T);
+//     never a nil *T, see docs/conventions.md section 2), and on each constructed
 //     receiver: a value returned by a function of the module whose first
 //     result is T or *T (NewX, DefaultXOptions; the only other result may be
 //     an error), its arguments built the same way where the module has
@@ -54,179 +54,45 @@ import (
 //
 // Each entry is the call's subtest name, the panic value seen, and why.
 // Subtest names: pkg.F for a function; pkg.T.M or pkg.(*T).M for a method
-// with /zero (var r T), /nil (a nil *T) or /NewX (the receiver NewX builds)
+// with /zero (var r T) or /NewX (the receiver NewX builds)
 // after it.
 var knownPanics = map[string]string{
-	"containerstate.(*Backoff).Config/nil":               "runtime error: invalid memory address or nil pointer dereference", // nil *Backoff: dereferences the receiver
-	"containerstate.(*Backoff).CrashLoop/nil":            "runtime error: invalid memory address or nil pointer dereference", // nil *Backoff: dereferences the receiver
 	"containerstate.(*Backoff).CrashLoop/zero":           "assignment to entry in nil map",                                   // zero Backoff: writes to its nil map of entries
-	"containerstate.(*Backoff).GC/nil":                   "runtime error: invalid memory address or nil pointer dereference", // nil *Backoff: dereferences the receiver
-	"containerstate.(*Backoff).Get/nil":                  "runtime error: invalid memory address or nil pointer dereference", // nil *Backoff: dereferences the receiver
-	"containerstate.(*Backoff).ImagePull/nil":            "runtime error: invalid memory address or nil pointer dereference", // nil *Backoff: dereferences the receiver
-	"containerstate.(*Backoff).InBackoffSince/nil":       "runtime error: invalid memory address or nil pointer dereference", // nil *Backoff: dereferences the receiver
-	"containerstate.(*Backoff).InBackoffSinceUpdate/nil": "runtime error: invalid memory address or nil pointer dereference", // nil *Backoff: dereferences the receiver
-	"containerstate.(*Backoff).Len/nil":                  "runtime error: invalid memory address or nil pointer dereference", // nil *Backoff: dereferences the receiver
-	"containerstate.(*Backoff).Next/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Backoff: dereferences the receiver
 	"containerstate.(*Backoff).Next/zero":                "assignment to entry in nil map",                                   // zero Backoff: writes to its nil map of entries
-	"containerstate.(*Backoff).Reset/nil":                "runtime error: invalid memory address or nil pointer dereference", // nil *Backoff: dereferences the receiver
-	"containerstate.(*InputError).Error/nil":             "runtime error: invalid memory address or nil pointer dereference", // nil *InputError: dereferences the receiver
-	"containerstate.(*InputError).Unwrap/nil":            "runtime error: invalid memory address or nil pointer dereference", // nil *InputError: dereferences the receiver
-	"containerstate.(*Machine).Kind/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Machine: dereferences the receiver
-	"containerstate.(*Machine).Last/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Machine: dereferences the receiver
-	"containerstate.(*Machine).Name/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Machine: dereferences the receiver
-	"containerstate.(*Machine).Newest/nil":               "runtime error: invalid memory address or nil pointer dereference", // nil *Machine: dereferences the receiver
-	"containerstate.(*Machine).Ready/nil":                "runtime error: invalid memory address or nil pointer dereference", // nil *Machine: dereferences the receiver
-	"containerstate.(*Machine).RestartCount/nil":         "runtime error: invalid memory address or nil pointer dereference", // nil *Machine: dereferences the receiver
-	"containerstate.(*Machine).ShouldBeRestarted/nil":    "runtime error: invalid memory address or nil pointer dereference", // nil *Machine: dereferences the receiver
-	"containerstate.(*Machine).Started/nil":              "runtime error: invalid memory address or nil pointer dereference", // nil *Machine: dereferences the receiver
-	"containerstate.(*Machine).State/nil":                "runtime error: invalid memory address or nil pointer dereference", // nil *Machine: dereferences the receiver
-	"containerstate.(*Machine).Status/nil":               "runtime error: invalid memory address or nil pointer dereference", // nil *Machine: dereferences the receiver
-	"containerstate.(*Machine).Step/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Machine: dereferences the receiver
-	"containerstate.(*OptionError).Error/nil":            "runtime error: invalid memory address or nil pointer dereference", // nil *OptionError: dereferences the receiver
-	"containerstate.(*StepError).Error/nil":              "runtime error: invalid memory address or nil pointer dereference", // nil *StepError: dereferences the receiver
-	"containerstate.(*StepError).Unwrap/nil":             "runtime error: invalid memory address or nil pointer dereference", // nil *StepError: dereferences the receiver
-	"containerstate.(*TransitionError).Error/nil":        "runtime error: invalid memory address or nil pointer dereference", // nil *TransitionError: dereferences the receiver
 
-	"containerstate/containerstatetest.(*Checker).Step/nil":         "runtime error: invalid memory address or nil pointer dereference", // nil *Checker: dereferences the receiver
-	"containerstate/containerstatetest.(*InvariantError).Error/nil": "runtime error: invalid memory address or nil pointer dereference", // nil *InvariantError: dereferences the receiver
 
-	"events.(*Broadcaster).Shutdown/nil":            "runtime error: invalid memory address or nil pointer dereference", // nil *Broadcaster: dereferences the receiver
 	"events.(*Broadcaster).Shutdown/zero":           "runtime error: invalid memory address or nil pointer dereference", // zero Broadcaster: calls its nil abort func
-	"events.(*Broadcaster).Stats/nil":               "runtime error: invalid memory address or nil pointer dereference", // nil *Broadcaster: dereferences the receiver
-	"events.(*Correlator).Len/nil":                  "runtime error: invalid memory address or nil pointer dereference", // nil *Correlator: dereferences the receiver
-	"events.(*Correlator).Options/nil":              "runtime error: invalid memory address or nil pointer dereference", // nil *Correlator: dereferences the receiver
-	"events.(*Correlator).Stats/nil":                "runtime error: invalid memory address or nil pointer dereference", // nil *Correlator: dereferences the receiver
-	"events.(*InvalidEventError).Error/nil":         "runtime error: invalid memory address or nil pointer dereference", // nil *InvalidEventError: dereferences the receiver
-	"events.(*OptionError).Error/nil":               "runtime error: invalid memory address or nil pointer dereference", // nil *OptionError: dereferences the receiver
-	"events.(*Recorder).AnnotatedEventf/nil":        "runtime error: invalid memory address or nil pointer dereference", // nil *Recorder: dereferences the receiver
 	"events.(*Recorder).AnnotatedEventf/zero":       "runtime error: invalid memory address or nil pointer dereference", // zero Recorder: no broadcaster behind it
-	"events.(*Recorder).Event/nil":                  "runtime error: invalid memory address or nil pointer dereference", // nil *Recorder: dereferences the receiver
 	"events.(*Recorder).Event/zero":                 "runtime error: invalid memory address or nil pointer dereference", // zero Recorder: no broadcaster behind it
-	"events.(*Recorder).Eventf/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Recorder: dereferences the receiver
 	"events.(*Recorder).Eventf/zero":                "runtime error: invalid memory address or nil pointer dereference", // zero Recorder: no broadcaster behind it
-	"events.(*Recorder).MakeEvent/nil":              "runtime error: invalid memory address or nil pointer dereference", // nil *Recorder: dereferences the receiver
-	"events.(*Recorder).Record/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Recorder: dereferences the receiver
 	"events.(*Recorder).Record/zero":                "runtime error: invalid memory address or nil pointer dereference", // zero Recorder: no broadcaster behind it
-	"events.(*Series).Finish/nil":                   "runtime error: invalid memory address or nil pointer dereference", // nil *Series: dereferences the receiver
-	"events.(*Series).Finished/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Series: dereferences the receiver
-	"events.(*Series).Get/nil":                      "runtime error: invalid memory address or nil pointer dereference", // nil *Series: dereferences the receiver
-	"events.(*Series).Len/nil":                      "runtime error: invalid memory address or nil pointer dereference", // nil *Series: dereferences the receiver
 	"events.(*Series).Observe/NewSeries":            "runtime error: invalid memory address or nil pointer dereference", // nil event, through KeyOf
-	"events.(*Series).Observe/nil":                  "runtime error: invalid memory address or nil pointer dereference", // nil *Series: dereferences the receiver
 	"events.(*Series).Observe/zero":                 "runtime error: invalid memory address or nil pointer dereference", // nil event, through KeyOf
-	"events.(*Series).Refresh/nil":                  "runtime error: invalid memory address or nil pointer dereference", // nil *Series: dereferences the receiver
-	"events.(*SeriesBroadcaster).Shutdown/nil":      "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesBroadcaster: dereferences the receiver
 	"events.(*SeriesBroadcaster).Shutdown/zero":     "close of nil channel",                                             // zero SeriesBroadcaster: closes its nil queue
-	"events.(*SeriesBroadcaster).Stats/nil":         "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesBroadcaster: dereferences the receiver
-	"events.(*SeriesRecorder).AnnotatedEventf/nil":  "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesRecorder: dereferences the receiver
 	"events.(*SeriesRecorder).AnnotatedEventf/zero": "runtime error: invalid memory address or nil pointer dereference", // zero SeriesRecorder: no broadcaster behind it
-	"events.(*SeriesRecorder).Eventf/nil":           "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesRecorder: dereferences the receiver
 	"events.(*SeriesRecorder).Eventf/zero":          "runtime error: invalid memory address or nil pointer dereference", // zero SeriesRecorder: no broadcaster behind it
-	"events.(*SeriesRecorder).MakeEvent/nil":        "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesRecorder: dereferences the receiver
-	"events.(*SeriesRecorder).Record/nil":           "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesRecorder: dereferences the receiver
 	"events.(*SeriesRecorder).Record/zero":          "runtime error: invalid memory address or nil pointer dereference", // zero SeriesRecorder: no broadcaster behind it
 	"events.KeyOf":                                  "runtime error: invalid memory address or nil pointer dereference", // nil event
 
-	"events/eventstest.(*Recorder).AnnotatedEventf/nil":       "runtime error: invalid memory address or nil pointer dereference", // nil *Recorder: dereferences the receiver
-	"events/eventstest.(*Recorder).Event/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Recorder: dereferences the receiver
-	"events/eventstest.(*Recorder).Eventf/nil":                "runtime error: invalid memory address or nil pointer dereference", // nil *Recorder: dereferences the receiver
-	"events/eventstest.(*Recorder).Events/nil":                "runtime error: invalid memory address or nil pointer dereference", // nil *Recorder: dereferences the receiver
-	"events/eventstest.(*Recorder).Reset/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Recorder: dereferences the receiver
-	"events/eventstest.(*Recorder).Strings/nil":               "runtime error: invalid memory address or nil pointer dereference", // nil *Recorder: dereferences the receiver
-	"events/eventstest.(*SeriesRecorder).AnnotatedEventf/nil": "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesRecorder: dereferences the receiver
-	"events/eventstest.(*SeriesRecorder).Eventf/nil":          "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesRecorder: dereferences the receiver
-	"events/eventstest.(*SeriesRecorder).Events/nil":          "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesRecorder: dereferences the receiver
-	"events/eventstest.(*SeriesRecorder).Reset/nil":           "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesRecorder: dereferences the receiver
-	"events/eventstest.(*SeriesRecorder).Strings/nil":         "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesRecorder: dereferences the receiver
-	"events/eventstest.(*SeriesSink).Calls/nil":               "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesSink: dereferences the receiver
 	"events/eventstest.(*SeriesSink).Create/NewSeriesSink":    "runtime error: invalid memory address or nil pointer dereference", // nil event
-	"events/eventstest.(*SeriesSink).Create/nil":              "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesSink: dereferences the receiver
 	"events/eventstest.(*SeriesSink).Create/zero":             "runtime error: invalid memory address or nil pointer dereference", // nil event; a zero SeriesSink has no clock either
-	"events/eventstest.(*SeriesSink).Events/nil":              "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesSink: dereferences the receiver
 	"events/eventstest.(*SeriesSink).Events/zero":             "runtime error: invalid memory address or nil pointer dereference", // zero SeriesSink: reads its nil clock
 	"events/eventstest.(*SeriesSink).Patch/NewSeriesSink":     "runtime error: invalid memory address or nil pointer dereference", // nil event
-	"events/eventstest.(*SeriesSink).Patch/nil":               "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesSink: dereferences the receiver
 	"events/eventstest.(*SeriesSink).Patch/zero":              "runtime error: invalid memory address or nil pointer dereference", // nil event; a zero SeriesSink has no clock either
-	"events/eventstest.(*SeriesSink).SetFault/nil":            "runtime error: invalid memory address or nil pointer dereference", // nil *SeriesSink: dereferences the receiver
-	"events/eventstest.(*Sink).Calls/nil":                     "runtime error: invalid memory address or nil pointer dereference", // nil *Sink: dereferences the receiver
 	"events/eventstest.(*Sink).Create/NewSink":                "runtime error: invalid memory address or nil pointer dereference", // nil event
-	"events/eventstest.(*Sink).Create/nil":                    "runtime error: invalid memory address or nil pointer dereference", // nil *Sink: dereferences the receiver
 	"events/eventstest.(*Sink).Create/zero":                   "runtime error: invalid memory address or nil pointer dereference", // nil event; a zero Sink has no clock either
-	"events/eventstest.(*Sink).Events/nil":                    "runtime error: invalid memory address or nil pointer dereference", // nil *Sink: dereferences the receiver
 	"events/eventstest.(*Sink).Events/zero":                   "runtime error: invalid memory address or nil pointer dereference", // zero Sink: reads its nil clock
 	"events/eventstest.(*Sink).Patch/NewSink":                 "runtime error: invalid memory address or nil pointer dereference", // nil event
-	"events/eventstest.(*Sink).Patch/nil":                     "runtime error: invalid memory address or nil pointer dereference", // nil *Sink: dereferences the receiver
 	"events/eventstest.(*Sink).Patch/zero":                    "runtime error: invalid memory address or nil pointer dereference", // nil event; a zero Sink has no clock either
-	"events/eventstest.(*Sink).SetFault/nil":                  "runtime error: invalid memory address or nil pointer dereference", // nil *Sink: dereferences the receiver
 
-	"nodecondition.(*ConfigError).Error/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *ConfigError: dereferences the receiver
-	"nodecondition.(*Controller).Conditions/nil":             "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
-	"nodecondition.(*Controller).Config/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
-	"nodecondition.(*Controller).DeleteLease/nil":            "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
-	"nodecondition.(*Controller).DeleteNode/nil":             "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
-	"nodecondition.(*Controller).DeletePod/nil":              "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
-	"nodecondition.(*Controller).MarkPodsNotReadyFailed/nil": "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
-	"nodecondition.(*Controller).Monitor/nil":                "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
-	"nodecondition.(*Controller).NextTaint/nil":              "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
-	"nodecondition.(*Controller).Probe/nil":                  "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
-	"nodecondition.(*Controller).Queued/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
-	"nodecondition.(*Controller).Taint/nil":                  "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
-	"nodecondition.(*Controller).Taints/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
-	"nodecondition.(*Controller).UpdateStatus/nil":           "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
-	"nodecondition.(*Controller).UpsertLease/nil":            "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
 	"nodecondition.(*Controller).UpsertLease/zero":           "assignment to entry in nil map",                                   // zero Controller: writes to its nil map of orphan leases
-	"nodecondition.(*Controller).ZoneStates/nil":             "runtime error: invalid memory address or nil pointer dereference", // nil *Controller: dereferences the receiver
-	"nodecondition.(*Evictor).Due/nil":                       "runtime error: invalid memory address or nil pointer dereference", // nil *Evictor: dereferences the receiver
-	"nodecondition.(*Evictor).Evaluate/nil":                  "runtime error: invalid memory address or nil pointer dereference", // nil *Evictor: dereferences the receiver
-	"nodecondition.(*Evictor).Forget/nil":                    "runtime error: invalid memory address or nil pointer dereference", // nil *Evictor: dereferences the receiver
-	"nodecondition.(*Evictor).Next/nil":                      "runtime error: invalid memory address or nil pointer dereference", // nil *Evictor: dereferences the receiver
-	"nodecondition.(*Evictor).Scheduled/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Evictor: dereferences the receiver
-	"nodecondition.(*Kubelet).APIStatus/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Kubelet: dereferences the receiver
-	"nodecondition.(*Kubelet).LastReport/nil":                "runtime error: invalid memory address or nil pointer dereference", // nil *Kubelet: dereferences the receiver
 	"nodecondition.(*Kubelet).Observe/NewKubelet":            "runtime error: invalid memory address or nil pointer dereference", // nil sample
-	"nodecondition.(*Kubelet).Observe/nil":                   "runtime error: invalid memory address or nil pointer dereference", // nil *Kubelet: dereferences the receiver
-	"nodecondition.(*Kubelet).Pressures/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Kubelet: dereferences the receiver
-	"nodecondition.(*Kubelet).ReportFailed/nil":              "runtime error: invalid memory address or nil pointer dereference", // nil *Kubelet: dereferences the receiver
-	"nodecondition.(*Kubelet).Restart/nil":                   "runtime error: invalid memory address or nil pointer dereference", // nil *Kubelet: dereferences the receiver
-	"nodecondition.(*Kubelet).Status/nil":                    "runtime error: invalid memory address or nil pointer dereference", // nil *Kubelet: dereferences the receiver
-	"nodecondition.(*Kubelet).Thresholds/nil":                "runtime error: invalid memory address or nil pointer dereference", // nil *Kubelet: dereferences the receiver
-	"nodecondition.(*LeaseRenewer).Failed/nil":               "runtime error: invalid memory address or nil pointer dereference", // nil *LeaseRenewer: dereferences the receiver
-	"nodecondition.(*LeaseRenewer).Failures/nil":             "runtime error: invalid memory address or nil pointer dereference", // nil *LeaseRenewer: dereferences the receiver
-	"nodecondition.(*LeaseRenewer).Renewed/nil":              "runtime error: invalid memory address or nil pointer dereference", // nil *LeaseRenewer: dereferences the receiver
-	"nodecondition.(*Sample).Set/nil":                        "runtime error: invalid memory address or nil pointer dereference", // nil *Sample: dereferences the receiver
-	"nodecondition.(*Scenario).Validate/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *Scenario: dereferences the receiver
-	"nodecondition.(*ScenarioError).Error/nil":               "runtime error: invalid memory address or nil pointer dereference", // nil *ScenarioError: dereferences the receiver
-	"nodecondition.(*ThresholdError).Error/nil":              "runtime error: invalid memory address or nil pointer dereference", // nil *ThresholdError: dereferences the receiver
-	"nodecondition.(*TimeError).Error/nil":                   "runtime error: invalid memory address or nil pointer dereference", // nil *TimeError: dereferences the receiver
 	"nodecondition.Tolerates":                                "runtime error: invalid memory address or nil pointer dereference", // nil taint
 
-	"podphase.(*DuplicateStatusError).Error/nil":  "runtime error: invalid memory address or nil pointer dereference", // nil *DuplicateStatusError: dereferences the receiver
-	"podphase.(*TransitionError).Error/nil":       "runtime error: invalid memory address or nil pointer dereference", // nil *TransitionError: dereferences the receiver
-	"podphase.(*UnknownContainerError).Error/nil": "runtime error: invalid memory address or nil pointer dereference", // nil *UnknownContainerError: dereferences the receiver
 
-	"statussync.(*Cache).BackfillResizeConditions/nil": "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Cache).Changed/nil":                  "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Cache).ClearResizeInProgress/nil":    "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Cache).ClearResizePending/nil":       "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Cache).GetPodStatus/nil":             "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Cache).IsResizeDeferred/nil":         "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Cache).IsResizeInfeasible/nil":       "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Cache).Len/nil":                      "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Cache).RemoveOrphans/nil":            "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Cache).ResizeConditions/nil":         "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Cache).SetContainerReadiness/nil":    "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Cache).SetContainerStartup/nil":      "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Cache).SetResizeInProgress/nil":      "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Cache).SetResizePending/nil":         "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Cache).Version/nil":                  "runtime error: invalid memory address or nil pointer dereference", // nil *Cache: dereferences the receiver
-	"statussync.(*Engine).Run/nil":                     "runtime error: invalid memory address or nil pointer dereference", // nil *Engine: dereferences the receiver
 	"statussync.(*Engine).Run/zero":                    "runtime error: invalid memory address or nil pointer dereference", // zero Engine: no clock
-	"statussync.(*Engine).SyncOnce/nil":                "runtime error: invalid memory address or nil pointer dereference", // nil *Engine: dereferences the receiver
 	"statussync.(*Engine).SyncOnce/zero":               "runtime error: invalid memory address or nil pointer dereference", // zero Engine: no clock
-	"statussync.(*OptionError).Error/nil":              "runtime error: invalid memory address or nil pointer dereference", // nil *OptionError: dereferences the receiver
-	"statussync.(*PodError).Error/nil":                 "runtime error: invalid memory address or nil pointer dereference", // nil *PodError: dereferences the receiver
 	"statussync.(*PodError).Error/zero":                "runtime error: invalid memory address or nil pointer dereference", // zero PodError: nil Err
-	"statussync.(*PodError).Unwrap/nil":                "runtime error: invalid memory address or nil pointer dereference", // nil *PodError: dereferences the receiver
 	"statussync.IsMirror":                              "runtime error: invalid memory address or nil pointer dereference", // nil pod
 	"statussync.IsStatic":                              "runtime error: invalid memory address or nil pointer dereference", // nil pod
 	"statussync.Normalize":                             "runtime error: invalid memory address or nil pointer dereference", // nil status
@@ -237,21 +103,10 @@ var knownPanics = map[string]string{
 	"statussync.Patch":                                 "runtime error: invalid memory address or nil pointer dereference", // nil API status
 
 	"statussync/statussynctest.(*API).Create/NewAPI":        "runtime error: invalid memory address or nil pointer dereference", // nil pod
-	"statussync/statussynctest.(*API).Create/nil":           "runtime error: invalid memory address or nil pointer dereference", // nil *API: dereferences the receiver
 	"statussync/statussynctest.(*API).Create/zero":          "runtime error: invalid memory address or nil pointer dereference", // nil pod
-	"statussync/statussynctest.(*API).OnWrite/nil":          "runtime error: invalid memory address or nil pointer dereference", // nil *API: dereferences the receiver
-	"statussync/statussynctest.(*API).Pod/nil":              "runtime error: invalid memory address or nil pointer dereference", // nil *API: dereferences the receiver
-	"statussync/statussynctest.(*API).Recreate/nil":         "runtime error: invalid memory address or nil pointer dereference", // nil *API: dereferences the receiver
-	"statussync/statussynctest.(*API).Requests/nil":         "runtime error: invalid memory address or nil pointer dereference", // nil *API: dereferences the receiver
-	"statussync/statussynctest.(*API).SetFaults/nil":        "runtime error: invalid memory address or nil pointer dereference", // nil *API: dereferences the receiver
-	"statussync/statussynctest.(*API).Update/nil":           "runtime error: invalid memory address or nil pointer dereference", // nil *API: dereferences the receiver
-	"statussync/statussynctest.(*History).Cached/nil":       "runtime error: invalid memory address or nil pointer dereference", // nil *History: dereferences the receiver
 	"statussync/statussynctest.(*History).Cached/zero":      "assignment to entry in nil map",                                   // zero History: writes to its nil map of versions
-	"statussync/statussynctest.(*History).Err/nil":          "runtime error: invalid memory address or nil pointer dereference", // nil *History: dereferences the receiver
 	"statussync/statussynctest.(*History).Write/NewHistory": "runtime error: invalid memory address or nil pointer dereference", // nil pod
-	"statussync/statussynctest.(*History).Write/nil":        "runtime error: invalid memory address or nil pointer dereference", // nil *History: dereferences the receiver
 	"statussync/statussynctest.(*History).Write/zero":       "runtime error: invalid memory address or nil pointer dereference", // nil pod
-	"statussync/statussynctest.(*History).Writes/nil":       "runtime error: invalid memory address or nil pointer dereference", // nil *History: dereferences the receiver
 }
 
 // versionRE matches an import path element that is a version, imported with
@@ -699,13 +554,10 @@ func (g *gen) typ(tn *types.TypeName) {
 		if ptrRecv {
 			mname = prefix + "(*" + tn.Name() + ")." + m.Name()
 		}
-		if ptrRecv {
-			g.calls = append(g.calls,
-				call{name: mname + "/zero", setup: "var r " + T, expr: discard(sig, fmt.Sprintf("r.%s(%s)", m.Name(), args)), onTest: onT, rapid: rt},
-				call{name: mname + "/nil", setup: "var r *" + T, expr: discard(sig, fmt.Sprintf("r.%s(%s)", m.Name(), args)), onTest: onT, rapid: rt})
-		} else {
-			g.calls = append(g.calls, call{name: mname + "/zero", setup: "var r " + T, expr: discard(sig, fmt.Sprintf("r.%s(%s)", m.Name(), args)), onTest: onT, rapid: rt})
-		}
+		// A nil *T is not a zero value here (docs/conventions.md section 2):
+		// a method called on a nil pointer is a programmer's error, as in
+		// the standard library, and may panic.
+		g.calls = append(g.calls, call{name: mname + "/zero", setup: "var r " + T, expr: discard(sig, fmt.Sprintf("r.%s(%s)", m.Name(), args)), onTest: onT, rapid: rt})
 		for _, c := range g.ctorFor[named] {
 			if !g.build(c) {
 				continue
