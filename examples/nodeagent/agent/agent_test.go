@@ -622,7 +622,7 @@ func (c *flakyCluster) RenewLease(ctx context.Context, l *coordinationv1.Lease) 
 }
 
 // TestClusterOutage checks the kubelet's reaction to failing node and lease writes
-// (spec/nodecondition.md, lease renew interval row): a failed renewal is retried after 200 ms,
+// (spec/nodecondition.md section 1, lease renew interval row): a failed renewal is retried after 200 ms,
 // doubling to at most 7 s; a failed status report is sent again at the next status update.
 func TestClusterOutage(t *testing.T) {
 	clk := clocktesting.NewFakeClock(agenttest.Epoch())
