@@ -67,14 +67,17 @@ func TestBroadcasterMillionDistinctEvents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a million events")
 	}
-	b, err := events.NewBroadcaster()
+	b, err := events.NewBroadcaster(events.DefaultBroadcasterOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := b.StartRecordingToSink(nullSink{}, events.DefaultOptions()); err != nil {
 		t.Fatal(err)
 	}
-	rec := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"})
+	rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns"}}
 	for i := range distinctEvents {
 		pod.Name = "pod-" + strconv.Itoa(i)

@@ -17,7 +17,9 @@ import (
 // Recording through a broadcaster into a sink: the repeat becomes a patch of the count.
 func ExampleRecorder() {
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
-	b, err := events.NewBroadcaster(events.WithClock(clk))
+	opts := events.DefaultBroadcasterOptions()
+	opts.Clock = clk // recorders stamp events with it; retries sleep on it
+	b, err := events.NewBroadcaster(opts)
 	if err != nil {
 		panic(err)
 	}
@@ -25,7 +27,10 @@ func ExampleRecorder() {
 	if err := b.StartRecordingToSink(sink, events.DefaultOptions()); err != nil {
 		panic(err)
 	}
-	rec := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.WithRecorderClock(clk))
+	rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
+	if err != nil {
+		panic(err)
+	}
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "shop", UID: "0f5c"}}
 
 	rec.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", "app")

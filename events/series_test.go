@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -194,22 +193,35 @@ type seriesHarness struct {
 func newSeriesHarness(t *testing.T) *seriesHarness {
 	fc := testingclock.NewFakeClock(t0)
 	sink := eventstest.NewSeriesSink(fc, 0)
-	b, err := events.NewSeriesBroadcaster(sink, events.WithClock(fc), events.WithRandom(func() float64 { return 0 }))
+	return startSeries(t, fc, sink, zeroRand{})
+}
+
+// startSeries starts a series broadcaster on fc writing to sink, with its recorder.
+func startSeries(t *testing.T, fc *testingclock.FakeClock, sink *eventstest.SeriesSink, r events.Rand) *seriesHarness {
+	t.Helper()
+	opts := events.DefaultSeriesBroadcasterOptions()
+	opts.Clock, opts.Queue.Rand = fc, r
+	b, err := events.NewSeriesBroadcaster(opts, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
-	return &seriesHarness{clock: fc, b: b, sink: sink, rec: b.NewRecorder("kubelet", "kubelet-node-1", events.WithRecorderClock(fc))}
+	if err := b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.NewRecorder("kubelet", "kubelet-node-1", events.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &seriesHarness{clock: fc, b: b, sink: sink, rec: rec}
 }
 
 func (h *seriesHarness) settle(t *testing.T) {
-	// the worker is idle when it has handled every queued event and both loop timers wait
-	for {
-		st := h.b.Stats()
-		if st.Processed == st.Submitted && h.clock.Waiters() >= 2 {
-			return
-		}
-		runtime.Gosched()
+	t.Helper()
+	// Flush writes on this goroutine everything due at the clock's time, after the worker's
+	// write in flight if any.
+	if err := h.b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -261,11 +273,8 @@ func TestSeriesBroadcasterLoops(t *testing.T) {
 func TestSeriesBroadcasterN8(t *testing.T) {
 	fc := testingclock.NewFakeClock(t0)
 	sink := eventstest.NewSeriesSink(fc, time.Minute)
-	b, err := events.NewSeriesBroadcaster(sink, events.WithClock(fc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &seriesHarness{clock: fc, b: b, sink: sink, rec: b.NewRecorder("kubelet", "kubelet-node-1", events.WithRecorderClock(fc))}
+	h := startSeries(t, fc, sink, nil)
+	b := h.b
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pod1", Namespace: "ns1", UID: "u1"}}
 	h.rec.Eventf(pod, nil, v1.EventTypeNormal, "Started", "Start", "started")
 	h.settle(t)
@@ -375,6 +384,9 @@ func TestSeriesBroadcasterN6(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.rec.AnnotatedEventf(pod, nil, map[string]string{"a": "b"}, v1.EventTypeNormal, "Started", "Start", "started")
+	// MakeEvent took the clock's nanosecond for its name; the recorded event, at the same
+	// instant, is named one nanosecond later.
+	want.Name = fmt.Sprintf("pod1.%x", t0.UnixNano()+1)
 	if err := h.b.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
