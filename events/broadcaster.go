@@ -331,7 +331,7 @@ func (c *coreLane) abandon() {
 }
 
 func (c *coreLane) wake() (time.Time, bool) { return c.q.Due() }
-func (c *coreLane) len() int                 { return c.q.Len() }
-func (c *coreLane) stop()                    {}
+func (c *coreLane) len() int                { return c.q.Len() }
+func (c *coreLane) stop()                   {}
 
 func eventName(ev *v1.Event) string { return ev.Namespace + "/" + ev.Name }
