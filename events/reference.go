@@ -3,6 +3,7 @@ package events
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -106,17 +107,28 @@ func newUUID(r Rand) string {
 // FieldSelector returns the field selector that lists the core/v1 events about the object ref
 // refers to, as kubectl describe asks for them (client-go's Search and GetFieldSelector):
 // involvedObject.name and involvedObject.namespace always, involvedObject.kind and
-// involvedObject.uid when set, sorted and escaped. A nil ref is an *InvalidEventError.
+// involvedObject.uid when set, values escaped, in that (sorted) order where client-go's
+// order follows a map's. A nil ref is an *InvalidEventError.
 func FieldSelector(ref *v1.ObjectReference) (string, error) {
 	if ref == nil {
 		return "", &InvalidEventError{Field: "object", Value: "<nil>", Detail: "can't select the events of a nil reference"}
 	}
-	set := fields.Set{"involvedObject.name": ref.Name, "involvedObject.namespace": ref.Namespace}
+	var b strings.Builder
+	term := func(field, value string) {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(field)
+		b.WriteByte('=')
+		b.WriteString(fields.EscapeValue(value))
+	}
 	if ref.Kind != "" {
-		set["involvedObject.kind"] = ref.Kind
+		term("involvedObject.kind", ref.Kind)
 	}
+	term("involvedObject.name", ref.Name)
+	term("involvedObject.namespace", ref.Namespace)
 	if ref.UID != "" {
-		set["involvedObject.uid"] = string(ref.UID)
+		term("involvedObject.uid", string(ref.UID))
 	}
-	return fields.SelectorFromSet(set).String(), nil
+	return b.String(), nil
 }
