@@ -400,3 +400,49 @@ func TestSeriesBroadcasterN6(t *testing.T) {
 		t.Fatalf("N6 mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestSeriesBroadcasterStartContext: NewSeriesBroadcaster starts nothing; Start starts the
+// worker; its context ending shuts the broadcaster down as Shutdown does, leaving no
+// goroutine (spec/events.md section B.4: the loops stop with the context).
+func TestSeriesBroadcasterStartContext(t *testing.T) {
+	fc := testingclock.NewFakeClock(t0)
+	sink := eventstest.NewSeriesSink(fc, 0)
+	opts := events.DefaultSeriesBroadcasterOptions()
+	opts.Clock = fc
+	before := goruntimeNumGoroutine()
+	b, err := events.NewSeriesBroadcaster(opts, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := goruntimeNumGoroutine(); n != before {
+		t.Fatalf("NewSeriesBroadcaster started %d goroutines", n-before)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := b.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(ctx); err != nil {
+		t.Fatalf("a second Start: %v, want nil (it does nothing)", err)
+	}
+	rec, err := b.NewRecorder("kubelet", "kubelet-node-1", events.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Eventf(testPod("foo", "bar"), nil, v1.EventTypeNormal, "Started", "Start", "started")
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := b.Shutdown(context.Background()); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if err := rec.Record(testPod("foo", "bar"), nil, nil, v1.EventTypeNormal, "Started", "Start", "again"); !errors.Is(err, events.ErrShutdown) {
+		t.Fatalf("after the context ended: %v, want ErrShutdown", err)
+	}
+	if st := b.Stats(); st.Created != 1 || len(sink.Events()) != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	if n := goruntimeNumGoroutine(); n != before {
+		t.Fatalf("%d goroutines left after the context ended", n-before)
+	}
+}
