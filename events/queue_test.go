@@ -64,8 +64,6 @@ func newQueue(t *testing.T, r events.Rand) *events.SinkQueue {
 	return q
 }
 
-func accept(req events.SinkRequest) (*v1.Event, error) { return req.Event.DeepCopy(), nil }
-
 // TestSinkQueueRetryRules checks the retry rules of spec/events.md section A.5 on the pure
 // queue, time as an argument: which errors are retried, how often, and after which sleeps.
 func TestSinkQueueRetryRules(t *testing.T) {
