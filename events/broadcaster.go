@@ -11,7 +11,8 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// BroadcasterOptions configures a Broadcaster.
+// BroadcasterOptions configures a Broadcaster. Its zero value is refused (see
+// SinkQueueOptions): start from DefaultBroadcasterOptions.
 type BroadcasterOptions struct {
 	// Queue sets each sink's queue size and retry schedule (client-go's by default).
 	Queue SinkQueueOptions

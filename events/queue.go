@@ -58,7 +58,8 @@ func unit(r Rand) float64 {
 	return f
 }
 
-// SinkQueueOptions configures a sink queue: its size and its retry schedule.
+// SinkQueueOptions configures a sink queue: its size and its retry schedule. Its zero value is
+// refused (a zero QueueSize or MaxTries hides a choice): start from DefaultSinkQueueOptions.
 type SinkQueueOptions struct {
 	// QueueSize is how many events the queue holds; a full queue drops the event and counts
 	// it. At least 1.

@@ -49,7 +49,8 @@ type SeriesStats struct {
 	Cached int
 }
 
-// SeriesBroadcasterOptions configures a SeriesBroadcaster.
+// SeriesBroadcasterOptions configures a SeriesBroadcaster. Its zero value is refused (see
+// SinkQueueOptions): start from DefaultSeriesBroadcasterOptions.
 type SeriesBroadcasterOptions struct {
 	// Queue sets the queue size and the retry schedule: Sleep is the base of the 10 to 12.5 s
 	// jittered sleep before each retry (client-go's by default).
