@@ -27,7 +27,7 @@ func TestCorrelatorMillionDistinctEvents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a million events")
 	}
-	c := mustCorrelator(t, events.DefaultOptions())
+	c := mustCorrelator(t, events.DefaultCorrelatorOptions())
 	ev := newEvent(podRef("foo", "bar", ""), v1.EventTypeNormal, "Started", "started", t0)
 	warm := heapAlloc()
 	for i := range distinctEvents {
@@ -71,7 +71,7 @@ func TestBroadcasterMillionDistinctEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.StartRecordingToSink(nullSink{}, events.DefaultOptions()); err != nil {
+	if err := b.StartRecordingToSink(nullSink{}, events.DefaultCorrelatorOptions()); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})

@@ -138,18 +138,18 @@ func (b *Broadcaster) Stats() Stats {
 // Correlator with opts (so counts start afresh for each sink, as in client-go), on a goroutine
 // of its own that Shutdown ends. It returns an *OptionError for a nil sink or invalid options,
 // and ErrShutdown after Shutdown.
-func (b *Broadcaster) StartRecordingToSink(sink Sink, opts Options) error {
+func (b *Broadcaster) StartRecordingToSink(sink Sink, opts CorrelatorOptions) error {
 	return b.addSink(sink, opts, true)
 }
 
 // AddSink is StartRecordingToSink without the goroutine: the sink's queue is written only by
 // Flush and Shutdown, on the caller's goroutine, at the clock's time. It suits a caller that
 // drives a virtual clock and wants every write made before the clock moves again.
-func (b *Broadcaster) AddSink(sink Sink, opts Options) error {
+func (b *Broadcaster) AddSink(sink Sink, opts CorrelatorOptions) error {
 	return b.addSink(sink, opts, false)
 }
 
-func (b *Broadcaster) addSink(sink Sink, opts Options, goroutine bool) error {
+func (b *Broadcaster) addSink(sink Sink, opts CorrelatorOptions, goroutine bool) error {
 	if !b.ready() {
 		return ErrNotInitialized
 	}

@@ -28,7 +28,7 @@ func BenchmarkEventfSinkDown(b *testing.B) {
 	}
 	sink := eventstest.NewSink(fc, 0)
 	sink.SetFault(func(eventstest.Op, string, string, int) error { return errors.New("connection refused") })
-	if err := br.StartRecordingToSink(sink, events.DefaultOptions()); err != nil {
+	if err := br.StartRecordingToSink(sink, events.DefaultCorrelatorOptions()); err != nil {
 		b.Fatal(err)
 	}
 	rec, err := br.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})

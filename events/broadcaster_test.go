@@ -49,7 +49,7 @@ func newHarness(t *testing.T, change ...func(*events.BroadcasterOptions)) *harne
 		t.Fatal(err)
 	}
 	sink := eventstest.NewSink(fc, 0)
-	if err := b.StartRecordingToSink(sink, events.DefaultOptions()); err != nil {
+	if err := b.StartRecordingToSink(sink, events.DefaultCorrelatorOptions()); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
@@ -113,7 +113,7 @@ func TestBroadcasterSecondSinkE16(t *testing.T) {
 	h.rec.Event(pod, v1.EventTypeNormal, "Started", "started")
 	h.clock.Step(time.Second)
 	second := eventstest.NewSink(h.clock, 0)
-	if err := h.b.StartRecordingToSink(second, events.DefaultOptions()); err != nil {
+	if err := h.b.StartRecordingToSink(second, events.DefaultCorrelatorOptions()); err != nil {
 		t.Fatal(err)
 	}
 	h.rec.Event(pod, v1.EventTypeNormal, "Started", "started")

@@ -32,10 +32,10 @@ const (
 // linearly. To never aggregate, set Disabled.
 const maxMaxEvents = 1024
 
-// Options configures a Correlator. The zero value is not valid on purpose: a zero field would
-// hide a choice, so start from DefaultOptions and change what you need, or set Disabled on a
+// CorrelatorOptions configures a Correlator. The zero value is not valid on purpose: a zero field would
+// hide a choice, so start from DefaultCorrelatorOptions and change what you need, or set Disabled on a
 // stage to switch it off.
-type Options struct {
+type CorrelatorOptions struct {
 	// CacheSize is the number of entries of each LRU cache (aggregation records, observed
 	// events, spam buckets). At least 1.
 	CacheSize int
@@ -71,9 +71,9 @@ type SpamFilterOptions struct {
 	ByReason bool
 }
 
-// DefaultOptions returns the options of client-go v0.37.2's NewEventCorrelator.
-func DefaultOptions() Options {
-	return Options{
+// DefaultCorrelatorOptions returns the options of client-go v0.37.2's NewEventCorrelator.
+func DefaultCorrelatorOptions() CorrelatorOptions {
+	return CorrelatorOptions{
 		CacheSize:   DefaultCacheSize,
 		Aggregation: AggregationOptions{MaxEvents: DefaultMaxEvents, Window: DefaultWindow},
 		SpamFilter:  SpamFilterOptions{Burst: DefaultBurst, QPS: DefaultQPS},
@@ -82,7 +82,7 @@ func DefaultOptions() Options {
 
 // Validate reports the first invalid field of o as an *OptionError (matching
 // ErrInvalidOptions).
-func (o Options) Validate() error {
+func (o CorrelatorOptions) Validate() error {
 	if o.CacheSize < 1 {
 		return &OptionError{Field: "CacheSize", Value: strconv.Itoa(o.CacheSize), Detail: "must be at least 1"}
 	}
@@ -183,7 +183,7 @@ type CorrelatorStats struct {
 // ErrNotInitialized, its other methods do nothing. A Correlator is not safe for concurrent
 // use; the broadcaster gives each sink its own.
 type Correlator struct {
-	opts  Options
+	opts  CorrelatorOptions
 	seed  maphash.Seed
 	agg   lru[aggKey, aggRecord]
 	log   lru[logKey, observation]
@@ -237,7 +237,7 @@ type bucket struct {
 
 // NewCorrelator returns a correlator with the given options, or an *OptionError (matching
 // ErrInvalidOptions).
-func NewCorrelator(opts Options) (*Correlator, error) {
+func NewCorrelator(opts CorrelatorOptions) (*Correlator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -251,9 +251,9 @@ func NewCorrelator(opts Options) (*Correlator, error) {
 }
 
 // Options returns the options the correlator was built with (zero for the zero Correlator).
-func (c *Correlator) Options() Options {
+func (c *Correlator) Options() CorrelatorOptions {
 	if c == nil {
-		return Options{}
+		return CorrelatorOptions{}
 	}
 	return c.opts
 }
@@ -267,7 +267,7 @@ func (c *Correlator) Stats() CorrelatorStats {
 }
 
 // Len returns the number of entries of the aggregation, dedup and spam caches; each is at most
-// Options.CacheSize.
+// CorrelatorOptions.CacheSize.
 func (c *Correlator) Len() (aggregation, dedup, spam int) {
 	if c == nil {
 		return 0, 0, 0

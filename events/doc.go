@@ -26,8 +26,8 @@
 // count is cached before the spam filter runs, as in client-go, so dropped repeats still raise
 // the next count. Spam filter: a token bucket per source, object and type (burst 25, one token
 // per 300 s), with golang.org/x/time/rate's arithmetic. Each stage keeps an LRU cache of 4096
-// entries by default. Options sets or disables each stage; its zero value is refused rather than
-// read as "defaults", so no choice is hidden (start from DefaultOptions).
+// entries by default. CorrelatorOptions sets or disables each stage; its zero value is refused
+// rather than read as "defaults", so no choice is hidden (start from DefaultCorrelatorOptions).
 //
 // The hot paths allocate little: a spam-dropped event costs no allocation, a new event one (the
 // event returned), a repeat two (the event and its patch); CorrelateTo, which writes into the
@@ -79,9 +79,10 @@
 //
 // # Options, zero values and errors
 //
-// Each configurable type has an options struct and a Default function: Options (the
+// Each configurable type has an options struct and a Default function: CorrelatorOptions (the
 // correlator's, also given per sink), SinkQueueOptions, BroadcasterOptions,
-// SeriesBroadcasterOptions and RecorderOptions. Constructors validate and return an
+// SeriesBroadcasterOptions and RecorderOptions; Options holds one of each, and DefaultOptions
+// client-go's defaults for all. Constructors validate and return an
 // *OptionError matching ErrInvalidOptions; they start no goroutine. Randomness comes from a
 // Rand (nil: math/rand/v2's process-wide source), time from a clock.Clock (nil: the real
 // clock). Bad arguments give an *InvalidEventError matching ErrInvalidInput; the methods of a
@@ -132,7 +133,7 @@
 //
 //	b, err := events.NewBroadcaster(events.DefaultBroadcasterOptions())
 //	...
-//	err = b.StartRecordingToSink(sink, events.DefaultOptions())
+//	err = b.StartRecordingToSink(sink, events.DefaultCorrelatorOptions())
 //	rec, err := b.NewRecorder(v1.EventSource{Component: "my-node-agent", Host: nodeName}, events.RecorderOptions{})
 //	rec.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", name)
 //	...

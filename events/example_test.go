@@ -26,7 +26,7 @@ func ExampleRecorder() {
 		panic(err)
 	}
 	sink := eventstest.NewSink(clk, 0)
-	if err := b.StartRecordingToSink(sink, events.DefaultOptions()); err != nil {
+	if err := b.StartRecordingToSink(sink, events.DefaultCorrelatorOptions()); err != nil {
 		panic(err)
 	}
 	rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
@@ -56,7 +56,7 @@ func ExampleRecorder() {
 // Aggregation: the tenth distinct message about the same object and reason within 600 s
 // becomes an aggregate event; later new messages patch it.
 func ExampleCorrelator_aggregation() {
-	c, err := events.NewCorrelator(events.DefaultOptions())
+	c, err := events.NewCorrelator(events.DefaultCorrelatorOptions())
 	if err != nil {
 		panic(err)
 	}
@@ -96,7 +96,7 @@ func ExampleCorrelator_aggregation() {
 
 // Spam filtering: 25 events of one object and type go through at once, then one per 300 s.
 func ExampleCorrelator_spamFilter() {
-	c, err := events.NewCorrelator(events.DefaultOptions())
+	c, err := events.NewCorrelator(events.DefaultCorrelatorOptions())
 	if err != nil {
 		panic(err)
 	}
@@ -182,7 +182,7 @@ func ExampleBroadcaster_Flush() {
 		}
 		return nil
 	})
-	if err := b.AddSink(sink, events.DefaultOptions()); err != nil {
+	if err := b.AddSink(sink, events.DefaultCorrelatorOptions()); err != nil {
 		panic(err)
 	}
 	rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
@@ -214,7 +214,7 @@ func ExampleBroadcaster_Flush() {
 
 // The pure queue: time is an argument, the caller makes the requests.
 func ExampleSinkQueue() {
-	q, err := events.NewSinkQueue(events.DefaultSinkQueueOptions(), events.DefaultOptions())
+	q, err := events.NewSinkQueue(events.DefaultSinkQueueOptions(), events.DefaultCorrelatorOptions())
 	if err != nil {
 		panic(err)
 	}

@@ -39,7 +39,7 @@ func TestBroadcasterOptions(t *testing.T) {
 				t.Errorf("%s: got %v", c.field, err)
 			}
 		}
-		if _, err := events.NewSinkQueue(bo.Queue, events.DefaultOptions()); !errors.Is(err, events.ErrInvalidOptions) {
+		if _, err := events.NewSinkQueue(bo.Queue, events.DefaultCorrelatorOptions()); !errors.Is(err, events.ErrInvalidOptions) {
 			t.Errorf("%s: NewSinkQueue got %v", c.field, err)
 		}
 	}
@@ -49,24 +49,45 @@ func TestBroadcasterOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.StartRecordingToSink(nil, events.DefaultOptions()); err == nil {
+	if err := b.StartRecordingToSink(nil, events.DefaultCorrelatorOptions()); err == nil {
 		t.Error("a nil sink must be refused")
 	}
-	if err := b.StartRecordingToSink(eventstest.NewSink(nil, 0), events.Options{}); err == nil {
+	if err := b.StartRecordingToSink(eventstest.NewSink(nil, 0), events.CorrelatorOptions{}); err == nil {
 		t.Error("zero correlator options must be refused")
 	}
 	if err := b.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.StartRecordingToSink(eventstest.NewSink(nil, 0), events.DefaultOptions()); !errors.Is(err, events.ErrShutdown) {
+	if err := b.StartRecordingToSink(eventstest.NewSink(nil, 0), events.DefaultCorrelatorOptions()); !errors.Is(err, events.ErrShutdown) {
 		t.Errorf("after shutdown: %v, want ErrShutdown", err)
 	}
 	if _, err := events.NewSeriesBroadcaster(events.DefaultSeriesBroadcasterOptions(), nil); !errors.Is(err, events.ErrInvalidOptions) {
 		t.Error("a nil series sink must be refused")
 	}
-	c := mustCorrelator(t, events.DefaultOptions())
-	if c.Options() != events.DefaultOptions() {
+	c := mustCorrelator(t, events.DefaultCorrelatorOptions())
+	if c.Options() != events.DefaultCorrelatorOptions() {
 		t.Error("Options must return what the correlator was built with")
+	}
+}
+
+// TestOptions: DefaultOptions holds every type's defaults and validates; a bad field is named
+// with its type's field, and the message names the package once.
+func TestOptions(t *testing.T) {
+	o := events.DefaultOptions()
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if o.Correlator != events.DefaultCorrelatorOptions() || o.Broadcaster.Queue != events.DefaultSinkQueueOptions() || o.SeriesBroadcaster.Queue.Sleep != events.DefaultSleep {
+		t.Fatalf("defaults %+v", o)
+	}
+	o.Broadcaster.Queue.QueueSize = 0
+	err := o.Validate()
+	var oe *events.OptionError
+	if !errors.As(err, &oe) || oe.Field != "Broadcaster.Queue.QueueSize" || !errors.Is(err, events.ErrInvalidOptions) || strings.Count(err.Error(), "events:") != 1 {
+		t.Fatalf("got %v", err)
+	}
+	if err := (events.Options{}).Validate(); !errors.As(err, &oe) || oe.Field != "Correlator.CacheSize" {
+		t.Fatalf("zero options: %v", err)
 	}
 }
 

@@ -323,7 +323,7 @@ type SinkQueue struct {
 
 // NewSinkQueue returns an empty queue with its own Correlator, or an *OptionError (matching
 // ErrInvalidOptions) for invalid options of either.
-func NewSinkQueue(opts SinkQueueOptions, correlator Options) (*SinkQueue, error) {
+func NewSinkQueue(opts SinkQueueOptions, correlator CorrelatorOptions) (*SinkQueue, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}

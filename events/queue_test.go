@@ -57,7 +57,7 @@ func newQueue(t *testing.T, r events.Rand) *events.SinkQueue {
 	t.Helper()
 	o := events.DefaultSinkQueueOptions()
 	o.Rand = r
-	q, err := events.NewSinkQueue(o, events.DefaultOptions())
+	q, err := events.NewSinkQueue(o, events.DefaultCorrelatorOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestSinkQueuePatchNotFoundE22(t *testing.T) {
 func TestSinkQueueFull(t *testing.T) {
 	o := events.DefaultSinkQueueOptions()
 	o.QueueSize = 2
-	q, err := events.NewSinkQueue(o, events.DefaultOptions())
+	q, err := events.NewSinkQueue(o, events.DefaultCorrelatorOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestSinkQueueModel(t *testing.T) {
 		o.QueueSize = rapid.IntRange(1, 4).Draw(rt, "queueSize")
 		o.MaxTries = rapid.IntRange(1, 4).Draw(rt, "maxTries")
 		o.Rand = half{}
-		co := events.DefaultOptions()
+		co := events.DefaultCorrelatorOptions()
 		co.SpamFilter.Burst = 3
 		q, err := events.NewSinkQueue(o, co)
 		if err != nil {
@@ -384,7 +384,7 @@ func newFlushHarness(t *testing.T) *flushHarness {
 		t.Fatal(err)
 	}
 	sink := eventstest.NewSink(fc, 0)
-	if err := b.AddSink(sink, events.DefaultOptions()); err != nil {
+	if err := b.AddSink(sink, events.DefaultCorrelatorOptions()); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})

@@ -124,7 +124,7 @@ func TestCorrelatorMatchesClientGo(t *testing.T) {
 		fc := testingclock.NewFakeClock(eventstest.StreamStart)
 		// Mostly client-go's defaults; sometimes small caches (LRU eviction order), a small
 		// burst and a low aggregation threshold, set the same way on both sides.
-		opts := events.DefaultOptions()
+		opts := events.DefaultCorrelatorOptions()
 		cgOpts := record.CorrelatorOptions{Clock: fc}
 		if rapid.IntRange(0, 2).Draw(rt, "smallOptions") == 0 {
 			opts.CacheSize = rapid.SampledFrom([]int{2, 5, 16}).Draw(rt, "cacheSize")

@@ -44,7 +44,7 @@ func TestCoreEventSinkThroughClientset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.StartRecordingToSink(&kube.CoreEventSink{Client: cs.CoreV1()}, events.DefaultOptions()); err != nil {
+	if err := b.StartRecordingToSink(&kube.CoreEventSink{Client: cs.CoreV1()}, events.DefaultCorrelatorOptions()); err != nil {
 		t.Fatal(err)
 	}
 	r, err := b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{Scheme: scheme.Scheme})

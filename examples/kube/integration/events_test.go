@@ -27,7 +27,7 @@ func TestCoreEventsWithCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.StartRecordingToSink(&kube.CoreEventSink{Client: nodeClient.CoreV1()}, events.DefaultOptions()); err != nil {
+	if err := b.StartRecordingToSink(&kube.CoreEventSink{Client: nodeClient.CoreV1()}, events.DefaultCorrelatorOptions()); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: node1}, events.RecorderOptions{})

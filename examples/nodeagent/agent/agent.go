@@ -191,7 +191,7 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 		return nil, err
 	}
 	// A sink without a goroutine: Flush writes it on the agent's goroutine.
-	if err := bcast.AddSink(sink, events.DefaultOptions()); err != nil {
+	if err := bcast.AddSink(sink, events.DefaultCorrelatorOptions()); err != nil {
 		return nil, err
 	}
 	var nameSeed [32]byte
