@@ -27,7 +27,7 @@ func TestCorrelatorMillionDistinctEvents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a million events")
 	}
-	c := mustCorrelator(t, events.DefaultOptions())
+	c := mustCorrelator(t, events.DefaultCorrelatorOptions())
 	ev := newEvent(podRef("foo", "bar", ""), v1.EventTypeNormal, "Started", "started", t0)
 	warm := heapAlloc()
 	for i := range distinctEvents {
@@ -67,14 +67,17 @@ func TestBroadcasterMillionDistinctEvents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a million events")
 	}
-	b, err := events.NewBroadcaster()
+	b, err := events.NewBroadcaster(events.DefaultBroadcasterOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.StartRecordingToSink(nullSink{}, events.DefaultOptions()); err != nil {
+	if err := b.StartRecordingToSink(nullSink{}, events.DefaultCorrelatorOptions()); err != nil {
 		t.Fatal(err)
 	}
-	rec := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"})
+	rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns"}}
 	for i := range distinctEvents {
 		pod.Name = "pod-" + strconv.Itoa(i)

@@ -20,16 +20,21 @@ import (
 // the call's duration.
 func BenchmarkEventfSinkDown(b *testing.B) {
 	fc := testingclock.NewFakeClock(t0)
-	br, err := events.NewBroadcaster(events.WithClock(fc))
+	opts := events.DefaultBroadcasterOptions()
+	opts.Clock = fc
+	br, err := events.NewBroadcaster(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	sink := eventstest.NewSink(fc, 0)
 	sink.SetFault(func(eventstest.Op, string, string, int) error { return errors.New("connection refused") })
-	if err := br.StartRecordingToSink(sink, events.DefaultOptions()); err != nil {
+	if err := br.StartRecordingToSink(sink, events.DefaultCorrelatorOptions()); err != nil {
 		b.Fatal(err)
 	}
-	rec := br.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.WithRecorderClock(fc))
+	rec, err := br.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	pod := testPod("foo", "bar")
 	durations := make([]time.Duration, 0, 1<<20)
 	b.ReportAllocs()

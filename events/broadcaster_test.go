@@ -31,18 +31,32 @@ type harness struct {
 	rec   *events.Recorder
 }
 
-func newHarness(t *testing.T, opts ...events.Option) *harness {
+// half is a Rand that always says 0.5.
+type half struct{}
+
+func (half) Float64() float64 { return 0.5 }
+
+func newHarness(t *testing.T, change ...func(*events.BroadcasterOptions)) *harness {
 	t.Helper()
 	fc := testingclock.NewFakeClock(t0)
-	b, err := events.NewBroadcaster(append([]events.Option{events.WithClock(fc), events.WithRandom(func() float64 { return 0.5 })}, opts...)...)
+	opts := events.DefaultBroadcasterOptions()
+	opts.Clock, opts.Queue.Rand = fc, half{}
+	for _, f := range change {
+		f(&opts)
+	}
+	b, err := events.NewBroadcaster(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sink := eventstest.NewSink(fc, 0)
-	if err := b.StartRecordingToSink(sink, events.DefaultOptions()); err != nil {
+	if err := b.StartRecordingToSink(sink, events.DefaultCorrelatorOptions()); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, clock: fc, b: b, sink: sink, rec: b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.WithRecorderClock(fc))}
+	rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, clock: fc, b: b, sink: sink, rec: rec}
 	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	return h
 }
@@ -99,7 +113,7 @@ func TestBroadcasterSecondSinkE16(t *testing.T) {
 	h.rec.Event(pod, v1.EventTypeNormal, "Started", "started")
 	h.clock.Step(time.Second)
 	second := eventstest.NewSink(h.clock, 0)
-	if err := h.b.StartRecordingToSink(second, events.DefaultOptions()); err != nil {
+	if err := h.b.StartRecordingToSink(second, events.DefaultCorrelatorOptions()); err != nil {
 		t.Fatal(err)
 	}
 	h.rec.Event(pod, v1.EventTypeNormal, "Started", "started")
@@ -248,7 +262,7 @@ func TestBroadcasterShutdownDeadlineE26(t *testing.T) {
 // TestBroadcasterQueueFull: a blocked sink fills its queue; further events are dropped for it
 // at once and counted, and recording never waits.
 func TestBroadcasterQueueFull(t *testing.T) {
-	h := newHarness(t, events.WithQueueSize(2))
+	h := newHarness(t, func(o *events.BroadcasterOptions) { o.Queue.QueueSize = 2 })
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var once sync.Once
@@ -325,7 +339,7 @@ func TestRecorderMakeEvent(t *testing.T) {
 }
 
 func TestEventNameE28E29(t *testing.T) {
-	if got, _ := events.EventName("test-pod", 105999103295324396, nil); got != "test-pod.178959f726d80ec" {
+	if got := events.EventName("test-pod", 105999103295324396, nil); got != "test-pod.178959f726d80ec" {
 		t.Fatalf("E28: got %q", got)
 	}
 	long := make([]byte, 300)
@@ -333,16 +347,14 @@ func TestEventNameE28E29(t *testing.T) {
 		long[i] = 'a'
 	}
 	for _, name := range []string{string(long), "Test-Pod", "pod/!?", "--pod"} {
-		got, err := events.EventName(name, 1, zeroReader{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := events.EventName(name, 1, zeroRand{})
 		if got != "00000000-0000-4000-8000-000000000000" {
 			t.Errorf("E29 %.20q: got %q, want the UUID from the injected source", name, got)
 		}
 	}
 }
 
-type zeroReader struct{}
+// zeroRand is a Rand that always says 0.
+type zeroRand struct{}
 
-func (zeroReader) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+func (zeroRand) Float64() float64 { return 0 }

@@ -32,10 +32,10 @@ const (
 // linearly. To never aggregate, set Disabled.
 const maxMaxEvents = 1024
 
-// Options configures a Correlator. The zero value is not valid on purpose: a zero field would
-// hide a choice, so start from DefaultOptions and change what you need, or set Disabled on a
+// CorrelatorOptions configures a Correlator. The zero value is not valid on purpose: a zero field would
+// hide a choice, so start from DefaultCorrelatorOptions and change what you need, or set Disabled on a
 // stage to switch it off.
-type Options struct {
+type CorrelatorOptions struct {
 	// CacheSize is the number of entries of each LRU cache (aggregation records, observed
 	// events, spam buckets). At least 1.
 	CacheSize int
@@ -71,17 +71,18 @@ type SpamFilterOptions struct {
 	ByReason bool
 }
 
-// DefaultOptions returns the options of client-go v0.37.2's NewEventCorrelator.
-func DefaultOptions() Options {
-	return Options{
+// DefaultCorrelatorOptions returns the options of client-go v0.37.2's NewEventCorrelator.
+func DefaultCorrelatorOptions() CorrelatorOptions {
+	return CorrelatorOptions{
 		CacheSize:   DefaultCacheSize,
 		Aggregation: AggregationOptions{MaxEvents: DefaultMaxEvents, Window: DefaultWindow},
 		SpamFilter:  SpamFilterOptions{Burst: DefaultBurst, QPS: DefaultQPS},
 	}
 }
 
-// Validate reports the first invalid field of o as an *OptionError.
-func (o Options) Validate() error {
+// Validate reports the first invalid field of o as an *OptionError (matching
+// ErrInvalidOptions).
+func (o CorrelatorOptions) Validate() error {
 	if o.CacheSize < 1 {
 		return &OptionError{Field: "CacheSize", Value: strconv.Itoa(o.CacheSize), Detail: "must be at least 1"}
 	}
@@ -178,10 +179,11 @@ type CorrelatorStats struct {
 
 // Correlator is client-go's EventCorrelator as a value: aggregation of similar events,
 // deduplication into a count and a patch, and the token-bucket spam filter, in that order. Time
-// is an argument. A Correlator is not safe for concurrent use; the broadcaster gives each sink
-// its own.
+// is an argument. Use NewCorrelator: Correlate and CorrelateTo of the zero value return
+// ErrNotInitialized, its other methods do nothing. A Correlator is not safe for concurrent
+// use; the broadcaster gives each sink its own.
 type Correlator struct {
-	opts  Options
+	opts  CorrelatorOptions
 	seed  maphash.Seed
 	agg   lru[aggKey, aggRecord]
 	log   lru[logKey, observation]
@@ -233,8 +235,9 @@ type bucket struct {
 	last   time.Time
 }
 
-// NewCorrelator returns a correlator with the given options, or an *OptionError.
-func NewCorrelator(opts Options) (*Correlator, error) {
+// NewCorrelator returns a correlator with the given options, or an *OptionError (matching
+// ErrInvalidOptions).
+func NewCorrelator(opts CorrelatorOptions) (*Correlator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -247,15 +250,28 @@ func NewCorrelator(opts Options) (*Correlator, error) {
 	}, nil
 }
 
-// Options returns the options the correlator was built with.
-func (c *Correlator) Options() Options { return c.opts }
+// Options returns the options the correlator was built with (zero for the zero Correlator).
+func (c *Correlator) Options() CorrelatorOptions {
+	if c == nil {
+		return CorrelatorOptions{}
+	}
+	return c.opts
+}
 
 // Stats returns the counts of outcomes so far.
-func (c *Correlator) Stats() CorrelatorStats { return c.stats }
+func (c *Correlator) Stats() CorrelatorStats {
+	if c == nil {
+		return CorrelatorStats{}
+	}
+	return c.stats
+}
 
 // Len returns the number of entries of the aggregation, dedup and spam caches; each is at most
-// Options.CacheSize.
+// CorrelatorOptions.CacheSize.
 func (c *Correlator) Len() (aggregation, dedup, spam int) {
+	if c == nil {
+		return 0, 0, 0
+	}
 	return c.agg.len(), c.log.len(), c.spam.len()
 }
 
@@ -297,6 +313,9 @@ func (c *Correlator) spamKeyOf(ev *v1.Event) spamKey {
 
 // correlate runs the three stages for ev at now and updates the caches and counters.
 func (c *Correlator) correlate(ev *v1.Event, now time.Time) (step, error) {
+	if c == nil || c.opts.CacheSize == 0 {
+		return step{}, ErrNotInitialized
+	}
 	if ev == nil {
 		return step{}, ErrNilEvent
 	}
@@ -327,7 +346,7 @@ func (c *Correlator) correlate(ev *v1.Event, now time.Time) (step, error) {
 	var next observation
 	if aggregated {
 		obs, fresh = c.log.slot(logKey{aggregate: true, a: ak}, aggLogSum(sums.agg))
-		next = observation{count: 1, firstTimestamp: metav1.NewTime(now), name: ev.InvolvedObject.Name + "." + strconv.FormatInt(now.UnixNano(), 16)}
+		next = observation{count: 1, firstTimestamp: metav1.NewTime(now), name: aggregateName(ev, now)}
 	} else {
 		obs, fresh = c.log.slot(fullKeyOf(ev), sums.full)
 		next = observation{count: ev.Count, firstTimestamp: ev.FirstTimestamp, name: ev.Name, resourceVersion: ev.ResourceVersion}
@@ -356,6 +375,18 @@ func (c *Correlator) correlate(ev *v1.Event, now time.Time) (step, error) {
 		c.stats.Aggregated++
 	}
 	return st, nil
+}
+
+// aggregateName names a new aggregate event: the name of the event it replaces, which is
+// unique per recorder and is never written itself; client-go's name (the object's name and
+// now's nanoseconds, without the UUID fallback) for an event without a name. client-go
+// always uses the latter, which collides with the name of an event recorded at the same
+// nanosecond (always the case under a fake clock) and makes the create fail.
+func aggregateName(ev *v1.Event, now time.Time) string {
+	if ev.Name != "" {
+		return ev.Name
+	}
+	return ev.InvolvedObject.Name + "." + strconv.FormatInt(now.UnixNano(), 16)
 }
 
 // step is what correlate decided, before the event to write is built.
@@ -387,8 +418,9 @@ func (st *step) build(ev *v1.Event, now time.Time, out *v1.Event) {
 // Correlate decides what to write for ev, observed at now, and updates the caches. ev is not
 // modified. Order and rules are client-go's (spec A.4): aggregate, then observe (count and
 // patch, cached before the filter runs, so dropped events still raise later counts), then the
-// spam filter. The one deliberate difference is which message leaves the aggregation set: see
-// the package documentation. Only a nil event is an error (ErrNilEvent).
+// spam filter. The deliberate differences are which message leaves the aggregation set and
+// the name of a new aggregate event: see the package documentation. Only a nil event is an
+// error (ErrNilEvent, matching ErrInvalidInput), and the zero Correlator (ErrNotInitialized).
 func (c *Correlator) Correlate(ev *v1.Event, now time.Time) (Result, error) {
 	st, err := c.correlate(ev, now)
 	if err != nil || st.decision == Skip {
@@ -408,7 +440,7 @@ func (c *Correlator) Correlate(ev *v1.Event, now time.Time) (Result, error) {
 // but the name and message of a new aggregate event.
 func (c *Correlator) CorrelateTo(ev *v1.Event, now time.Time, dst *v1.Event, patch []byte) (d Decision, aggregated bool, outPatch []byte, err error) {
 	if dst == nil {
-		return 0, false, nil, &OptionError{Field: "dst", Value: "<nil>", Detail: "must not be nil"}
+		return 0, false, nil, &InvalidEventError{Field: "dst", Value: "<nil>", Detail: "must not be nil"}
 	}
 	st, err := c.correlate(ev, now)
 	if err != nil || st.decision == Skip {
@@ -425,7 +457,7 @@ func (c *Correlator) CorrelateTo(ev *v1.Event, now time.Time, dst *v1.Event, pat
 // count and firstTimestamp), keyed by the event's own dedup key, as client-go does after every
 // successful write. A nil event is ignored.
 func (c *Correlator) UpdateState(ev *v1.Event) {
-	if ev == nil {
+	if c == nil || c.opts.CacheSize == 0 || ev == nil {
 		return
 	}
 	obs, _ := c.log.slot(fullKeyOf(ev), c.sumsOf(ev, false).full)

@@ -27,7 +27,7 @@ func benchWrite(b *testing.B, c *events.Correlator, ev *v1.Event, now time.Time)
 // BenchmarkCorrelateRepeat: the same event again and again (dedup into count + patch), spam
 // filter off so every event is a patch.
 func BenchmarkCorrelateRepeat(b *testing.B) {
-	o := events.DefaultOptions()
+	o := events.DefaultCorrelatorOptions()
 	o.SpamFilter.Disabled = true
 	c := mustCorrelator(b, o)
 	ev := newEvent(podRef("foo", "bar", ""), v1.EventTypeWarning, "BackOff", "Back-off restarting failed container", t0)
@@ -44,7 +44,7 @@ func BenchmarkCorrelateRepeat(b *testing.B) {
 
 // BenchmarkCorrelateSpamDropped: a repeated event whose bucket is empty.
 func BenchmarkCorrelateSpamDropped(b *testing.B) {
-	c := mustCorrelator(b, events.DefaultOptions())
+	c := mustCorrelator(b, events.DefaultCorrelatorOptions())
 	ev := newEvent(podRef("foo", "bar", ""), v1.EventTypeWarning, "BackOff", "Back-off restarting failed container", t0)
 	for range events.DefaultBurst {
 		benchWrite(b, c, ev, t0)
@@ -60,7 +60,7 @@ func BenchmarkCorrelateSpamDropped(b *testing.B) {
 // BenchmarkCorrelateNew: unique events over 8,192 objects, twice the cache size, so every
 // event is new and evicts.
 func BenchmarkCorrelateNew(b *testing.B) {
-	c := mustCorrelator(b, events.DefaultOptions())
+	c := mustCorrelator(b, events.DefaultCorrelatorOptions())
 	evs := make([]*v1.Event, 8192)
 	for i := range evs {
 		evs[i] = newEvent(podRef(fmt.Sprintf("pod-%d", i), fmt.Sprint(i), ""), v1.EventTypeNormal, "Started", "Started container app", t0)
@@ -79,7 +79,7 @@ func BenchmarkCorrelateNew(b *testing.B) {
 
 // BenchmarkCorrelateAggregate: 64 distinct messages on one object and reason.
 func BenchmarkCorrelateAggregate(b *testing.B) {
-	o := events.DefaultOptions()
+	o := events.DefaultCorrelatorOptions()
 	o.SpamFilter.Disabled = true
 	c := mustCorrelator(b, o)
 	evs := make([]*v1.Event, 64)
@@ -99,7 +99,7 @@ func BenchmarkCorrelateAggregate(b *testing.B) {
 // BenchmarkCorrelateToRepeat and BenchmarkCorrelateToNew: the reusing form, with one event and
 // one patch buffer for the whole run.
 func BenchmarkCorrelateToRepeat(b *testing.B) {
-	o := events.DefaultOptions()
+	o := events.DefaultCorrelatorOptions()
 	o.SpamFilter.Disabled = true
 	c := mustCorrelator(b, o)
 	ev := newEvent(podRef("foo", "bar", ""), v1.EventTypeWarning, "BackOff", "Back-off restarting failed container", t0)
@@ -120,7 +120,7 @@ func BenchmarkCorrelateToRepeat(b *testing.B) {
 }
 
 func BenchmarkCorrelateToNew(b *testing.B) {
-	c := mustCorrelator(b, events.DefaultOptions())
+	c := mustCorrelator(b, events.DefaultCorrelatorOptions())
 	evs := make([]*v1.Event, 8192)
 	for i := range evs {
 		evs[i] = newEvent(podRef(fmt.Sprintf("pod-%d", i), fmt.Sprint(i), ""), v1.EventTypeNormal, "Started", "Started container app", t0)

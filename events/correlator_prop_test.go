@@ -19,7 +19,7 @@ import (
 // deterministic aggregation rule), with collision-free string keys, a rate.Limiter per spam key
 // and no cache bound. It is the oracle of the model test.
 type model struct {
-	opts    events.Options
+	opts    events.CorrelatorOptions
 	windows map[string]*modelWindow
 	counts  map[string]int32
 	buckets map[string]*rate.Limiter
@@ -36,7 +36,7 @@ type modelOut struct {
 	aggregated bool
 }
 
-func newModel(o events.Options) *model {
+func newModel(o events.CorrelatorOptions) *model {
 	return &model{opts: o, windows: map[string]*modelWindow{}, counts: map[string]int32{}, buckets: map[string]*rate.Limiter{}}
 }
 
@@ -108,8 +108,8 @@ func (m *model) step(ev *v1.Event, at time.Time) modelOut {
 // written records a successful write, as Correlator.UpdateState does.
 func (m *model) written(ev *v1.Event) { m.counts[modelFullKey(ev)] = ev.Count }
 
-func drawOptions(t *rapid.T) events.Options {
-	o := events.DefaultOptions()
+func drawOptions(t *rapid.T) events.CorrelatorOptions {
+	o := events.DefaultCorrelatorOptions()
 	o.Aggregation.Disabled = rapid.IntRange(0, 5).Draw(t, "aggregationOff") == 0
 	o.Aggregation.MaxEvents = rapid.SampledFrom([]int{1, 2, 3, 10}).Draw(t, "maxEvents")
 	o.SpamFilter.Disabled = rapid.IntRange(0, 5).Draw(t, "spamOff") == 0
@@ -171,8 +171,8 @@ func TestCorrelatorModel(t *testing.T) {
 func TestCorrelatorDeterministic(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		stream := eventstest.Stream(120).Draw(t, "stream")
-		c1 := mustCorrelator(t, events.DefaultOptions())
-		c2 := mustCorrelator(t, events.DefaultOptions())
+		c1 := mustCorrelator(t, events.DefaultCorrelatorOptions())
+		c2 := mustCorrelator(t, events.DefaultCorrelatorOptions())
 		for i, s := range stream {
 			r1, _ := c1.Correlate(s.Event, s.At)
 			r2, _ := c2.Correlate(s.Event, s.At)
@@ -187,7 +187,7 @@ func TestCorrelatorDeterministic(t *testing.T) {
 // and the stats add up to the number of events.
 func TestCorrelatorBounds(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		o := events.DefaultOptions()
+		o := events.DefaultCorrelatorOptions()
 		o.CacheSize = rapid.IntRange(1, 16).Draw(t, "cacheSize")
 		c := mustCorrelator(t, o)
 		stream := eventstest.Stream(200).Draw(t, "stream")
@@ -216,7 +216,7 @@ func FuzzCorrelate(f *testing.F) {
 	f.Add("", "", "", "", "", "", "", "", "", "", int32(0), int64(-1<<62), int64(1<<62), uint8(255))
 	f.Add("Node", "", "n\xff", "u", "", "Warning", "R", "<&>\u2028", "c", "h", int32(-1), int64(1<<40), int64(-5), uint8(7))
 	f.Fuzz(func(t *testing.T, kind, ns, name, uid, fieldPath, typ, reason, msg, component, host string, count int32, unixNano, step int64, flags uint8) {
-		o := events.DefaultOptions()
+		o := events.DefaultCorrelatorOptions()
 		o.CacheSize = 2
 		o.Aggregation.MaxEvents = 1 + int(flags%4)
 		o.Aggregation.Disabled = flags&0x10 != 0
@@ -270,7 +270,7 @@ func TestCorrelateToMatchesCorrelate(t *testing.T) {
 			}
 		}
 	})
-	c := mustCorrelator(t, events.DefaultOptions())
+	c := mustCorrelator(t, events.DefaultCorrelatorOptions())
 	if _, _, _, err := c.CorrelateTo(newEvent(podRef("a", "b", ""), "Normal", "R", "m", t0), t0, nil, nil); err == nil {
 		t.Fatal("a nil destination must be refused")
 	}

@@ -37,7 +37,7 @@ func newEvent(ref v1.ObjectReference, typ, reason, msg string, ts time.Time) *v1
 	}
 }
 
-func mustCorrelator(t interface{ Fatal(...any) }, o events.Options) *events.Correlator {
+func mustCorrelator(t interface{ Fatal(...any) }, o events.CorrelatorOptions) *events.Correlator {
 	c, err := events.NewCorrelator(o)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestCorrelatorSpecCases(t *testing.T) {
 	cases := []struct {
 		name   string
 		reason string
-		opts   func(*events.Options)
+		opts   func(*events.CorrelatorOptions)
 		steps  []step
 	}{
 		{
@@ -150,7 +150,7 @@ func TestCorrelatorSpecCases(t *testing.T) {
 		{
 			name:   "E10",
 			reason: "burst 1 with the default spam key: a different reason on the same object is skipped",
-			opts:   func(o *events.Options) { o.SpamFilter.Burst = 1 },
+			opts:   func(o *events.CorrelatorOptions) { o.SpamFilter.Burst = 1 },
 			steps: []step{
 				{ev: newEvent(a, v1.EventTypeNormal, "Original", "original", ts(0)), at: ts(0), decision: events.Create, count: 1},
 				{ev: newEvent(a, v1.EventTypeNormal, "Duplicate", "duplicate", ts(0)), at: ts(0), decision: events.Skip},
@@ -159,7 +159,7 @@ func TestCorrelatorSpecCases(t *testing.T) {
 		{
 			name:   "E11",
 			reason: "burst 1 with the reason in the spam key: a different reason is not skipped",
-			opts:   func(o *events.Options) { o.SpamFilter.Burst = 1; o.SpamFilter.ByReason = true },
+			opts:   func(o *events.CorrelatorOptions) { o.SpamFilter.Burst = 1; o.SpamFilter.ByReason = true },
 			steps: []step{
 				{ev: newEvent(a, v1.EventTypeNormal, "Original", "original", ts(0)), at: ts(0), decision: events.Create, count: 1},
 				{ev: newEvent(a, v1.EventTypeNormal, "Duplicate", "duplicate", ts(0)), at: ts(0), decision: events.Create, count: 1},
@@ -168,7 +168,7 @@ func TestCorrelatorSpecCases(t *testing.T) {
 		{
 			name:   "E13",
 			reason: "events differing only in message are similar (aggregate together); a different reason is not",
-			opts:   func(o *events.Options) { o.Aggregation.MaxEvents = 2 },
+			opts:   func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 2 },
 			steps: []step{
 				{ev: newEvent(a, v1.EventTypeNormal, "Pulling", "one", ts(0)), at: ts(0), decision: events.Create, count: 1},
 				{ev: newEvent(a, v1.EventTypeNormal, "Other", "two", ts(1)), at: ts(1), decision: events.Create, count: 1},
@@ -178,7 +178,7 @@ func TestCorrelatorSpecCases(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o := events.DefaultOptions()
+			o := events.DefaultCorrelatorOptions()
 			if tc.opts != nil {
 				tc.opts(&o)
 			}
@@ -190,7 +190,7 @@ func TestCorrelatorSpecCases(t *testing.T) {
 // TestCorrelatorE14 replays the recorder sequence of case E14 through the correlator, with the
 // server's answers fed back through UpdateState.
 func TestCorrelatorE14(t *testing.T) {
-	c := mustCorrelator(t, events.DefaultOptions())
+	c := mustCorrelator(t, events.DefaultCorrelatorOptions())
 	refA := v1.ObjectReference{Kind: "Pod", Namespace: "baz", Name: "foo", UID: "bar", APIVersion: "v1", FieldPath: "spec.containers[2]"}
 	pod := v1.ObjectReference{Kind: "Pod", Namespace: "baz", Name: "foo", UID: "bar", APIVersion: "v1"}
 	refA2 := v1.ObjectReference{Kind: "Pod", Namespace: "baz", Name: "foo", UID: "differentUid", APIVersion: "v1", FieldPath: "spec.containers[3]"}
@@ -224,7 +224,7 @@ func TestCorrelatorE14(t *testing.T) {
 }
 
 func TestCorrelatorNilEvent(t *testing.T) {
-	c := mustCorrelator(t, events.DefaultOptions())
+	c := mustCorrelator(t, events.DefaultCorrelatorOptions())
 	if _, err := c.Correlate(nil, t0); err != events.ErrNilEvent {
 		t.Fatalf("got %v, want ErrNilEvent (spec A.4 step 1)", err)
 	}
@@ -234,13 +234,13 @@ func TestCorrelatorRules(t *testing.T) {
 	a := podRef("foo", "bar", "")
 	cases := []struct {
 		name, reason string
-		opts         func(*events.Options)
+		opts         func(*events.CorrelatorOptions)
 		steps        []step
 	}{
 		{
 			name:   "A.4/window-slides",
 			reason: "every similar event refreshes the window; only a gap of more than 600 s resets it (spec D.3)",
-			opts:   func(o *events.Options) { o.Aggregation.MaxEvents = 3 },
+			opts:   func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 3 },
 			steps: []step{
 				{ev: newEvent(a, "Normal", "R", "m1", t0), at: t0, decision: events.Create, count: 1},
 				{ev: newEvent(a, "Normal", "R", "m2", t0.Add(600*time.Second)), at: t0.Add(600 * time.Second), decision: events.Create, count: 1},
@@ -250,7 +250,7 @@ func TestCorrelatorRules(t *testing.T) {
 		{
 			name:   "A.4/window-resets",
 			reason: "a gap of 601 s starts a fresh aggregation record",
-			opts:   func(o *events.Options) { o.Aggregation.MaxEvents = 3 },
+			opts:   func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 3 },
 			steps: []step{
 				{ev: newEvent(a, "Normal", "R", "m1", t0), at: t0, decision: events.Create, count: 1},
 				{ev: newEvent(a, "Normal", "R", "m2", t0.Add(601*time.Second)), at: t0.Add(601 * time.Second), decision: events.Create, count: 1},
@@ -260,7 +260,7 @@ func TestCorrelatorRules(t *testing.T) {
 		{
 			name:   "D.1/repeats-never-aggregate",
 			reason: "identical repeats keep one message in the set and never aggregate",
-			opts:   func(o *events.Options) { o.Aggregation.MaxEvents = 2 },
+			opts:   func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 2 },
 			steps: []step{
 				{ev: newEvent(a, "Normal", "R", "m", t0), at: t0, decision: events.Create, count: 1},
 				{ev: newEvent(a, "Normal", "R", "m", t0), at: t0, decision: events.Patch, count: 2, patch: `{"count":2,"lastTimestamp":"2026-11-29T10:00:00Z","message":"m"}`},
@@ -269,7 +269,7 @@ func TestCorrelatorRules(t *testing.T) {
 		{
 			name:   "D.2/survivors-dedup",
 			reason: "nodestate's rule: the first MaxEvents-1 messages of the window stay on their own; a survivor repeats as itself, others join the aggregate",
-			opts:   func(o *events.Options) { o.Aggregation.MaxEvents = 3 },
+			opts:   func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 3 },
 			steps: []step{
 				{ev: newEvent(a, "Normal", "R", "m1", t0), at: t0, decision: events.Create, count: 1},
 				{ev: newEvent(a, "Normal", "R", "m2", t0), at: t0, decision: events.Create, count: 1},
@@ -281,7 +281,7 @@ func TestCorrelatorRules(t *testing.T) {
 		{
 			name:   "D.4/dropped-events-raise-count",
 			reason: "the count is cached before the spam filter: the next event through jumps",
-			opts:   func(o *events.Options) { o.SpamFilter.Burst = 1; o.SpamFilter.QPS = 1 },
+			opts:   func(o *events.CorrelatorOptions) { o.SpamFilter.Burst = 1; o.SpamFilter.QPS = 1 },
 			steps: []step{
 				{ev: newEvent(a, "Normal", "R", "m", t0), at: t0, decision: events.Create, count: 1},
 				{ev: newEvent(a, "Normal", "R", "m", t0), at: t0, decision: events.Skip},
@@ -291,7 +291,7 @@ func TestCorrelatorRules(t *testing.T) {
 		{
 			name:   "D.5/spam-key-is-per-type",
 			reason: "Warning and Normal events of one object have separate buckets",
-			opts:   func(o *events.Options) { o.SpamFilter.Burst = 1 },
+			opts:   func(o *events.CorrelatorOptions) { o.SpamFilter.Burst = 1 },
 			steps: []step{
 				{ev: newEvent(a, "Normal", "R", "m", t0), at: t0, decision: events.Create, count: 1},
 				{ev: newEvent(a, "Warning", "R", "m", t0), at: t0, decision: events.Create, count: 1},
@@ -301,7 +301,7 @@ func TestCorrelatorRules(t *testing.T) {
 		{
 			name:   "A.4/refill-300s",
 			reason: "one token comes back 300 s after the burst was used",
-			opts:   func(o *events.Options) { o.SpamFilter.Burst = 1; o.Aggregation.Disabled = true },
+			opts:   func(o *events.CorrelatorOptions) { o.SpamFilter.Burst = 1; o.Aggregation.Disabled = true },
 			steps: []step{
 				{ev: newEvent(a, "Normal", "R", "m", t0), at: t0, decision: events.Create, count: 1},
 				{ev: newEvent(a, "Normal", "R", "m", t0.Add(299*time.Second)), at: t0.Add(299 * time.Second), decision: events.Skip},
@@ -311,7 +311,7 @@ func TestCorrelatorRules(t *testing.T) {
 		{
 			name:   "A.7/spam-filter-disabled",
 			reason: "a disabled spam filter never skips",
-			opts:   func(o *events.Options) { o.SpamFilter.Disabled = true },
+			opts:   func(o *events.CorrelatorOptions) { o.SpamFilter.Disabled = true },
 			steps: repeat3(func(i int) step {
 				at := t0.Add(time.Duration(i) * time.Millisecond)
 				s := step{ev: newEvent(a, "Normal", "R", "m", at), at: at, decision: events.Patch, count: int32(i + 1), patch: fmt.Sprintf(`{"count":%d,"lastTimestamp":"2026-11-29T10:00:00Z","message":"m"}`, i+1)}
@@ -324,7 +324,7 @@ func TestCorrelatorRules(t *testing.T) {
 		{
 			name:   "A.7/aggregation-disabled",
 			reason: "disabled aggregation keeps every distinct message on its own",
-			opts:   func(o *events.Options) { o.Aggregation.Disabled = true },
+			opts:   func(o *events.CorrelatorOptions) { o.Aggregation.Disabled = true },
 			steps: repeat3(func(i int) step {
 				return step{ev: newEvent(a, "Normal", "R", fmt.Sprint("m", i), t0), at: t0, decision: events.Create, count: 1}
 			}, 20),
@@ -332,7 +332,7 @@ func TestCorrelatorRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o := events.DefaultOptions()
+			o := events.DefaultCorrelatorOptions()
 			if tc.opts != nil {
 				tc.opts(&o)
 			}
@@ -349,10 +349,12 @@ func repeat3(f func(i int) step, n int) []step {
 	return out
 }
 
-// TestAggregateEventShape checks spec D.6: the aggregate event gets a fresh name without the
-// UUID fallback, first/last timestamps at now, and loses annotations and reporting fields.
+// TestAggregateEventShape checks spec D.6: the aggregate event gets first/last timestamps at
+// now and loses annotations and reporting fields. Its name is nodestate's (the package doc's
+// differences): the name of the event it replaces, or client-go's fresh name from now without
+// the UUID fallback when that event has none.
 func TestAggregateEventShape(t *testing.T) {
-	o := events.DefaultOptions()
+	o := events.DefaultCorrelatorOptions()
 	o.Aggregation.MaxEvents = 1
 	c := mustCorrelator(t, o)
 	ev := newEvent(podRef("foo", "bar", "spec.containers{c}"), "Warning", "Failed", "boom", t0.Add(-time.Hour))
@@ -364,7 +366,7 @@ func TestAggregateEventShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := v1.Event{
-		ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("foo.%x", now.UnixNano()), Namespace: "baz"},
+		ObjectMeta:     metav1.ObjectMeta{Name: ev.Name, Namespace: "baz"},
 		InvolvedObject: ev.InvolvedObject,
 		Reason:         "Failed",
 		Message:        "(combined from similar events): boom",
@@ -377,23 +379,28 @@ func TestAggregateEventShape(t *testing.T) {
 	if diff := cmp.Diff(&want, res.Event); diff != "" || !res.Aggregated || res.Decision != events.Create {
 		t.Errorf("aggregate event mismatch (-want +got):\n%s", diff)
 	}
+	c = mustCorrelator(t, o)
+	ev.Name = ""
+	if res, err := c.Correlate(ev, now); err != nil || res.Event.Name != fmt.Sprintf("foo.%x", now.UnixNano()) {
+		t.Errorf("D.6: an unnamed event's aggregate is named %q (%v), want client-go's fresh name", res.Event.Name, err)
+	}
 }
 
 func TestOptionsValidate(t *testing.T) {
 	cases := []struct {
 		name, field string
-		mod         func(*events.Options)
+		mod         func(*events.CorrelatorOptions)
 	}{
-		{"zero-cache", "CacheSize", func(o *events.Options) { o.CacheSize = 0 }},
-		{"zero-max-events", "Aggregation.MaxEvents", func(o *events.Options) { o.Aggregation.MaxEvents = 0 }},
-		{"huge-max-events", "Aggregation.MaxEvents", func(o *events.Options) { o.Aggregation.MaxEvents = 5000 }},
-		{"zero-window", "Aggregation.Window", func(o *events.Options) { o.Aggregation.Window = 0 }},
-		{"zero-burst", "SpamFilter.Burst", func(o *events.Options) { o.SpamFilter.Burst = 0 }},
-		{"zero-qps", "SpamFilter.QPS", func(o *events.Options) { o.SpamFilter.QPS = 0 }},
+		{"zero-cache", "CacheSize", func(o *events.CorrelatorOptions) { o.CacheSize = 0 }},
+		{"zero-max-events", "Aggregation.MaxEvents", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 0 }},
+		{"huge-max-events", "Aggregation.MaxEvents", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 5000 }},
+		{"zero-window", "Aggregation.Window", func(o *events.CorrelatorOptions) { o.Aggregation.Window = 0 }},
+		{"zero-burst", "SpamFilter.Burst", func(o *events.CorrelatorOptions) { o.SpamFilter.Burst = 0 }},
+		{"zero-qps", "SpamFilter.QPS", func(o *events.CorrelatorOptions) { o.SpamFilter.QPS = 0 }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			o := events.DefaultOptions()
+			o := events.DefaultCorrelatorOptions()
 			tc.mod(&o)
 			_, err := events.NewCorrelator(o)
 			var oe *events.OptionError
@@ -402,11 +409,11 @@ func TestOptionsValidate(t *testing.T) {
 			}
 		})
 	}
-	var zero events.Options
+	var zero events.CorrelatorOptions
 	if _, err := events.NewCorrelator(zero); err == nil {
 		t.Fatal("the zero Options must be refused, not read as defaults")
 	}
-	o := events.Options{CacheSize: 1, Aggregation: events.AggregationOptions{Disabled: true}, SpamFilter: events.SpamFilterOptions{Disabled: true}}
+	o := events.CorrelatorOptions{CacheSize: 1, Aggregation: events.AggregationOptions{Disabled: true}, SpamFilter: events.SpamFilterOptions{Disabled: true}}
 	if _, err := events.NewCorrelator(o); err != nil {
 		t.Fatalf("disabled stages need no parameters: %v", err)
 	}

@@ -5,8 +5,22 @@ import (
 	"fmt"
 )
 
-// ErrNilEvent is returned when a nil event is given to the correlator.
-var ErrNilEvent = errors.New("events: event is nil")
+// The package's sentinels (docs/conventions.md section 3). Every typed error of the package
+// unwraps to one of them.
+var (
+	// ErrInvalidOptions is matched by the errors of a constructor that refused its options
+	// (an *OptionError).
+	ErrInvalidOptions = errors.New("events: invalid options")
+	// ErrInvalidInput is matched by the errors of a call given a nil, malformed or refused
+	// argument (an *InvalidEventError).
+	ErrInvalidInput = errors.New("events: invalid input")
+	// ErrNotInitialized is returned by the methods of a zero value that needs a constructor.
+	ErrNotInitialized = errors.New("events: not initialized (use the constructor)")
+)
+
+// ErrNilEvent is returned when a nil event is given to the correlator; it matches
+// ErrInvalidInput.
+var ErrNilEvent error = &InvalidEventError{Field: "event", Value: "<nil>", Detail: "must not be nil"}
 
 // ErrShutdown is returned when an event is recorded after the broadcaster was shut down.
 var ErrShutdown = errors.New("events: broadcaster is shut down")
@@ -19,10 +33,11 @@ var ErrQueueFull = errors.New("events: queue full, event dropped")
 // as client-go does for a rest.RequestConstructionError.
 var ErrNotRetryable = errors.New("events: not retryable")
 
-// InvalidEventError reports an event the recorder refused. Field names the offending field
-// (type, reason, action, note, regarding) and Value carries what was given.
+// InvalidEventError reports an event or an argument a call refused. Field names the offending
+// field or argument (object, type, reason, action, note, event, dst) and Value carries what
+// was given. It matches ErrInvalidInput.
 type InvalidEventError struct {
-	// Field is what was refused: object, type, reason, action or note.
+	// Field is what was refused: object, type, reason, action, note, or an argument's name.
 	Field string
 	// Value is the refused value (the object's Go type for field object).
 	Value string
@@ -32,6 +47,9 @@ type InvalidEventError struct {
 
 // Error returns "events: invalid <field> <value>: <detail>", the value cut at 64 bytes.
 func (e *InvalidEventError) Error() string {
+	if e == nil {
+		return "events: invalid input"
+	}
 	v := e.Value
 	if len(v) > 64 {
 		v = v[:64] + "..."
@@ -39,7 +57,11 @@ func (e *InvalidEventError) Error() string {
 	return fmt.Sprintf("events: invalid %s %q: %s", e.Field, v, e.Detail)
 }
 
+// Unwrap returns ErrInvalidInput.
+func (e *InvalidEventError) Unwrap() error { return ErrInvalidInput }
+
 // OptionError reports an option the constructor refused, with the field and the value given.
+// It matches ErrInvalidOptions.
 type OptionError struct {
 	// Field is the option's name.
 	Field string
@@ -51,5 +73,11 @@ type OptionError struct {
 
 // Error returns "events: option <field>=<value>: <detail>".
 func (e *OptionError) Error() string {
+	if e == nil {
+		return "events: invalid options"
+	}
 	return fmt.Sprintf("events: option %s=%s: %s", e.Field, e.Value, e.Detail)
 }
+
+// Unwrap returns ErrInvalidOptions.
+func (e *OptionError) Unwrap() error { return ErrInvalidOptions }

@@ -2,7 +2,9 @@ package events_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -17,15 +19,20 @@ import (
 // Recording through a broadcaster into a sink: the repeat becomes a patch of the count.
 func ExampleRecorder() {
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
-	b, err := events.NewBroadcaster(events.WithClock(clk))
+	opts := events.DefaultBroadcasterOptions()
+	opts.Clock = clk // recorders stamp events with it; retries sleep on it
+	b, err := events.NewBroadcaster(opts)
 	if err != nil {
 		panic(err)
 	}
 	sink := eventstest.NewSink(clk, 0)
-	if err := b.StartRecordingToSink(sink, events.DefaultOptions()); err != nil {
+	if err := b.StartRecordingToSink(sink, events.DefaultCorrelatorOptions()); err != nil {
 		panic(err)
 	}
-	rec := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.WithRecorderClock(clk))
+	rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
+	if err != nil {
+		panic(err)
+	}
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "shop", UID: "0f5c"}}
 
 	rec.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", "app")
@@ -49,7 +56,7 @@ func ExampleRecorder() {
 // Aggregation: the tenth distinct message about the same object and reason within 600 s
 // becomes an aggregate event; later new messages patch it.
 func ExampleCorrelator_aggregation() {
-	c, err := events.NewCorrelator(events.DefaultOptions())
+	c, err := events.NewCorrelator(events.DefaultCorrelatorOptions())
 	if err != nil {
 		panic(err)
 	}
@@ -89,7 +96,7 @@ func ExampleCorrelator_aggregation() {
 
 // Spam filtering: 25 events of one object and type go through at once, then one per 300 s.
 func ExampleCorrelator_spamFilter() {
-	c, err := events.NewCorrelator(events.DefaultOptions())
+	c, err := events.NewCorrelator(events.DefaultCorrelatorOptions())
 	if err != nil {
 		panic(err)
 	}
@@ -153,4 +160,88 @@ func ExampleSeries() {
 	// 3 counted locally
 	// finish: patch {"series":{"count":4,"lastObservedTime":"2026-11-29T10:03:00.000000Z"}}
 	// cached: 0
+}
+
+// A broadcaster on a virtual clock: the sink added with AddSink has no goroutine, Flush
+// writes its queue on this goroutine, and NextRetry says when a failed write is due again.
+// Events recorded at one instant keep distinct names.
+func ExampleBroadcaster_Flush() {
+	clk := testingclock.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
+	opts := events.DefaultBroadcasterOptions()
+	opts.Clock = clk
+	opts.Queue.Rand = rand.New(rand.NewPCG(1, 2)) // the jitter of the first retry
+	b, err := events.NewBroadcaster(opts)
+	if err != nil {
+		panic(err)
+	}
+	sink := eventstest.NewSink(clk, 0)
+	down := true
+	sink.SetFault(func(eventstest.Op, string, string, int) error {
+		if down {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	if err := b.AddSink(sink, events.DefaultCorrelatorOptions()); err != nil {
+		panic(err)
+	}
+	rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
+	if err != nil {
+		panic(err)
+	}
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "shop", UID: "0f5c"}}
+	rec.Event(pod, v1.EventTypeNormal, "Pulled", "Container image already present on machine")
+	rec.Event(pod, v1.EventTypeNormal, "Created", "Container created")
+
+	ctx := context.Background()
+	_ = b.Flush(ctx) // the first write fails; the events wait
+	next, _ := b.NextRetry()
+	fmt.Println("retry after", next.Sub(clk.Now()).Round(time.Millisecond))
+	down = false
+	clk.SetTime(next)
+	_ = b.Flush(ctx)
+	for _, ev := range sink.Events() {
+		fmt.Println(ev.Name, ev.Reason)
+	}
+	st := b.Stats().Sinks[0]
+	fmt.Printf("created=%d retries=%d queued=%d\n", st.Created, st.Retries, st.Queued)
+	// Output:
+	// retry after 6.765s
+	// web-0.18ec7bbc47a44000 Pulled
+	// web-0.18ec7bbc47a44001 Created
+	// created=2 retries=1 queued=0
+}
+
+// The pure queue: time is an argument, the caller makes the requests.
+func ExampleSinkQueue() {
+	q, err := events.NewSinkQueue(events.DefaultSinkQueueOptions(), events.DefaultCorrelatorOptions())
+	if err != nil {
+		panic(err)
+	}
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	backOff := func(at time.Time) *v1.Event {
+		return &v1.Event{
+			ObjectMeta:     metav1.ObjectMeta{Name: fmt.Sprintf("web-0.%x", at.UnixNano()), Namespace: "shop"},
+			InvolvedObject: v1.ObjectReference{Kind: "Pod", Namespace: "shop", Name: "web-0", UID: "0f5c", APIVersion: "v1"},
+			Type:           v1.EventTypeWarning, Reason: "BackOff", Message: "Back-off restarting failed container app", Count: 1,
+			FirstTimestamp: metav1.NewTime(at), LastTimestamp: metav1.NewTime(at),
+			Source: v1.EventSource{Component: "kubelet", Host: "node-1"},
+		}
+	}
+	_ = q.Push(backOff(now), now)
+	_ = q.Push(backOff(now.Add(10*time.Second)), now.Add(10*time.Second))
+	now = now.Add(10 * time.Second)
+	for req, ok := q.Next(now); ok; req, ok = q.Next(now) {
+		fmt.Printf("%s %s count=%d", req.Op, req.Event.Name, req.Event.Count)
+		if req.Patch != nil {
+			fmt.Printf(" %s", req.Patch)
+		}
+		fmt.Println()
+		q.Done(req.Event.DeepCopy(), nil, now) // as if the server stored it
+	}
+	fmt.Println("queued:", q.Len())
+	// Output:
+	// create web-0.18ec7bbc47a44000 count=1
+	// patch web-0.18ec7bbc47a44000 count=2 {"count":2,"lastTimestamp":"2026-11-29T10:00:10Z","message":"Back-off restarting failed container app"}
+	// queued: 0
 }

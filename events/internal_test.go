@@ -86,7 +86,7 @@ func TestBucketMatchesRate(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		burst := rapid.IntRange(1, 30).Draw(rt, "burst")
 		qps := rapid.SampledFrom([]float32{DefaultQPS, 1, 0.5, 10, 1e-6}).Draw(rt, "qps")
-		o := DefaultOptions()
+		o := DefaultCorrelatorOptions()
 		o.SpamFilter.Burst, o.SpamFilter.QPS = burst, qps
 		o.Aggregation.Disabled = true
 		c, err := NewCorrelator(o)

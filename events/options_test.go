@@ -19,44 +19,75 @@ import (
 
 func TestBroadcasterOptions(t *testing.T) {
 	cases := []struct {
-		field string
-		opt   events.Option
+		field  string
+		change func(*events.SinkQueueOptions)
 	}{
-		{"QueueSize", events.WithQueueSize(0)},
-		{"MaxTries", events.WithRetry(0, time.Second)},
-		{"Sleep", events.WithRetry(3, -time.Second)},
-		{"Clock", events.WithClock(nil)},
-		{"Random", events.WithRandom(nil)},
+		{"Queue.QueueSize", func(o *events.SinkQueueOptions) { o.QueueSize = 0 }},
+		{"Queue.MaxTries", func(o *events.SinkQueueOptions) { o.MaxTries = 0 }},
+		{"Queue.Sleep", func(o *events.SinkQueueOptions) { o.Sleep = -time.Second }},
 	}
 	for _, c := range cases {
-		_, err := events.NewBroadcaster(c.opt)
-		var oe *events.OptionError
-		if !errors.As(err, &oe) || oe.Field != c.field || !strings.HasPrefix(err.Error(), "events: option "+c.field) {
-			t.Errorf("%s: got %v", c.field, err)
+		bo := events.DefaultBroadcasterOptions()
+		c.change(&bo.Queue)
+		so := events.DefaultSeriesBroadcasterOptions()
+		c.change(&so.Queue)
+		_, err := events.NewBroadcaster(bo)
+		_, serr := events.NewSeriesBroadcaster(so, eventstest.NewSeriesSink(nil, 0))
+		for _, err := range []error{err, serr} {
+			var oe *events.OptionError
+			if !errors.As(err, &oe) || oe.Field != c.field || !errors.Is(err, events.ErrInvalidOptions) || !strings.HasPrefix(err.Error(), "events: option "+c.field) || strings.Count(err.Error(), "events:") != 1 {
+				t.Errorf("%s: got %v", c.field, err)
+			}
+		}
+		if _, err := events.NewSinkQueue(bo.Queue, events.DefaultCorrelatorOptions()); !errors.Is(err, events.ErrInvalidOptions) {
+			t.Errorf("%s: NewSinkQueue got %v", c.field, err)
 		}
 	}
-	b, err := events.NewBroadcaster(events.WithRetry(2, time.Second), events.WithLogger(logr.Discard()))
+	bo := events.DefaultBroadcasterOptions()
+	bo.Queue.MaxTries, bo.Queue.Sleep, bo.Logger = 2, time.Second, logr.Discard()
+	b, err := events.NewBroadcaster(bo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.StartRecordingToSink(nil, events.DefaultOptions()); err == nil {
+	if err := b.StartRecordingToSink(nil, events.DefaultCorrelatorOptions()); err == nil {
 		t.Error("a nil sink must be refused")
 	}
-	if err := b.StartRecordingToSink(eventstest.NewSink(nil, 0), events.Options{}); err == nil {
+	if err := b.StartRecordingToSink(eventstest.NewSink(nil, 0), events.CorrelatorOptions{}); err == nil {
 		t.Error("zero correlator options must be refused")
 	}
 	if err := b.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.StartRecordingToSink(eventstest.NewSink(nil, 0), events.DefaultOptions()); !errors.Is(err, events.ErrShutdown) {
+	if err := b.StartRecordingToSink(eventstest.NewSink(nil, 0), events.DefaultCorrelatorOptions()); !errors.Is(err, events.ErrShutdown) {
 		t.Errorf("after shutdown: %v, want ErrShutdown", err)
 	}
-	if _, err := events.NewSeriesBroadcaster(nil); err == nil {
+	if _, err := events.NewSeriesBroadcaster(events.DefaultSeriesBroadcasterOptions(), nil); !errors.Is(err, events.ErrInvalidOptions) {
 		t.Error("a nil series sink must be refused")
 	}
-	c := mustCorrelator(t, events.DefaultOptions())
-	if c.Options() != events.DefaultOptions() {
+	c := mustCorrelator(t, events.DefaultCorrelatorOptions())
+	if c.Options() != events.DefaultCorrelatorOptions() {
 		t.Error("Options must return what the correlator was built with")
+	}
+}
+
+// TestOptions: DefaultOptions holds every type's defaults and validates; a bad field is named
+// with its type's field, and the message names the package once.
+func TestOptions(t *testing.T) {
+	o := events.DefaultOptions()
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if o.Correlator != events.DefaultCorrelatorOptions() || o.Broadcaster.Queue != events.DefaultSinkQueueOptions() || o.SeriesBroadcaster.Queue.Sleep != events.DefaultSleep {
+		t.Fatalf("defaults %+v", o)
+	}
+	o.Broadcaster.Queue.QueueSize = 0
+	err := o.Validate()
+	var oe *events.OptionError
+	if !errors.As(err, &oe) || oe.Field != "Broadcaster.Queue.QueueSize" || !errors.Is(err, events.ErrInvalidOptions) || strings.Count(err.Error(), "events:") != 1 {
+		t.Fatalf("got %v", err)
+	}
+	if err := (events.Options{}).Validate(); !errors.As(err, &oe) || oe.Field != "Correlator.CacheSize" {
+		t.Fatalf("zero options: %v", err)
 	}
 }
 
@@ -131,16 +162,13 @@ func TestSeriesBroadcasterRetry(t *testing.T) {
 		}
 		return nil
 	})
-	b, err := events.NewSeriesBroadcaster(sink, events.WithClock(fc), events.WithRandom(func() float64 { return 1 }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := b.NewRecorder("kubelet", "kubelet-node-1", events.WithRecorderClock(fc))
+	h := startSeries(t, fc, sink, one{})
+	b, rec := h.b, h.rec
 	rec.Eventf(testPod("foo", "bar"), nil, v1.EventTypeNormal, "Started", "Start", "started")
 	for sink.Calls(eventstest.OpCreate) < 1 || !fc.HasWaiters() {
 		yield()
 	}
-	waitTimers(fc, 3) // the retry sleep and the two loop timers
+	waitTimers(fc, 1) // the retry sleep
 	fc.Step(12500*time.Millisecond - time.Nanosecond)
 	if sink.Calls(eventstest.OpCreate) != 1 {
 		t.Fatal("retried before 12.5 s")
@@ -179,3 +207,8 @@ func TestSeriesBroadcasterRefresh(t *testing.T) {
 		t.Fatalf("B.4 refresh: stored %+v, want the series with its local count", evs)
 	}
 }
+
+// one is a Rand that always says 1, the top of its range.
+type one struct{}
+
+func (one) Float64() float64 { return 1 }

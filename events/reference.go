@@ -1,14 +1,14 @@
 package events
 
 import (
-	"crypto/rand"
 	"fmt"
-	"io"
 	"strconv"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -67,36 +67,68 @@ func Reference(scheme *runtime.Scheme, obj runtime.Object) (*v1.ObjectReference,
 
 // EventName returns the name client-go gives a new event: the referenced object's name, a dot
 // and the nanoseconds in lower-case hex; when that is not a valid DNS subdomain (too long, upper
-// case, bad characters), a random version 4 UUID read from random instead (kubernetes#127594).
-// random is crypto/rand.Reader when nil; an error reading it is returned.
-func EventName(refName string, unixNano int64, random io.Reader) (string, error) {
+// case, bad characters), a random version 4 UUID drawn from r instead (kubernetes#127594). A nil
+// r is math/rand/v2's process-wide source.
+func EventName(refName string, unixNano int64, r Rand) string {
 	name := refName + "." + strconv.FormatInt(unixNano, 16)
 	if len(validation.IsDNS1123Subdomain(name)) == 0 {
-		return name, nil
+		return name
 	}
-	return newUUID(random)
+	return newUUID(r)
 }
 
-// newUUID returns a random (version 4, RFC 9562) UUID in its canonical text form.
-func newUUID(random io.Reader) (string, error) {
-	if random == nil {
-		random = rand.Reader
-	}
+// newUUID returns a random (version 4, RFC 9562) UUID in its canonical text form, its 128 bits
+// taken from three 53-bit draws of r.
+func newUUID(r Rand) string {
+	const scale = 1 << 53
+	a, b, c := uint64(unit(r)*scale), uint64(unit(r)*scale), uint64(unit(r)*scale)
+	hi := a<<11 | c>>42
+	lo := b<<11 | (c>>31)&0x7ff
 	var u [16]byte
-	if _, err := io.ReadFull(random, u[:]); err != nil {
-		return "", fmt.Errorf("events: reading random bytes for an event name: %w", err)
+	for i := range 8 {
+		u[i] = byte(hi >> (56 - 8*i))
+		u[8+i] = byte(lo >> (56 - 8*i))
 	}
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
 	var out [36]byte
 	j := 0
-	for i, b := range u {
+	for i, x := range u {
 		if i == 4 || i == 6 || i == 8 || i == 10 {
 			out[j] = '-'
 			j++
 		}
-		out[j], out[j+1] = hexDigits[b>>4], hexDigits[b&0xf]
+		out[j], out[j+1] = hexDigits[x>>4], hexDigits[x&0xf]
 		j += 2
 	}
-	return string(out[:]), nil
+	return string(out[:])
+}
+
+// FieldSelector returns the field selector that lists the core/v1 events about the object ref
+// refers to, as kubectl describe asks for them (client-go's Search and GetFieldSelector):
+// involvedObject.name and involvedObject.namespace always, involvedObject.kind and
+// involvedObject.uid when set, values escaped, in that (sorted) order where client-go's
+// order follows a map's. A nil ref is an *InvalidEventError.
+func FieldSelector(ref *v1.ObjectReference) (string, error) {
+	if ref == nil {
+		return "", &InvalidEventError{Field: "object", Value: "<nil>", Detail: "can't select the events of a nil reference"}
+	}
+	var b strings.Builder
+	term := func(field, value string) {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(field)
+		b.WriteByte('=')
+		b.WriteString(fields.EscapeValue(value))
+	}
+	if ref.Kind != "" {
+		term("involvedObject.kind", ref.Kind)
+	}
+	term("involvedObject.name", ref.Name)
+	term("involvedObject.namespace", ref.Namespace)
+	if ref.UID != "" {
+		term("involvedObject.uid", string(ref.UID))
+	}
+	return b.String(), nil
 }

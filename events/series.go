@@ -32,8 +32,11 @@ type SeriesKey struct {
 	Regarding, Related v1.ObjectReference
 }
 
-// KeyOf returns the isomorphic key of ev.
+// KeyOf returns the isomorphic key of ev; the zero key for a nil ev.
 func KeyOf(ev *eventsv1.Event) SeriesKey {
+	if ev == nil {
+		return SeriesKey{}
+	}
 	k := SeriesKey{
 		Type: ev.Type, Action: ev.Action, Reason: ev.Reason,
 		ReportingController: ev.ReportingController, ReportingInstance: ev.ReportingInstance,
@@ -62,8 +65,8 @@ type SeriesWrite struct {
 // with count 2 and is written as a patch; later ones are counted locally and written only by
 // Refresh (every 30 min) and Finish (every 6 min, for series idle longer than 6 min). Time is an
 // argument. As in client-go the cache has no size bound: entries leave only through Finish,
-// so its size follows the number of distinct events of the last 6 minutes. A Series is not safe
-// for concurrent use.
+// so its size follows the number of distinct events of the last 6 minutes. The zero value is
+// an empty cache, ready to use. A Series is not safe for concurrent use.
 type Series struct {
 	cache map[SeriesKey]*eventsv1.Event
 }
@@ -74,10 +77,18 @@ func NewSeries() *Series {
 }
 
 // Len returns the number of cached events (singletons and series).
-func (s *Series) Len() int { return len(s.cache) }
+func (s *Series) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.cache)
+}
 
 // Get returns a copy of the cached event for k, if any.
 func (s *Series) Get(k SeriesKey) (*eventsv1.Event, bool) {
+	if s == nil {
+		return nil, false
+	}
 	ev, ok := s.cache[k]
 	if !ok {
 		return nil, false
@@ -88,8 +99,14 @@ func (s *Series) Get(k SeriesKey) (*eventsv1.Event, bool) {
 // Observe records one occurrence of ev at now and returns the write it needs, if any: a create
 // for a new event, a series patch with count 2 for the second occurrence, nothing for later
 // ones (their note, time and name are discarded; the series keeps the first event's). ev is
-// not modified.
+// not modified; a nil ev (or a nil s) is ignored and needs no write.
 func (s *Series) Observe(ev *eventsv1.Event, now time.Time) (SeriesWrite, bool) {
+	if s == nil || ev == nil {
+		return SeriesWrite{}, false
+	}
+	if s.cache == nil {
+		s.cache = make(map[SeriesKey]*eventsv1.Event)
+	}
 	k := KeyOf(ev)
 	cached, ok := s.cache[k]
 	if !ok {
@@ -117,6 +134,9 @@ func (s *Series) write(k SeriesKey, cached *eventsv1.Event) SeriesWrite {
 // Refresh returns a write for every open series, for the 30 min refresh, in a stable order
 // (client-go walks a map). After each successful write call Refreshed.
 func (s *Series) Refresh() []SeriesWrite {
+	if s == nil {
+		return nil
+	}
 	var out []SeriesWrite
 	for k, ev := range s.cache {
 		if ev.Series != nil {
@@ -130,7 +150,7 @@ func (s *Series) Refresh() []SeriesWrite {
 // Refreshed replaces the cached event of w with the server's copy after a successful refresh
 // write, as client-go does. A nil server copy, or a key no longer cached, changes nothing.
 func (s *Series) Refreshed(w SeriesWrite, server *eventsv1.Event) {
-	if server == nil {
+	if s == nil || server == nil {
 		return
 	}
 	if _, ok := s.cache[w.Key]; ok {
@@ -143,6 +163,9 @@ func (s *Series) Refreshed(w SeriesWrite, server *eventsv1.Event) {
 // now (a later repeat then starts a new event, not a series). After each final write call
 // Finished with whether the write asked for a retry.
 func (s *Series) Finish(now time.Time) []SeriesWrite {
+	if s == nil {
+		return nil
+	}
 	limit := now.Add(-SeriesFinish)
 	var out []SeriesWrite
 	for k, ev := range s.cache {
@@ -161,7 +184,7 @@ func (s *Series) Finish(now time.Time) []SeriesWrite {
 // Finished forgets the series of w after its final write, unless retry is true (the write
 // failed with a retryable error), in which case the next Finish tries again.
 func (s *Series) Finished(w SeriesWrite, retry bool) {
-	if !retry {
+	if s != nil && !retry {
 		delete(s.cache, w.Key)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -194,22 +193,35 @@ type seriesHarness struct {
 func newSeriesHarness(t *testing.T) *seriesHarness {
 	fc := testingclock.NewFakeClock(t0)
 	sink := eventstest.NewSeriesSink(fc, 0)
-	b, err := events.NewSeriesBroadcaster(sink, events.WithClock(fc), events.WithRandom(func() float64 { return 0 }))
+	return startSeries(t, fc, sink, zeroRand{})
+}
+
+// startSeries starts a series broadcaster on fc writing to sink, with its recorder.
+func startSeries(t *testing.T, fc *testingclock.FakeClock, sink *eventstest.SeriesSink, r events.Rand) *seriesHarness {
+	t.Helper()
+	opts := events.DefaultSeriesBroadcasterOptions()
+	opts.Clock, opts.Queue.Rand = fc, r
+	b, err := events.NewSeriesBroadcaster(opts, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
-	return &seriesHarness{clock: fc, b: b, sink: sink, rec: b.NewRecorder("kubelet", "kubelet-node-1", events.WithRecorderClock(fc))}
+	if err := b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.NewRecorder("kubelet", "kubelet-node-1", events.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &seriesHarness{clock: fc, b: b, sink: sink, rec: rec}
 }
 
 func (h *seriesHarness) settle(t *testing.T) {
-	// the worker is idle when it has handled every queued event and both loop timers wait
-	for {
-		st := h.b.Stats()
-		if st.Processed == st.Submitted && h.clock.Waiters() >= 2 {
-			return
-		}
-		runtime.Gosched()
+	t.Helper()
+	// Flush writes on this goroutine everything due at the clock's time, after the worker's
+	// write in flight if any.
+	if err := h.b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -261,11 +273,8 @@ func TestSeriesBroadcasterLoops(t *testing.T) {
 func TestSeriesBroadcasterN8(t *testing.T) {
 	fc := testingclock.NewFakeClock(t0)
 	sink := eventstest.NewSeriesSink(fc, time.Minute)
-	b, err := events.NewSeriesBroadcaster(sink, events.WithClock(fc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &seriesHarness{clock: fc, b: b, sink: sink, rec: b.NewRecorder("kubelet", "kubelet-node-1", events.WithRecorderClock(fc))}
+	h := startSeries(t, fc, sink, nil)
+	b := h.b
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pod1", Namespace: "ns1", UID: "u1"}}
 	h.rec.Eventf(pod, nil, v1.EventTypeNormal, "Started", "Start", "started")
 	h.settle(t)
@@ -375,6 +384,9 @@ func TestSeriesBroadcasterN6(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.rec.AnnotatedEventf(pod, nil, map[string]string{"a": "b"}, v1.EventTypeNormal, "Started", "Start", "started")
+	// MakeEvent took the clock's nanosecond for its name; the recorded event, at the same
+	// instant, is named one nanosecond later.
+	want.Name = fmt.Sprintf("pod1.%x", t0.UnixNano()+1)
 	if err := h.b.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -386,5 +398,51 @@ func TestSeriesBroadcasterN6(t *testing.T) {
 	got.ResourceVersion, got.UID, got.CreationTimestamp = "", "", metav1.Time{}
 	if diff := cmpDiff(*want, got); diff != "" {
 		t.Fatalf("N6 mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestSeriesBroadcasterStartContext: NewSeriesBroadcaster starts nothing; Start starts the
+// worker; its context ending shuts the broadcaster down as Shutdown does, leaving no
+// goroutine (spec/events.md section B.4: the loops stop with the context).
+func TestSeriesBroadcasterStartContext(t *testing.T) {
+	fc := testingclock.NewFakeClock(t0)
+	sink := eventstest.NewSeriesSink(fc, 0)
+	opts := events.DefaultSeriesBroadcasterOptions()
+	opts.Clock = fc
+	before := goruntimeNumGoroutine()
+	b, err := events.NewSeriesBroadcaster(opts, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := goruntimeNumGoroutine(); n != before {
+		t.Fatalf("NewSeriesBroadcaster started %d goroutines", n-before)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := b.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(ctx); err != nil {
+		t.Fatalf("a second Start: %v, want nil (it does nothing)", err)
+	}
+	rec, err := b.NewRecorder("kubelet", "kubelet-node-1", events.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Eventf(testPod("foo", "bar"), nil, v1.EventTypeNormal, "Started", "Start", "started")
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := b.Shutdown(context.Background()); err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if err := rec.Record(testPod("foo", "bar"), nil, nil, v1.EventTypeNormal, "Started", "Start", "again"); !errors.Is(err, events.ErrShutdown) {
+		t.Fatalf("after the context ended: %v, want ErrShutdown", err)
+	}
+	if st := b.Stats(); st.Created != 1 || len(sink.Events()) != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	if n := goruntimeNumGoroutine(); n != before {
+		t.Fatalf("%d goroutines left after the context ended", n-before)
 	}
 }

@@ -23,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden traces in testdata")
 // failing with a new message each time (aggregation after the ninth), and a second object that
 // the first one's spam does not touch.
 func TestCorrelatorTrace(t *testing.T) {
-	c := mustCorrelator(t, events.DefaultOptions())
+	c := mustCorrelator(t, events.DefaultCorrelatorOptions())
 	web := podRef("web-0", "0f5c", "spec.containers{app}")
 	db := podRef("db-0", "77aa", "")
 	type in struct {

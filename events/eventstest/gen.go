@@ -63,7 +63,9 @@ func Event(at time.Time) *rapid.Generator[*v1.Event] {
 // Stream draws a stream of between 1 and maxLen events with nondecreasing instants, mixing
 // fresh events with runs of similar events (same identity, different messages, to reach the
 // aggregation threshold) and bursts of identical repeats (to reach the spam filter's burst).
+// A maxLen below 1 is read as 1.
 func Stream(maxLen int) *rapid.Generator[[]Step] {
+	maxLen = max(maxLen, 1)
 	return rapid.Custom(func(t *rapid.T) []Step {
 		n := rapid.IntRange(1, maxLen).Draw(t, "length")
 		at := StreamStart

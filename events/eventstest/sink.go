@@ -60,8 +60,25 @@ func newStore(clk clock.PassiveClock, ttl time.Duration) store {
 
 var eventsResource = schema.GroupResource{Resource: "events"}
 
+// init readies the zero store: the real clock, DefaultTTL.
+func (s *store) init() {
+	if s.calls == nil {
+		s.calls, s.expires, s.objects = map[Op]int{}, map[string]time.Time{}, map[string][]byte{}
+	}
+	if s.clock == nil {
+		s.clock = clock.RealClock{}
+	}
+	if s.ttl == 0 {
+		s.ttl = DefaultTTL
+	}
+}
+
 func (s *store) begin(ctx context.Context, op Op, ns, name string) error {
+	s.init()
 	s.calls[op]++
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -150,7 +167,31 @@ type eventPtr[E event] interface {
 type memSink[E event, P eventPtr[E]] struct {
 	s        store
 	dnsNames bool // names must be DNS subdomains (events.k8s.io/v1)
+	requests []request[P]
 }
+
+// request is one call as the sink received it: copies of the event and the patch, and what
+// the call returned.
+type request[P any] struct {
+	op    Op
+	ev    P
+	patch []byte
+	err   error
+}
+
+// note records a call; the caller holds the lock.
+func (k *memSink[E, P]) note(op Op, ev P, patch []byte, err error) {
+	r := request[P]{op: op, err: err}
+	if ev != nil {
+		r.ev = P(ev.DeepCopy())
+	}
+	if patch != nil {
+		r.patch = append([]byte{}, patch...)
+	}
+	k.requests = append(k.requests, r)
+}
+
+var errNilEvent = apierrors.NewBadRequest("event is nil")
 
 func newMemSink[E event, P eventPtr[E]](clk clock.PassiveClock, ttl time.Duration, dnsNames bool) memSink[E, P] {
 	if ttl == 0 {
@@ -173,9 +214,15 @@ func (k *memSink[E, P]) Calls(op Op) int {
 	return k.s.calls[op]
 }
 
-func (k *memSink[E, P]) create(ctx context.Context, ev P) (P, error) {
+func (k *memSink[E, P]) create(ctx context.Context, ev P) (out P, err error) {
 	k.s.mu.Lock()
 	defer k.s.mu.Unlock()
+	defer func() { k.note(OpCreate, ev, nil, err) }()
+	if ev == nil {
+		k.s.init()
+		k.s.calls[OpCreate]++
+		return nil, errNilEvent
+	}
 	if err := k.s.begin(ctx, OpCreate, ev.GetNamespace(), ev.GetName()); err != nil {
 		return nil, err
 	}
@@ -186,9 +233,15 @@ func (k *memSink[E, P]) create(ctx context.Context, ev P) (P, error) {
 	return c, nil
 }
 
-func (k *memSink[E, P]) patch(ctx context.Context, ev P, patch []byte) (P, error) {
+func (k *memSink[E, P]) patch(ctx context.Context, ev P, patch []byte) (_ P, err error) {
 	k.s.mu.Lock()
 	defer k.s.mu.Unlock()
+	defer func() { k.note(OpPatch, ev, patch, err) }()
+	if ev == nil {
+		k.s.init()
+		k.s.calls[OpPatch]++
+		return nil, errNilEvent
+	}
 	if err := k.s.begin(ctx, OpPatch, ev.GetNamespace(), ev.GetName()); err != nil {
 		return nil, err
 	}
@@ -204,6 +257,7 @@ func (k *memSink[E, P]) patch(ctx context.Context, ev P, patch []byte) (P, error
 func (k *memSink[E, P]) events() []E {
 	k.s.mu.Lock()
 	defer k.s.mu.Unlock()
+	k.s.init()
 	k.s.expire()
 	out := make([]E, 0, len(k.s.objects))
 	for _, data := range k.s.objects {
@@ -225,9 +279,34 @@ func (k *memSink[E, P]) events() []E {
 // Sink is an in-memory core/v1 event API: Create refuses an existing name with AlreadyExists,
 // Patch applies a strategic merge patch or answers NotFound, every write sets a new
 // resourceVersion, and events expire TTL after their last write on the injected clock. Faults
-// are injected with SetFault. Safe for concurrent use.
+// are injected with SetFault; Requests returns what each call was given. The zero value is
+// ready to use (the real clock, DefaultTTL). Safe for concurrent use.
 type Sink struct {
 	memSink[v1.Event, *v1.Event]
+}
+
+// Request is one call a Sink received: copies of the event and the patch it was given (the
+// caller may reuse its own), and the error the call returned.
+type Request struct {
+	// Op is OpCreate or OpPatch.
+	Op Op
+	// Event is a copy of the event passed (nil when nil was passed).
+	Event *v1.Event
+	// Patch is a copy of the patch passed to Patch, nil for a create.
+	Patch []byte
+	// Err is what the call returned (nil on success).
+	Err error
+}
+
+// Requests returns the calls so far, in order, failed ones included.
+func (k *Sink) Requests() []Request {
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
+	out := make([]Request, len(k.requests))
+	for i, r := range k.requests {
+		out[i] = Request{Op: r.op, Event: r.ev, Patch: r.patch, Err: r.err}
+	}
+	return out
 }
 
 // NewSink returns an empty sink on clk (the real clock when nil) with the given TTL
@@ -248,9 +327,33 @@ func (k *Sink) Patch(ctx context.Context, ev *v1.Event, patch []byte) (*v1.Event
 func (k *Sink) Events() []v1.Event { return k.events() }
 
 // SeriesSink is the events.k8s.io/v1 counterpart of Sink; it also refuses names that are not
-// DNS subdomains, as the server does for that API.
+// DNS subdomains, as the server does for that API. The zero value is ready to use but, like
+// a Sink, does not check names; use NewSeriesSink.
 type SeriesSink struct {
 	memSink[eventsv1.Event, *eventsv1.Event]
+}
+
+// SeriesRequest is one call a SeriesSink received, as Request.
+type SeriesRequest struct {
+	// Op is OpCreate or OpPatch.
+	Op Op
+	// Event is a copy of the event passed (nil when nil was passed).
+	Event *eventsv1.Event
+	// Patch is a copy of the patch passed to Patch (the series), nil for a create.
+	Patch []byte
+	// Err is what the call returned (nil on success).
+	Err error
+}
+
+// Requests returns the calls so far, in order, failed ones included.
+func (k *SeriesSink) Requests() []SeriesRequest {
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
+	out := make([]SeriesRequest, len(k.requests))
+	for i, r := range k.requests {
+		out[i] = SeriesRequest{Op: r.op, Event: r.ev, Patch: r.patch, Err: r.err}
+	}
+	return out
 }
 
 // NewSeriesSink returns an empty sink on clk (the real clock when nil) with the given TTL

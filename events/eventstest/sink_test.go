@@ -150,3 +150,42 @@ func TestStreamGenerator(t *testing.T) {
 		}
 	})
 }
+
+// TestSinkRecordsRequests: Requests returns what each call was given, as copies the caller's
+// later changes do not reach, with the call's error; the zero Sink is ready to use.
+func TestSinkRecordsRequests(t *testing.T) {
+	ctx := context.Background()
+	var s eventstest.Sink
+	ev := coreEvent("pod.1")
+	if _, err := s.Create(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	patch := []byte(`{"count":2}`)
+	if _, err := s.Patch(ctx, ev, patch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Patch(ctx, coreEvent("missing"), patch); !apierrors.IsNotFound(err) {
+		t.Fatalf("patch of a missing event: %v", err)
+	}
+	if _, err := s.Create(ctx, nil); err == nil {
+		t.Fatal("a nil event must be refused")
+	}
+	ev.Reason, patch[1] = "changed", 'X'
+	reqs := s.Requests()
+	if len(reqs) != 4 || reqs[0].Op != eventstest.OpCreate || reqs[0].Event.Reason != "R" || reqs[0].Patch != nil || reqs[0].Err != nil ||
+		reqs[1].Op != eventstest.OpPatch || string(reqs[1].Patch) != `{"count":2}` || reqs[1].Event.Name != "pod.1" ||
+		!apierrors.IsNotFound(reqs[2].Err) || reqs[3].Event != nil || reqs[3].Err == nil {
+		t.Fatalf("requests %+v", reqs)
+	}
+	if s.Calls(eventstest.OpCreate) != 2 || s.Calls(eventstest.OpPatch) != 2 {
+		t.Fatalf("calls %d %d", s.Calls(eventstest.OpCreate), s.Calls(eventstest.OpPatch))
+	}
+	ss := eventstest.NewSeriesSink(nil, 0)
+	sev := &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: "pod.1", Namespace: "ns"}}
+	if _, err := ss.Create(ctx, sev); err != nil {
+		t.Fatal(err)
+	}
+	if r := ss.Requests(); len(r) != 1 || r[0].Op != eventstest.OpCreate || r[0].Event.Name != "pod.1" {
+		t.Fatalf("series requests %+v", r)
+	}
+}

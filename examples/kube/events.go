@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,11 +22,25 @@ import (
 // The nodestate recorders drop in where client-go's recorder interfaces are expected.
 var (
 	_ record.EventRecorder                = (*events.Recorder)(nil)
+	_ record.EventRecorderLogger          = EventRecorder{}
 	_ clientevents.EventRecorder          = (*events.SeriesRecorder)(nil)
 	_ clientevents.AnnotatedEventRecorder = (*events.SeriesRecorder)(nil)
 	_ events.Sink                         = (*CoreEventSink)(nil)
 	_ events.SeriesSink                   = (*SeriesEventSink)(nil)
 )
+
+// EventRecorder is an events.Recorder as client-go's record.EventRecorderLogger, the
+// interface client-go's broadcasters return and controllers take. The nodestate Recorder has
+// Event, Eventf, AnnotatedEventf and WithLogger already; only the result type of WithLogger,
+// which names a client-go interface the root module cannot import, needs this adapter.
+type EventRecorder struct {
+	*events.Recorder
+}
+
+// WithLogger returns the recorder logging refused and dropped events to logger.
+func (r EventRecorder) WithLogger(logger logr.Logger) record.EventRecorderLogger {
+	return EventRecorder{Recorder: r.Recorder.WithLogger(logger)}
+}
 
 // CoreEventSink writes core/v1 events through a client-go clientset, as client-go's
 // typed EventSinkImpl does: Create is a POST to events in the event's namespace, Patch a

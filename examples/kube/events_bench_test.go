@@ -102,7 +102,7 @@ func BenchmarkCorrelator(b *testing.B) {
 			}
 		})
 		b.Run(s.name+"/nodestate", func(b *testing.B) {
-			c, err := events.NewCorrelator(events.DefaultOptions())
+			c, err := events.NewCorrelator(events.DefaultCorrelatorOptions())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -133,7 +133,7 @@ func BenchmarkCorrelator(b *testing.B) {
 			}
 		})
 		b.Run(s.name+"/nodestate-reuse", func(b *testing.B) {
-			c, err := events.NewCorrelator(events.DefaultOptions())
+			c, err := events.NewCorrelator(events.DefaultCorrelatorOptions())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -37,14 +38,21 @@ func TestCoreEventSinkThroughClientset(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	cs := fake.NewClientset()
 	fc := testingclock.NewFakeClock(t0)
-	b, err := events.NewBroadcaster(events.WithClock(fc))
+	opts := events.DefaultBroadcasterOptions()
+	opts.Clock = fc
+	b, err := events.NewBroadcaster(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.StartRecordingToSink(&kube.CoreEventSink{Client: cs.CoreV1()}, events.DefaultOptions()); err != nil {
+	if err := b.StartRecordingToSink(&kube.CoreEventSink{Client: cs.CoreV1()}, events.DefaultCorrelatorOptions()); err != nil {
 		t.Fatal(err)
 	}
-	var rec record.EventRecorder = b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: "node-1"}, events.WithScheme(scheme.Scheme), events.WithRecorderClock(fc))
+	r, err := b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec record.EventRecorderLogger = kube.EventRecorder{Recorder: r}
+	rec = rec.WithLogger(logr.Discard())
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "shop", UID: "u1"}}
 	rec.Eventf(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", "app")
 	fc.Step(10 * time.Second)
@@ -70,11 +78,19 @@ func TestSeriesEventSinkThroughClientsetN3(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	cs := fake.NewClientset()
 	fc := testingclock.NewFakeClock(t0)
-	b, err := events.NewSeriesBroadcaster(&kube.SeriesEventSink{Client: cs.EventsV1()}, events.WithClock(fc))
+	opts := events.DefaultSeriesBroadcasterOptions()
+	opts.Clock = fc
+	b, err := events.NewSeriesBroadcaster(opts, &kube.SeriesEventSink{Client: cs.EventsV1()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := b.NewRecorder("kubelet", "kubelet-node-1", events.WithScheme(scheme.Scheme), events.WithRecorderClock(fc))
+	if err := b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.NewRecorder("kubelet", "kubelet-node-1", events.RecorderOptions{Scheme: scheme.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-0", Namespace: "shop", UID: "u1"}}
 	rec.Eventf(pod, nil, corev1.EventTypeNormal, "Pulled", "Pull", "pulled %s", "img")
 	rec.Eventf(pod, nil, corev1.EventTypeNormal, "Pulled", "Pull", "pulled %s", "img")

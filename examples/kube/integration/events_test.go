@@ -23,14 +23,17 @@ func TestCoreEventsWithCounts(t *testing.T) {
 	pod := createPod(t, admin, ns, "web", node1, corev1.RestartPolicyAlways)
 	nodeClient, calls := client(t, controlplane.NodeUser(node1))
 
-	b, err := events.NewBroadcaster()
+	b, err := events.NewBroadcaster(events.DefaultBroadcasterOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.StartRecordingToSink(&kube.CoreEventSink{Client: nodeClient.CoreV1()}, events.DefaultOptions()); err != nil {
+	if err := b.StartRecordingToSink(&kube.CoreEventSink{Client: nodeClient.CoreV1()}, events.DefaultCorrelatorOptions()); err != nil {
 		t.Fatal(err)
 	}
-	rec := b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: node1})
+	rec, err := b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: node1}, events.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < 5; i++ {
 		rec.Eventf(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", "app", "web_"+ns+"("+string(pod.UID)+")")
 	}
@@ -58,6 +61,19 @@ func TestCoreEventsWithCounts(t *testing.T) {
 	if calls.get("POST events") != 2 || calls.get("PATCH events") != 4 {
 		t.Errorf("two creates and four count patches, got %v", calls.counts)
 	}
+	// The selector kubectl describe uses (name, namespace, kind and uid) finds the same two.
+	ref, err := events.Reference(nil, &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := events.FieldSelector(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	described, err := admin.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: sel})
+	if err != nil || len(described.Items) != 2 {
+		t.Fatalf("events by %q: %v, %d items; want the two", sel, err, len(described.Items))
+	}
 }
 
 // TestSeriesEvents: an isomorphic events.k8s.io/v1 event recorded twice is
@@ -67,11 +83,17 @@ func TestSeriesEvents(t *testing.T) {
 	ns := namespace(t, admin)
 	pod := createPod(t, admin, ns, "web", node1, corev1.RestartPolicyAlways)
 	nodeClient, _ := client(t, controlplane.NodeUser(node1))
-	b, err := events.NewSeriesBroadcaster(&kube.SeriesEventSink{Client: nodeClient.EventsV1()})
+	b, err := events.NewSeriesBroadcaster(events.DefaultSeriesBroadcasterOptions(), &kube.SeriesEventSink{Client: nodeClient.EventsV1()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := b.NewRecorder("kubelet", node1)
+	if err := b.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.NewRecorder("kubelet", node1, events.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rec.Eventf(pod, nil, corev1.EventTypeWarning, "Unhealthy", "Probe", "Readiness probe failed: %s", "exit 1")
 	rec.Eventf(pod, nil, corev1.EventTypeWarning, "Unhealthy", "Probe", "Readiness probe failed: %s", "exit 1")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -93,7 +93,7 @@ func (s Stats) Coalesced() int { return s.Versions - s.Synced }
 // Agent is a simulated node agent: it runs pods through containerstate machines with the
 // kubelet's crash-loop and image-pull back-off, computes their phase and conditions with
 // podphase, caches and syncs their statuses with statussync, records kubelet events through
-// an events correlator, and keeps its node healthy with nodecondition's kubelet side.
+// an events broadcaster, and keeps its node healthy with nodecondition's kubelet side.
 //
 // The agent runs on one goroutine and starts none. Time is its clock's: with a fake clock
 // (k8s.io/utils/clock/testing) Run moves it from one due instant to the next, so ten minutes
@@ -113,8 +113,7 @@ type Agent struct {
 	images map[string]bool
 	// pullFree is when the node's image puller is free again.
 	pullFree time.Time
-	events   *eventWriter
-	bcast    *events.Broadcaster
+	events   *eventRecorder
 
 	kubelet   *nodecondition.Kubelet
 	lease     *nodecondition.LeaseRenewer
@@ -185,18 +184,24 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 	}
 
 	jitter := rand.New(rand.NewPCG(cfg.Seed, 0x6a6974746572))
-	if a.bcast, err = events.NewBroadcaster(events.WithClock(clk), events.WithRandom(jitter.Float64)); err != nil {
+	bo := events.DefaultBroadcasterOptions()
+	bo.Clock, bo.Queue.Rand = clk, jitter
+	bcast, err := events.NewBroadcaster(bo)
+	if err != nil {
+		return nil, err
+	}
+	// A sink without a goroutine: Flush writes it on the agent's goroutine.
+	if err := bcast.AddSink(sink, events.DefaultCorrelatorOptions()); err != nil {
 		return nil, err
 	}
 	var nameSeed [32]byte
 	copy(nameSeed[:], fmt.Sprintf("nodeagent-%d", cfg.Seed))
-	rec := a.bcast.NewRecorder(v1.EventSource{Component: "kubelet", Host: cfg.NodeName},
-		events.WithRecorderClock(&nameClock{clk: clk}), events.WithNameRandom(rand.NewChaCha8(nameSeed)))
-	corr, err := events.NewCorrelator(events.DefaultOptions())
+	rec, err := bcast.NewRecorder(v1.EventSource{Component: "kubelet", Host: cfg.NodeName},
+		events.RecorderOptions{Rand: rand.New(rand.NewChaCha8(nameSeed))})
 	if err != nil {
 		return nil, err
 	}
-	a.events = &eventWriter{rec: rec, corr: corr, sink: sink, rand: jitter.Float64}
+	a.events = &eventRecorder{b: bcast, rec: rec}
 
 	kcfg := nodecondition.DefaultKubeletConfig()
 	if a.kubelet, err = nodecondition.NewKubelet(kcfg, jitter); err != nil {
@@ -259,7 +264,7 @@ func (a *Agent) Step(ctx context.Context) (time.Time, error) {
 		}
 	}
 	now := a.clock.Now()
-	a.events.flush(ctx, now)
+	a.events.flush(ctx)
 	for _, p := range a.pods {
 		if err := a.advance(ctx, p, now); err != nil {
 			return time.Time{}, err
@@ -336,7 +341,7 @@ func (a *Agent) Run(ctx context.Context, d time.Duration) error {
 		setter.SetTime(end)
 	}
 	a.engine.SyncOnce(ctx, true)
-	return a.bcast.Shutdown(ctx)
+	return ctx.Err()
 }
 
 // nodeStatus runs the kubelet's eviction pass and condition setters and writes the node when
@@ -410,7 +415,7 @@ func (a *Agent) Stats() Stats {
 	for k, v := range a.stats.Requests {
 		s.Requests[k] = v
 	}
-	s.Events = a.events.stats
+	s.Events = a.events.stats()
 	s.NodeConditions = slices.Clone(a.stats.NodeConditions)
 	return s
 }

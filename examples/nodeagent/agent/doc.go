@@ -25,8 +25,9 @@
 //     pod is TerminatePod'ed.
 //   - events: kubelet events (Pulling, Pulled, Created, Started, Killing, Failed, BackOff,
 //     Unhealthy, with the kubelet's messages and the container's field path) are built by an
-//     events.Recorder and decided by an events.Correlator (aggregation, counts, spam filter),
-//     then written to the given Sink, failed writes retried as client-go does.
+//     events.Recorder and written to the given Sink by an events.Broadcaster, whose queue
+//     correlates them (aggregation, counts, spam filter) and retries failed writes as
+//     client-go does.
 //   - nodecondition: the kubelet side computes the node's conditions every 10 s from an
 //     eviction-signal sample and sends them by its report rule; a LeaseRenewer schedules the
 //     lease renewals.
@@ -58,10 +59,9 @@
 // The runtime is a script: an instance runs for a set time and exits with a set code, or
 // runs until stopped; a readiness probe fails a set number of times and then passes for good;
 // liveness probes, pod deletion and eviction are not simulated, and the node's signals stay
-// healthy. Events are queued, correlated and written on the agent's goroutine, with
-// client-go's retry rules in the agent's time, instead of by an events.Broadcaster, whose sink
-// goroutine would read the clock while the agent moves it: the spam filter and the retry
-// waits see virtual time exactly, and a seed decides every count.
+// healthy. The events.Broadcaster's sink is added without a goroutine (AddSink): the agent
+// flushes it on its own goroutine after each event and before the clock moves, so the spam
+// filter and the retry waits see virtual time exactly, and a seed decides every count.
 //
 // # Usage
 //

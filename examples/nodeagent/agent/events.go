@@ -6,8 +6,6 @@ import (
 
 	"github.com/nodestate/nodestate/events"
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/utils/clock"
 )
 
 // Kubelet event reasons (pkg/kubelet/events) used by the agent.
@@ -47,151 +45,42 @@ func (s EventStats) DroppedFailed() int {
 	return s.DroppedRejected + s.DroppedRetryLimit + s.DroppedQueueFull
 }
 
-// eventWriter is client-go's event broadcaster for one sink, run on the agent's goroutine in
-// the agent's time: events queue in order (at most events.DefaultQueueSize), the head is
-// correlated when it is written (aggregation, count, spam filter, by events.Correlator, at
-// the agent's time), and a write that fails with a retryable error is tried again after a
-// random part of 10 s and then every 10 s, up to 12 tries, while the events behind it wait,
-// as behind client-go's sleeping worker. The events.Broadcaster does the same with a
-// goroutine per sink whose clock reads would race with a virtual clock the agent moves.
-type eventWriter struct {
-	rec   *events.Recorder
-	corr  *events.Correlator
-	sink  events.Sink
-	rand  func() float64
-	queue []*queuedEvent
-	stats EventStats
+// eventRecorder records the agent's events through an events.Broadcaster whose one sink
+// has no goroutine: each event is written (or queued for a retry) by a Flush on the agent's
+// goroutine, at the agent's time, before the clock moves again. The broadcaster's queue
+// correlates each event at the time it was recorded and retries a failed write after a
+// random part of 10 s and then every 10 s, up to 12 tries, while the events behind it wait.
+type eventRecorder struct {
+	b        *events.Broadcaster
+	rec      *events.Recorder
+	recorded int
 }
 
-// queuedEvent is one event waiting to be written.
-type queuedEvent struct {
-	ev         *v1.Event
-	res        events.Result
-	correlated bool
-	tries      int
-	due        time.Time
+func (w *eventRecorder) record(ctx context.Context, _ time.Time, ref *v1.ObjectReference, eventtype, reason, message string) {
+	w.recorded++
+	_ = w.rec.Record(ref, nil, eventtype, reason, message) // refused and dropped events are counted
+	w.flush(ctx)
 }
 
-func (w *eventWriter) record(ctx context.Context, now time.Time, ref *v1.ObjectReference, eventtype, reason, message string) {
-	w.stats.Recorded++
-	ev, err := w.rec.MakeEvent(ref, nil, eventtype, reason, message)
-	if err != nil {
-		w.stats.DroppedRejected++
-		return
-	}
-	if len(w.queue) >= events.DefaultQueueSize {
-		w.stats.DroppedQueueFull++
-		return
-	}
-	w.queue = append(w.queue, &queuedEvent{ev: ev, due: now})
-	w.flush(ctx, now)
-}
-
-// flush writes queued events until the queue is empty or its head waits for a retry.
-func (w *eventWriter) flush(ctx context.Context, now time.Time) {
-	for len(w.queue) > 0 {
-		q := w.queue[0]
-		if q.due.After(now) {
-			break
-		}
-		if !q.correlated {
-			res, err := w.corr.Correlate(q.ev, now)
-			switch {
-			case err != nil:
-				w.stats.DroppedRejected++
-				w.pop()
-				continue
-			case res.Decision == events.Skip:
-				w.stats.DroppedSpam++
-				w.pop()
-				continue
-			}
-			q.res, q.correlated = res, true
-		}
-		if q.tries > 0 {
-			w.stats.Retries++
-		}
-		q.tries++
-		srv, patched, err := w.write(ctx, q)
-		if err == nil {
-			w.corr.UpdateState(srv)
-			if q.res.Aggregated {
-				w.stats.Aggregated++
-			}
-			if patched {
-				w.stats.Patched++
-			} else {
-				w.stats.Created++
-			}
-			w.pop()
-			continue
-		}
-		if !events.Retryable(err) {
-			w.stats.DroppedRejected++
-			w.pop()
-			continue
-		}
-		if q.tries >= events.DefaultMaxTries {
-			w.stats.DroppedRetryLimit++
-			w.pop()
-			continue
-		}
-		d := events.DefaultSleep
-		if q.tries == 1 {
-			d = time.Duration(w.rand() * float64(d))
-		}
-		q.due = now.Add(d)
-		break
-	}
-	w.stats.Pending = len(w.queue)
-}
-
-func (w *eventWriter) pop() {
-	w.queue[0] = nil
-	w.queue = w.queue[1:]
-}
-
-// write makes one attempt: a patch for a repeat, a create otherwise or when the patch found no
-// event (it expired on the server), as client-go does. It reports whether it patched.
-func (w *eventWriter) write(ctx context.Context, q *queuedEvent) (*v1.Event, bool, error) {
-	ev := *q.res.Event
-	if q.res.Decision == events.Patch {
-		srv, err := w.sink.Patch(ctx, &ev, q.res.Patch)
-		if !apierrors.IsNotFound(err) {
-			return srv, true, err
-		}
-	}
-	ev.ResourceVersion = ""
-	srv, err := w.sink.Create(ctx, &ev)
-	return srv, false, err
-}
+// flush writes every queued event that is due now.
+func (w *eventRecorder) flush(ctx context.Context) { _ = w.b.Flush(ctx) }
 
 // next returns when the queue's head is due for a retry, if it waits for one.
-func (w *eventWriter) next() (time.Time, bool) {
-	if len(w.queue) == 0 {
-		return time.Time{}, false
+func (w *eventRecorder) next() (time.Time, bool) { return w.b.NextRetry() }
+
+func (w *eventRecorder) stats() EventStats {
+	st := w.b.Stats()
+	s := EventStats{Recorded: w.recorded, DroppedRejected: int(st.DroppedInvalid)}
+	for _, k := range st.Sinks {
+		s.Created += int(k.Created)
+		s.Patched += int(k.Patched)
+		s.Aggregated += int(k.Aggregated)
+		s.Retries += int(k.Retries)
+		s.DroppedSpam += int(k.DroppedSpam)
+		s.DroppedRejected += int(k.DroppedRejected)
+		s.DroppedRetryLimit += int(k.DroppedRetryLimit)
+		s.DroppedQueueFull += int(k.DroppedQueueFull)
+		s.Pending += k.Queued + int(k.DroppedShutdown)
 	}
-	return w.queue[0].due, true
+	return s
 }
-
-// nameClock stamps events with the agent's time plus a nanosecond per event recorded at
-// the same instant. client-go names an event after the nanoseconds of its timestamp; in
-// virtual time many events share an instant, and the extra nanoseconds keep their names
-// apart (timestamps are written in whole seconds, so nothing else shows them).
-type nameClock struct {
-	clk  clock.PassiveClock
-	last time.Time
-}
-
-func (c *nameClock) Now() time.Time {
-	t := c.clk.Now()
-	if !t.After(c.last) {
-		t = c.last.Add(time.Nanosecond)
-	}
-	c.last = t
-	return t
-}
-
-func (c *nameClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
-
-var _ clock.PassiveClock = (*nameClock)(nil)
