@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 139 functions and 213 methods of 70 types, in 510 calls (43 skipped as
-// known panics, listed at the end); receivers built by 46 constructors.
+// Covered: 138 functions and 236 methods of 75 types, in 551 calls (43 skipped as
+// known panics, listed at the end); receivers built by 51 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -945,20 +945,71 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("events.(*Broadcaster).AddSink/zero", func(t *testing.T) {
+		guard(t, "events.(*Broadcaster).AddSink/zero", func() string {
+			var r events.Broadcaster
+			_ = r.AddSink(nil, events.CorrelatorOptions{})
+			return ""
+		})
+	})
+	t.Run("events.(*Broadcaster).AddSink/NewBroadcaster", func(t *testing.T) {
+		guard(t, "events.(*Broadcaster).AddSink/NewBroadcaster", func() string {
+			r, err := build18(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewBroadcaster: %v", err)
+			}
+			_ = r.AddSink(nil, events.CorrelatorOptions{})
+			return ""
+		})
+	})
+	t.Run("events.(*Broadcaster).Flush/zero", func(t *testing.T) {
+		guard(t, "events.(*Broadcaster).Flush/zero", func() string {
+			var r events.Broadcaster
+			_ = r.Flush(ctx)
+			return ""
+		})
+	})
+	t.Run("events.(*Broadcaster).Flush/NewBroadcaster", func(t *testing.T) {
+		guard(t, "events.(*Broadcaster).Flush/NewBroadcaster", func() string {
+			r, err := build18(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewBroadcaster: %v", err)
+			}
+			_ = r.Flush(ctx)
+			return ""
+		})
+	})
 	t.Run("events.(*Broadcaster).NewRecorder/zero", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).NewRecorder/zero", func() string {
 			var r events.Broadcaster
-			_ = r.NewRecorder(v1.EventSource{})
+			_, _ = r.NewRecorder(v1.EventSource{}, events.RecorderOptions{})
 			return ""
 		})
 	})
 	t.Run("events.(*Broadcaster).NewRecorder/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).NewRecorder/NewBroadcaster", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
-			_ = r.NewRecorder(v1.EventSource{})
+			_, _ = r.NewRecorder(v1.EventSource{}, events.RecorderOptions{})
+			return ""
+		})
+	})
+	t.Run("events.(*Broadcaster).NextRetry/zero", func(t *testing.T) {
+		guard(t, "events.(*Broadcaster).NextRetry/zero", func() string {
+			var r events.Broadcaster
+			_, _ = r.NextRetry()
+			return ""
+		})
+	})
+	t.Run("events.(*Broadcaster).NextRetry/NewBroadcaster", func(t *testing.T) {
+		guard(t, "events.(*Broadcaster).NextRetry/NewBroadcaster", func() string {
+			r, err := build18(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewBroadcaster: %v", err)
+			}
+			_, _ = r.NextRetry()
 			return ""
 		})
 	})
@@ -971,7 +1022,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).Shutdown/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).Shutdown/NewBroadcaster", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -982,17 +1033,17 @@ func TestNoPanic(t *testing.T) {
 	t.Run("events.(*Broadcaster).StartRecordingToSink/zero", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).StartRecordingToSink/zero", func() string {
 			var r events.Broadcaster
-			_ = r.StartRecordingToSink(nil, events.Options{})
+			_ = r.StartRecordingToSink(nil, events.CorrelatorOptions{})
 			return ""
 		})
 	})
 	t.Run("events.(*Broadcaster).StartRecordingToSink/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).StartRecordingToSink/NewBroadcaster", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
-			_ = r.StartRecordingToSink(nil, events.Options{})
+			_ = r.StartRecordingToSink(nil, events.CorrelatorOptions{})
 			return ""
 		})
 	})
@@ -1005,11 +1056,28 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).Stats/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).Stats/NewBroadcaster", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
 			_ = r.Stats()
+			return ""
+		})
+	})
+	t.Run("events.BroadcasterOptions.Validate/zero", func(t *testing.T) {
+		guard(t, "events.BroadcasterOptions.Validate/zero", func() string {
+			var r events.BroadcasterOptions
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("events.BroadcasterOptions.Validate/DefaultBroadcasterOptions", func(t *testing.T) {
+		guard(t, "events.BroadcasterOptions.Validate/DefaultBroadcasterOptions", func() string {
+			r, err := build17(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultBroadcasterOptions: %v", err)
+			}
+			_ = r.Validate()
 			return ""
 		})
 	})
@@ -1022,7 +1090,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Correlate/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Correlate/NewCorrelator", func() string {
-			r, err := build19(ctx)
+			r, err := build20(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1039,7 +1107,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).CorrelateTo/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).CorrelateTo/NewCorrelator", func() string {
-			r, err := build19(ctx)
+			r, err := build20(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1056,7 +1124,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Len/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Len/NewCorrelator", func() string {
-			r, err := build19(ctx)
+			r, err := build20(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1073,7 +1141,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Options/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Options/NewCorrelator", func() string {
-			r, err := build19(ctx)
+			r, err := build20(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1090,7 +1158,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Stats/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Stats/NewCorrelator", func() string {
-			r, err := build19(ctx)
+			r, err := build20(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1107,11 +1175,28 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).UpdateState/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).UpdateState/NewCorrelator", func() string {
-			r, err := build19(ctx)
+			r, err := build20(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
 			r.UpdateState(nil)
+			return ""
+		})
+	})
+	t.Run("events.CorrelatorOptions.Validate/zero", func(t *testing.T) {
+		guard(t, "events.CorrelatorOptions.Validate/zero", func() string {
+			var r events.CorrelatorOptions
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("events.CorrelatorOptions.Validate/DefaultCorrelatorOptions", func(t *testing.T) {
+		guard(t, "events.CorrelatorOptions.Validate/DefaultCorrelatorOptions", func() string {
+			r, err := build19(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultCorrelatorOptions: %v", err)
+			}
+			_ = r.Validate()
 			return ""
 		})
 	})
@@ -1122,15 +1207,51 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("events.DefaultBroadcasterOptions", func(t *testing.T) {
+		guard(t, "events.DefaultBroadcasterOptions", func() string {
+			_ = events.DefaultBroadcasterOptions()
+			return ""
+		})
+	})
+	t.Run("events.DefaultCorrelatorOptions", func(t *testing.T) {
+		guard(t, "events.DefaultCorrelatorOptions", func() string {
+			_ = events.DefaultCorrelatorOptions()
+			return ""
+		})
+	})
 	t.Run("events.DefaultOptions", func(t *testing.T) {
 		guard(t, "events.DefaultOptions", func() string {
 			_ = events.DefaultOptions()
 			return ""
 		})
 	})
+	t.Run("events.DefaultRecorderOptions", func(t *testing.T) {
+		guard(t, "events.DefaultRecorderOptions", func() string {
+			_ = events.DefaultRecorderOptions()
+			return ""
+		})
+	})
+	t.Run("events.DefaultSeriesBroadcasterOptions", func(t *testing.T) {
+		guard(t, "events.DefaultSeriesBroadcasterOptions", func() string {
+			_ = events.DefaultSeriesBroadcasterOptions()
+			return ""
+		})
+	})
+	t.Run("events.DefaultSinkQueueOptions", func(t *testing.T) {
+		guard(t, "events.DefaultSinkQueueOptions", func() string {
+			_ = events.DefaultSinkQueueOptions()
+			return ""
+		})
+	})
 	t.Run("events.EventName", func(t *testing.T) {
 		guard(t, "events.EventName", func() string {
-			_, _ = events.EventName("", 0, nil)
+			_ = events.EventName("", 0, nil)
+			return ""
+		})
+	})
+	t.Run("events.FieldSelector", func(t *testing.T) {
+		guard(t, "events.FieldSelector", func() string {
+			_, _ = events.FieldSelector(nil)
 			return ""
 		})
 	})
@@ -1138,6 +1259,13 @@ func TestNoPanic(t *testing.T) {
 		guard(t, "events.(*InvalidEventError).Error/zero", func() string {
 			var r events.InvalidEventError
 			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("events.(*InvalidEventError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "events.(*InvalidEventError).Unwrap/zero", func() string {
+			var r events.InvalidEventError
+			_ = r.Unwrap()
 			return ""
 		})
 	})
@@ -1149,13 +1277,13 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.NewBroadcaster", func() string {
-			_, _ = events.NewBroadcaster()
+			_, _ = events.NewBroadcaster(events.BroadcasterOptions{})
 			return ""
 		})
 	})
 	t.Run("events.NewCorrelator", func(t *testing.T) {
 		guard(t, "events.NewCorrelator", func() string {
-			_, _ = events.NewCorrelator(events.Options{})
+			_, _ = events.NewCorrelator(events.CorrelatorOptions{})
 			return ""
 		})
 	})
@@ -1167,7 +1295,13 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.NewSeriesBroadcaster", func() string {
-			_, _ = events.NewSeriesBroadcaster(nil)
+			_, _ = events.NewSeriesBroadcaster(events.SeriesBroadcasterOptions{}, nil)
+			return ""
+		})
+	})
+	t.Run("events.NewSinkQueue", func(t *testing.T) {
+		guard(t, "events.NewSinkQueue", func() string {
+			_, _ = events.NewSinkQueue(events.SinkQueueOptions{}, events.CorrelatorOptions{})
 			return ""
 		})
 	})
@@ -1175,6 +1309,13 @@ func TestNoPanic(t *testing.T) {
 		guard(t, "events.(*OptionError).Error/zero", func() string {
 			var r events.OptionError
 			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("events.(*OptionError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "events.(*OptionError).Unwrap/zero", func() string {
+			var r events.OptionError
+			_ = r.Unwrap()
 			return ""
 		})
 	})
@@ -1187,7 +1328,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.Options.Validate/DefaultOptions", func(t *testing.T) {
 		guard(t, "events.Options.Validate/DefaultOptions", func() string {
-			r, err := build18(ctx)
+			r, err := build21(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -1230,6 +1371,13 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("events.(*Recorder).WithLogger/zero", func(t *testing.T) {
+		guard(t, "events.(*Recorder).WithLogger/zero", func() string {
+			var r events.Recorder
+			_ = r.WithLogger(logr.Logger{})
+			return ""
+		})
+	})
 	t.Run("events.Reference", func(t *testing.T) {
 		guard(t, "events.Reference", func() string {
 			_, _ = events.Reference(nil, nil)
@@ -1258,7 +1406,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Finish/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Finish/NewSeries", func() string {
-			r, err := build20(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1275,7 +1423,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Finished/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Finished/NewSeries", func() string {
-			r, err := build20(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1292,7 +1440,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Get/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Get/NewSeries", func() string {
-			r, err := build20(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1309,7 +1457,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Len/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Len/NewSeries", func() string {
-			r, err := build20(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1326,7 +1474,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Observe/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Observe/NewSeries", func() string {
-			r, err := build20(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1343,7 +1491,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Refresh/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Refresh/NewSeries", func() string {
-			r, err := build20(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1360,7 +1508,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Refreshed/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Refreshed/NewSeries", func() string {
-			r, err := build20(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1368,20 +1516,54 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("events.(*SeriesBroadcaster).Flush/zero", func(t *testing.T) {
+		guard(t, "events.(*SeriesBroadcaster).Flush/zero", func() string {
+			var r events.SeriesBroadcaster
+			_ = r.Flush(ctx)
+			return ""
+		})
+	})
+	t.Run("events.(*SeriesBroadcaster).Flush/NewSeriesBroadcaster", func(t *testing.T) {
+		guard(t, "events.(*SeriesBroadcaster).Flush/NewSeriesBroadcaster", func() string {
+			r, err := build25(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
+			}
+			_ = r.Flush(ctx)
+			return ""
+		})
+	})
 	t.Run("events.(*SeriesBroadcaster).NewRecorder/zero", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).NewRecorder/zero", func() string {
 			var r events.SeriesBroadcaster
-			_ = r.NewRecorder("", "")
+			_, _ = r.NewRecorder("", "", events.RecorderOptions{})
 			return ""
 		})
 	})
 	t.Run("events.(*SeriesBroadcaster).NewRecorder/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).NewRecorder/NewSeriesBroadcaster", func() string {
-			r, err := build22(ctx)
+			r, err := build25(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
-			_ = r.NewRecorder("", "")
+			_, _ = r.NewRecorder("", "", events.RecorderOptions{})
+			return ""
+		})
+	})
+	t.Run("events.(*SeriesBroadcaster).NextRetry/zero", func(t *testing.T) {
+		guard(t, "events.(*SeriesBroadcaster).NextRetry/zero", func() string {
+			var r events.SeriesBroadcaster
+			_, _ = r.NextRetry()
+			return ""
+		})
+	})
+	t.Run("events.(*SeriesBroadcaster).NextRetry/NewSeriesBroadcaster", func(t *testing.T) {
+		guard(t, "events.(*SeriesBroadcaster).NextRetry/NewSeriesBroadcaster", func() string {
+			r, err := build25(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
+			}
+			_, _ = r.NextRetry()
 			return ""
 		})
 	})
@@ -1394,11 +1576,28 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).Shutdown/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).Shutdown/NewSeriesBroadcaster", func() string {
-			r, err := build22(ctx)
+			r, err := build25(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
 			_ = r.Shutdown(ctx)
+			return ""
+		})
+	})
+	t.Run("events.(*SeriesBroadcaster).Start/zero", func(t *testing.T) {
+		guard(t, "events.(*SeriesBroadcaster).Start/zero", func() string {
+			var r events.SeriesBroadcaster
+			_ = r.Start(ctx)
+			return ""
+		})
+	})
+	t.Run("events.(*SeriesBroadcaster).Start/NewSeriesBroadcaster", func(t *testing.T) {
+		guard(t, "events.(*SeriesBroadcaster).Start/NewSeriesBroadcaster", func() string {
+			r, err := build25(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
+			}
+			_ = r.Start(ctx)
 			return ""
 		})
 	})
@@ -1411,11 +1610,28 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).Stats/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).Stats/NewSeriesBroadcaster", func() string {
-			r, err := build22(ctx)
+			r, err := build25(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
 			_ = r.Stats()
+			return ""
+		})
+	})
+	t.Run("events.SeriesBroadcasterOptions.Validate/zero", func(t *testing.T) {
+		guard(t, "events.SeriesBroadcasterOptions.Validate/zero", func() string {
+			var r events.SeriesBroadcasterOptions
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("events.SeriesBroadcasterOptions.Validate/DefaultSeriesBroadcasterOptions", func(t *testing.T) {
+		guard(t, "events.SeriesBroadcasterOptions.Validate/DefaultSeriesBroadcasterOptions", func() string {
+			r, err := build23(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultSeriesBroadcasterOptions: %v", err)
+			}
+			_ = r.Validate()
 			return ""
 		})
 	})
@@ -1447,57 +1663,152 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("events.(*SeriesRecorder).WithLogger/zero", func(t *testing.T) {
+		guard(t, "events.(*SeriesRecorder).WithLogger/zero", func() string {
+			var r events.SeriesRecorder
+			_ = r.WithLogger(logr.Logger{})
+			return ""
+		})
+	})
+	t.Run("events.(*SinkQueue).Abandon/zero", func(t *testing.T) {
+		guard(t, "events.(*SinkQueue).Abandon/zero", func() string {
+			var r events.SinkQueue
+			r.Abandon()
+			return ""
+		})
+	})
+	t.Run("events.(*SinkQueue).Abandon/NewSinkQueue", func(t *testing.T) {
+		guard(t, "events.(*SinkQueue).Abandon/NewSinkQueue", func() string {
+			r, err := build27(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewSinkQueue: %v", err)
+			}
+			r.Abandon()
+			return ""
+		})
+	})
+	t.Run("events.(*SinkQueue).Done/zero", func(t *testing.T) {
+		guard(t, "events.(*SinkQueue).Done/zero", func() string {
+			var r events.SinkQueue
+			r.Done(nil, nil, time.Time{})
+			return ""
+		})
+	})
+	t.Run("events.(*SinkQueue).Done/NewSinkQueue", func(t *testing.T) {
+		guard(t, "events.(*SinkQueue).Done/NewSinkQueue", func() string {
+			r, err := build27(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewSinkQueue: %v", err)
+			}
+			r.Done(nil, nil, time.Time{})
+			return ""
+		})
+	})
+	t.Run("events.(*SinkQueue).Due/zero", func(t *testing.T) {
+		guard(t, "events.(*SinkQueue).Due/zero", func() string {
+			var r events.SinkQueue
+			_, _ = r.Due()
+			return ""
+		})
+	})
+	t.Run("events.(*SinkQueue).Due/NewSinkQueue", func(t *testing.T) {
+		guard(t, "events.(*SinkQueue).Due/NewSinkQueue", func() string {
+			r, err := build27(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewSinkQueue: %v", err)
+			}
+			_, _ = r.Due()
+			return ""
+		})
+	})
+	t.Run("events.(*SinkQueue).Len/zero", func(t *testing.T) {
+		guard(t, "events.(*SinkQueue).Len/zero", func() string {
+			var r events.SinkQueue
+			_ = r.Len()
+			return ""
+		})
+	})
+	t.Run("events.(*SinkQueue).Len/NewSinkQueue", func(t *testing.T) {
+		guard(t, "events.(*SinkQueue).Len/NewSinkQueue", func() string {
+			r, err := build27(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewSinkQueue: %v", err)
+			}
+			_ = r.Len()
+			return ""
+		})
+	})
+	t.Run("events.(*SinkQueue).Next/zero", func(t *testing.T) {
+		guard(t, "events.(*SinkQueue).Next/zero", func() string {
+			var r events.SinkQueue
+			_, _ = r.Next(time.Time{})
+			return ""
+		})
+	})
+	t.Run("events.(*SinkQueue).Next/NewSinkQueue", func(t *testing.T) {
+		guard(t, "events.(*SinkQueue).Next/NewSinkQueue", func() string {
+			r, err := build27(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewSinkQueue: %v", err)
+			}
+			_, _ = r.Next(time.Time{})
+			return ""
+		})
+	})
+	t.Run("events.(*SinkQueue).Push/zero", func(t *testing.T) {
+		guard(t, "events.(*SinkQueue).Push/zero", func() string {
+			var r events.SinkQueue
+			_ = r.Push(nil, time.Time{})
+			return ""
+		})
+	})
+	t.Run("events.(*SinkQueue).Push/NewSinkQueue", func(t *testing.T) {
+		guard(t, "events.(*SinkQueue).Push/NewSinkQueue", func() string {
+			r, err := build27(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewSinkQueue: %v", err)
+			}
+			_ = r.Push(nil, time.Time{})
+			return ""
+		})
+	})
+	t.Run("events.(*SinkQueue).Stats/zero", func(t *testing.T) {
+		guard(t, "events.(*SinkQueue).Stats/zero", func() string {
+			var r events.SinkQueue
+			_ = r.Stats()
+			return ""
+		})
+	})
+	t.Run("events.(*SinkQueue).Stats/NewSinkQueue", func(t *testing.T) {
+		guard(t, "events.(*SinkQueue).Stats/NewSinkQueue", func() string {
+			r, err := build27(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewSinkQueue: %v", err)
+			}
+			_ = r.Stats()
+			return ""
+		})
+	})
+	t.Run("events.SinkQueueOptions.Validate/zero", func(t *testing.T) {
+		guard(t, "events.SinkQueueOptions.Validate/zero", func() string {
+			var r events.SinkQueueOptions
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("events.SinkQueueOptions.Validate/DefaultSinkQueueOptions", func(t *testing.T) {
+		guard(t, "events.SinkQueueOptions.Validate/DefaultSinkQueueOptions", func() string {
+			r, err := build26(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultSinkQueueOptions: %v", err)
+			}
+			_ = r.Validate()
+			return ""
+		})
+	})
 	t.Run("events.ValidateSeriesEvent", func(t *testing.T) {
 		guard(t, "events.ValidateSeriesEvent", func() string {
 			_ = events.ValidateSeriesEvent("", "", "", "")
-			return ""
-		})
-	})
-	t.Run("events.WithClock", func(t *testing.T) {
-		guard(t, "events.WithClock", func() string {
-			_ = events.WithClock(nil)
-			return ""
-		})
-	})
-	t.Run("events.WithLogger", func(t *testing.T) {
-		guard(t, "events.WithLogger", func() string {
-			_ = events.WithLogger(logr.Logger{})
-			return ""
-		})
-	})
-	t.Run("events.WithNameRandom", func(t *testing.T) {
-		guard(t, "events.WithNameRandom", func() string {
-			_ = events.WithNameRandom(nil)
-			return ""
-		})
-	})
-	t.Run("events.WithQueueSize", func(t *testing.T) {
-		guard(t, "events.WithQueueSize", func() string {
-			_ = events.WithQueueSize(0)
-			return ""
-		})
-	})
-	t.Run("events.WithRandom", func(t *testing.T) {
-		guard(t, "events.WithRandom", func() string {
-			_ = events.WithRandom(nil)
-			return ""
-		})
-	})
-	t.Run("events.WithRecorderClock", func(t *testing.T) {
-		guard(t, "events.WithRecorderClock", func() string {
-			_ = events.WithRecorderClock(nil)
-			return ""
-		})
-	})
-	t.Run("events.WithRetry", func(t *testing.T) {
-		guard(t, "events.WithRetry", func() string {
-			_ = events.WithRetry(0, 0)
-			return ""
-		})
-	})
-	t.Run("events.WithScheme", func(t *testing.T) {
-		guard(t, "events.WithScheme", func() string {
-			_ = events.WithScheme(nil)
 			return ""
 		})
 	})
@@ -1612,7 +1923,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Calls/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Calls/NewSeriesSink", func() string {
-			r, err := build21(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -1629,7 +1940,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Create/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Create/NewSeriesSink", func() string {
-			r, err := build21(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -1646,7 +1957,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Events/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Events/NewSeriesSink", func() string {
-			r, err := build21(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -1663,11 +1974,28 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Patch/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Patch/NewSeriesSink", func() string {
-			r, err := build21(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
 			_, _ = r.Patch(ctx, nil, nil)
+			return ""
+		})
+	})
+	t.Run("events/eventstest.(*SeriesSink).Requests/zero", func(t *testing.T) {
+		guard(t, "events/eventstest.(*SeriesSink).Requests/zero", func() string {
+			var r eventstest.SeriesSink
+			_ = r.Requests()
+			return ""
+		})
+	})
+	t.Run("events/eventstest.(*SeriesSink).Requests/NewSeriesSink", func(t *testing.T) {
+		guard(t, "events/eventstest.(*SeriesSink).Requests/NewSeriesSink", func() string {
+			r, err := build24(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewSeriesSink: %v", err)
+			}
+			_ = r.Requests()
 			return ""
 		})
 	})
@@ -1680,7 +2008,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).SetFault/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).SetFault/NewSeriesSink", func() string {
-			r, err := build21(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -1697,7 +2025,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Calls/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Calls/NewSink", func() string {
-			r, err := build23(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -1714,7 +2042,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Create/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Create/NewSink", func() string {
-			r, err := build23(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -1731,7 +2059,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Events/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Events/NewSink", func() string {
-			r, err := build23(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -1748,11 +2076,28 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Patch/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Patch/NewSink", func() string {
-			r, err := build23(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
 			_, _ = r.Patch(ctx, nil, nil)
+			return ""
+		})
+	})
+	t.Run("events/eventstest.(*Sink).Requests/zero", func(t *testing.T) {
+		guard(t, "events/eventstest.(*Sink).Requests/zero", func() string {
+			var r eventstest.Sink
+			_ = r.Requests()
+			return ""
+		})
+	})
+	t.Run("events/eventstest.(*Sink).Requests/NewSink", func(t *testing.T) {
+		guard(t, "events/eventstest.(*Sink).Requests/NewSink", func() string {
+			r, err := build28(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewSink: %v", err)
+			}
+			_ = r.Requests()
 			return ""
 		})
 	})
@@ -1765,7 +2110,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).SetFault/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).SetFault/NewSink", func() string {
-			r, err := build23(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -1820,7 +2165,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Conditions/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Conditions/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -1837,7 +2182,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Config/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Config/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -1854,7 +2199,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeleteLease/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeleteLease/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -1871,7 +2216,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeleteNode/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeleteNode/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -1888,7 +2233,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeletePod/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeletePod/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -1905,7 +2250,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).MarkPodsNotReadyFailed/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).MarkPodsNotReadyFailed/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -1922,7 +2267,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Monitor/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Monitor/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -1939,7 +2284,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).NextTaint/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).NextTaint/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -1956,7 +2301,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Probe/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Probe/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -1973,7 +2318,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Queued/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Queued/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -1990,7 +2335,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Taint/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Taint/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2007,7 +2352,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Taints/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Taints/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2024,7 +2369,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpdateStatus/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpdateStatus/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2041,7 +2386,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertLease/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertLease/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2058,7 +2403,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertNode/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertNode/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2075,7 +2420,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertPod/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertPod/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2092,7 +2437,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).ZoneStates/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).ZoneStates/NewController", func() string {
-			r, err := build25(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2109,7 +2454,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.ControllerConfig.Validate/DefaultControllerConfig", func(t *testing.T) {
 		guard(t, "nodecondition.ControllerConfig.Validate/DefaultControllerConfig", func() string {
-			r, err := build24(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultControllerConfig: %v", err)
 			}
@@ -2172,7 +2517,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Due/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Due/NewEvictor", func() string {
-			r, err := build26(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2189,7 +2534,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Evaluate/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Evaluate/NewEvictor", func() string {
-			r, err := build26(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2206,7 +2551,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Forget/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Forget/NewEvictor", func() string {
-			r, err := build26(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2223,7 +2568,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Next/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Next/NewEvictor", func() string {
-			r, err := build26(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2240,7 +2585,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Scheduled/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Scheduled/NewEvictor", func() string {
-			r, err := build26(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2263,7 +2608,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).APIStatus/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).APIStatus/NewKubelet", func() string {
-			r, err := build28(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2280,7 +2625,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).LastReport/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).LastReport/NewKubelet", func() string {
-			r, err := build28(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2297,7 +2642,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Observe/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Observe/NewKubelet", func() string {
-			r, err := build28(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2314,7 +2659,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Pressures/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Pressures/NewKubelet", func() string {
-			r, err := build28(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2331,7 +2676,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).ReportFailed/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).ReportFailed/NewKubelet", func() string {
-			r, err := build28(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2348,7 +2693,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Restart/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Restart/NewKubelet", func() string {
-			r, err := build28(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2365,7 +2710,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Status/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Status/NewKubelet", func() string {
-			r, err := build28(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2382,7 +2727,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Thresholds/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Thresholds/NewKubelet", func() string {
-			r, err := build28(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2399,7 +2744,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.KubeletConfig.LeaseRenewInterval/DefaultKubeletConfig", func(t *testing.T) {
 		guard(t, "nodecondition.KubeletConfig.LeaseRenewInterval/DefaultKubeletConfig", func() string {
-			r, err := build27(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultKubeletConfig: %v", err)
 			}
@@ -2416,7 +2761,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.KubeletConfig.Validate/DefaultKubeletConfig", func(t *testing.T) {
 		guard(t, "nodecondition.KubeletConfig.Validate/DefaultKubeletConfig", func() string {
-			r, err := build27(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultKubeletConfig: %v", err)
 			}
@@ -2433,7 +2778,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Failed/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Failed/NewLeaseRenewer", func() string {
-			r, err := build29(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -2450,7 +2795,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Failures/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Failures/NewLeaseRenewer", func() string {
-			r, err := build29(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -2467,7 +2812,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Renewed/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Renewed/NewLeaseRenewer", func() string {
-			r, err := build29(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -2582,7 +2927,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Scenario).Validate/ParseScenario", func(t *testing.T) {
 		guard(t, "nodecondition.(*Scenario).Validate/ParseScenario", func() string {
-			r, err := build30(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseScenario: %v", err)
 			}
@@ -2592,7 +2937,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Scenario).Validate/ScenarioClusterOutage", func(t *testing.T) {
 		guard(t, "nodecondition.(*Scenario).Validate/ScenarioClusterOutage", func() string {
-			r, err := build31(ctx)
+			r, err := build36(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioClusterOutage: %v", err)
 			}
@@ -2602,7 +2947,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Scenario).Validate/ScenarioFlappingNetwork", func(t *testing.T) {
 		guard(t, "nodecondition.(*Scenario).Validate/ScenarioFlappingNetwork", func() string {
-			r, err := build32(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioFlappingNetwork: %v", err)
 			}
@@ -2612,7 +2957,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Scenario).Validate/ScenarioKubeletStops", func(t *testing.T) {
 		guard(t, "nodecondition.(*Scenario).Validate/ScenarioKubeletStops", func() string {
-			r, err := build33(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioKubeletStops: %v", err)
 			}
@@ -2622,7 +2967,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Scenario).Validate/ScenarioMemoryPressure", func(t *testing.T) {
 		guard(t, "nodecondition.(*Scenario).Validate/ScenarioMemoryPressure", func() string {
-			r, err := build34(ctx)
+			r, err := build39(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioMemoryPressure: %v", err)
 			}
@@ -2632,7 +2977,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Scenario).Validate/ScenarioZoneOutage", func(t *testing.T) {
 		guard(t, "nodecondition.(*Scenario).Validate/ScenarioZoneOutage", func() string {
-			r, err := build35(ctx)
+			r, err := build40(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioZoneOutage: %v", err)
 			}
@@ -2769,7 +3114,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.Timeline.Find/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition.Timeline.Find/Simulate", func() string {
-			r, err := build36(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -2786,7 +3131,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.Timeline.Mermaid/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition.Timeline.Mermaid/Simulate", func() string {
-			r, err := build36(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -2803,7 +3148,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.Timeline.Table/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition.Timeline.Table/Simulate", func() string {
-			r, err := build36(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -2844,7 +3189,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.ZoneState.String/ComputeZoneState", func(t *testing.T) {
 		guard(t, "nodecondition.ZoneState.String/ComputeZoneState", func() string {
-			r, err := build37(ctx)
+			r, err := build42(ctx)
 			if err != nil {
 				return fmt.Sprintf("ComputeZoneState: %v", err)
 			}
@@ -3012,7 +3357,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Explanation.String/Explain", func(t *testing.T) {
 		guard(t, "podphase.Explanation.String/Explain", func() string {
-			r, err := build38(ctx)
+			r, err := build43(ctx)
 			if err != nil {
 				return fmt.Sprintf("Explain: %v", err)
 			}
@@ -3053,7 +3398,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Conditions/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/DefaultOptions", func() string {
-			r, err := build39(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3070,7 +3415,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Explain/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/DefaultOptions", func() string {
-			r, err := build39(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3087,7 +3432,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.GenerateStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.GenerateStatus/DefaultOptions", func() string {
-			r, err := build39(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3104,7 +3449,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Phase/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/DefaultOptions", func() string {
-			r, err := build39(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3222,7 +3567,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).BackfillResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).BackfillResizeConditions/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3239,7 +3584,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Changed/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Changed/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3256,7 +3601,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizeInProgress/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3273,7 +3618,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizePending/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3290,7 +3635,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).GetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).GetPodStatus/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3307,7 +3652,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeDeferred/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeDeferred/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3324,7 +3669,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeInfeasible/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeInfeasible/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3341,7 +3686,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Len/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Len/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3358,7 +3703,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).RemoveOrphans/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).RemoveOrphans/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3375,7 +3720,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ResizeConditions/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3392,7 +3737,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerReadiness/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerReadiness/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3409,7 +3754,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerStartup/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerStartup/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3426,7 +3771,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetPodStatus/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3443,7 +3788,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizeInProgress/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3460,7 +3805,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizePending/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3477,7 +3822,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).TerminatePod/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).TerminatePod/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3494,7 +3839,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Version/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Version/NewCache", func() string {
-			r, err := build41(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3523,7 +3868,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Observe/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Observe/NewEngine", func() string {
-			r, err := build44(ctx)
+			r, err := build49(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -3540,7 +3885,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Run/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Run/NewEngine", func() string {
-			r, err := build44(ctx)
+			r, err := build49(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -3557,7 +3902,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).SyncOnce/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).SyncOnce/NewEngine", func() string {
-			r, err := build44(ctx)
+			r, err := build49(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -3618,7 +3963,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptions", func() string {
-			r, err := build40(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3635,7 +3980,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptions", func() string {
-			r, err := build40(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3652,7 +3997,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptions", func() string {
-			r, err := build40(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3689,7 +4034,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPI", func() string {
-			r, err := build42(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -3706,7 +4051,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPI", func() string {
-			r, err := build42(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -3723,7 +4068,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPI", func() string {
-			r, err := build42(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -3740,7 +4085,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPI", func() string {
-			r, err := build42(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -3757,7 +4102,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func() string {
-			r, err := build42(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -3774,7 +4119,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPI", func() string {
-			r, err := build42(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -3791,7 +4136,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPI", func() string {
-			r, err := build42(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -3808,7 +4153,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPI", func() string {
-			r, err := build42(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -3825,7 +4170,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPI", func() string {
-			r, err := build42(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -3842,7 +4187,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPI", func() string {
-			r, err := build42(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -3859,7 +4204,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build45(ctx)
+			r, err := build50(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -3876,7 +4221,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build45(ctx)
+			r, err := build50(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -3893,7 +4238,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build45(ctx)
+			r, err := build50(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -3910,7 +4255,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build45(ctx)
+			r, err := build50(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -3927,7 +4272,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build45(ctx)
+			r, err := build50(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -4036,158 +4381,187 @@ func build16(ctx context.Context) (r *containerstatetest.Checker, err error) {
 	return containerstatetest.NewChecker(containerstatetest.TargetContainer{}, a1), nil
 }
 
-// build17 builds a *events.Broadcaster with events.NewBroadcaster.
-func build17(ctx context.Context) (r *events.Broadcaster, err error) {
-	return events.NewBroadcaster()
+// build17 builds a events.BroadcasterOptions with events.DefaultBroadcasterOptions.
+func build17(ctx context.Context) (r events.BroadcasterOptions, err error) {
+	return events.DefaultBroadcasterOptions(), nil
 }
 
-// build18 builds a events.Options with events.DefaultOptions.
-func build18(ctx context.Context) (r events.Options, err error) {
-	return events.DefaultOptions(), nil
+// build18 builds a *events.Broadcaster with events.NewBroadcaster.
+func build18(ctx context.Context) (r *events.Broadcaster, err error) {
+	a0, _ := build17(ctx)
+	return events.NewBroadcaster(a0)
 }
 
-// build19 builds a *events.Correlator with events.NewCorrelator.
-func build19(ctx context.Context) (r *events.Correlator, err error) {
-	a0, _ := build18(ctx)
+// build19 builds a events.CorrelatorOptions with events.DefaultCorrelatorOptions.
+func build19(ctx context.Context) (r events.CorrelatorOptions, err error) {
+	return events.DefaultCorrelatorOptions(), nil
+}
+
+// build20 builds a *events.Correlator with events.NewCorrelator.
+func build20(ctx context.Context) (r *events.Correlator, err error) {
+	a0, _ := build19(ctx)
 	return events.NewCorrelator(a0)
 }
 
-// build20 builds a *events.Series with events.NewSeries.
-func build20(ctx context.Context) (r *events.Series, err error) {
+// build21 builds a events.Options with events.DefaultOptions.
+func build21(ctx context.Context) (r events.Options, err error) {
+	return events.DefaultOptions(), nil
+}
+
+// build22 builds a *events.Series with events.NewSeries.
+func build22(ctx context.Context) (r *events.Series, err error) {
 	return events.NewSeries(), nil
 }
 
-// build21 builds a *eventstest.SeriesSink with events/eventstest.NewSeriesSink.
-func build21(ctx context.Context) (r *eventstest.SeriesSink, err error) {
+// build23 builds a events.SeriesBroadcasterOptions with events.DefaultSeriesBroadcasterOptions.
+func build23(ctx context.Context) (r events.SeriesBroadcasterOptions, err error) {
+	return events.DefaultSeriesBroadcasterOptions(), nil
+}
+
+// build24 builds a *eventstest.SeriesSink with events/eventstest.NewSeriesSink.
+func build24(ctx context.Context) (r *eventstest.SeriesSink, err error) {
 	return eventstest.NewSeriesSink(nil, 0), nil
 }
 
-// build22 builds a *events.SeriesBroadcaster with events.NewSeriesBroadcaster.
-func build22(ctx context.Context) (r *events.SeriesBroadcaster, err error) {
-	a0, _ := build21(ctx)
-	return events.NewSeriesBroadcaster(a0)
+// build25 builds a *events.SeriesBroadcaster with events.NewSeriesBroadcaster.
+func build25(ctx context.Context) (r *events.SeriesBroadcaster, err error) {
+	a0, _ := build23(ctx)
+	a1, _ := build24(ctx)
+	return events.NewSeriesBroadcaster(a0, a1)
 }
 
-// build23 builds a *eventstest.Sink with events/eventstest.NewSink.
-func build23(ctx context.Context) (r *eventstest.Sink, err error) {
+// build26 builds a events.SinkQueueOptions with events.DefaultSinkQueueOptions.
+func build26(ctx context.Context) (r events.SinkQueueOptions, err error) {
+	return events.DefaultSinkQueueOptions(), nil
+}
+
+// build27 builds a *events.SinkQueue with events.NewSinkQueue.
+func build27(ctx context.Context) (r *events.SinkQueue, err error) {
+	a0, _ := build26(ctx)
+	a1, _ := build19(ctx)
+	return events.NewSinkQueue(a0, a1)
+}
+
+// build28 builds a *eventstest.Sink with events/eventstest.NewSink.
+func build28(ctx context.Context) (r *eventstest.Sink, err error) {
 	return eventstest.NewSink(nil, 0), nil
 }
 
-// build24 builds a nodecondition.ControllerConfig with nodecondition.DefaultControllerConfig.
-func build24(ctx context.Context) (r nodecondition.ControllerConfig, err error) {
+// build29 builds a nodecondition.ControllerConfig with nodecondition.DefaultControllerConfig.
+func build29(ctx context.Context) (r nodecondition.ControllerConfig, err error) {
 	return nodecondition.DefaultControllerConfig(), nil
 }
 
-// build25 builds a *nodecondition.Controller with nodecondition.NewController.
-func build25(ctx context.Context) (r *nodecondition.Controller, err error) {
-	a0, _ := build24(ctx)
+// build30 builds a *nodecondition.Controller with nodecondition.NewController.
+func build30(ctx context.Context) (r *nodecondition.Controller, err error) {
+	a0, _ := build29(ctx)
 	return nodecondition.NewController(a0)
 }
 
-// build26 builds a *nodecondition.Evictor with nodecondition.NewEvictor.
-func build26(ctx context.Context) (r *nodecondition.Evictor, err error) {
+// build31 builds a *nodecondition.Evictor with nodecondition.NewEvictor.
+func build31(ctx context.Context) (r *nodecondition.Evictor, err error) {
 	return nodecondition.NewEvictor(), nil
 }
 
-// build27 builds a nodecondition.KubeletConfig with nodecondition.DefaultKubeletConfig.
-func build27(ctx context.Context) (r nodecondition.KubeletConfig, err error) {
+// build32 builds a nodecondition.KubeletConfig with nodecondition.DefaultKubeletConfig.
+func build32(ctx context.Context) (r nodecondition.KubeletConfig, err error) {
 	return nodecondition.DefaultKubeletConfig(), nil
 }
 
-// build28 builds a *nodecondition.Kubelet with nodecondition.NewKubelet.
-func build28(ctx context.Context) (r *nodecondition.Kubelet, err error) {
-	a0, _ := build27(ctx)
+// build33 builds a *nodecondition.Kubelet with nodecondition.NewKubelet.
+func build33(ctx context.Context) (r *nodecondition.Kubelet, err error) {
+	a0, _ := build32(ctx)
 	return nodecondition.NewKubelet(a0, nil)
 }
 
-// build29 builds a *nodecondition.LeaseRenewer with nodecondition.NewLeaseRenewer.
-func build29(ctx context.Context) (r *nodecondition.LeaseRenewer, err error) {
-	a1, _ := build27(ctx)
+// build34 builds a *nodecondition.LeaseRenewer with nodecondition.NewLeaseRenewer.
+func build34(ctx context.Context) (r *nodecondition.LeaseRenewer, err error) {
+	a1, _ := build32(ctx)
 	return nodecondition.NewLeaseRenewer("", a1, nil)
 }
 
-// build30 builds a nodecondition.Scenario with nodecondition.ParseScenario.
-func build30(ctx context.Context) (r nodecondition.Scenario, err error) {
+// build35 builds a nodecondition.Scenario with nodecondition.ParseScenario.
+func build35(ctx context.Context) (r nodecondition.Scenario, err error) {
 	return nodecondition.ParseScenario("")
 }
 
-// build31 builds a nodecondition.Scenario with nodecondition.ScenarioClusterOutage.
-func build31(ctx context.Context) (r nodecondition.Scenario, err error) {
+// build36 builds a nodecondition.Scenario with nodecondition.ScenarioClusterOutage.
+func build36(ctx context.Context) (r nodecondition.Scenario, err error) {
 	return nodecondition.ScenarioClusterOutage(), nil
 }
 
-// build32 builds a nodecondition.Scenario with nodecondition.ScenarioFlappingNetwork.
-func build32(ctx context.Context) (r nodecondition.Scenario, err error) {
+// build37 builds a nodecondition.Scenario with nodecondition.ScenarioFlappingNetwork.
+func build37(ctx context.Context) (r nodecondition.Scenario, err error) {
 	return nodecondition.ScenarioFlappingNetwork(), nil
 }
 
-// build33 builds a nodecondition.Scenario with nodecondition.ScenarioKubeletStops.
-func build33(ctx context.Context) (r nodecondition.Scenario, err error) {
+// build38 builds a nodecondition.Scenario with nodecondition.ScenarioKubeletStops.
+func build38(ctx context.Context) (r nodecondition.Scenario, err error) {
 	return nodecondition.ScenarioKubeletStops(), nil
 }
 
-// build34 builds a nodecondition.Scenario with nodecondition.ScenarioMemoryPressure.
-func build34(ctx context.Context) (r nodecondition.Scenario, err error) {
+// build39 builds a nodecondition.Scenario with nodecondition.ScenarioMemoryPressure.
+func build39(ctx context.Context) (r nodecondition.Scenario, err error) {
 	return nodecondition.ScenarioMemoryPressure(), nil
 }
 
-// build35 builds a nodecondition.Scenario with nodecondition.ScenarioZoneOutage.
-func build35(ctx context.Context) (r nodecondition.Scenario, err error) {
+// build40 builds a nodecondition.Scenario with nodecondition.ScenarioZoneOutage.
+func build40(ctx context.Context) (r nodecondition.Scenario, err error) {
 	return nodecondition.ScenarioZoneOutage(), nil
 }
 
-// build36 builds a nodecondition.Timeline with nodecondition.Simulate.
-func build36(ctx context.Context) (r nodecondition.Timeline, err error) {
-	a0, _ := build31(ctx)
+// build41 builds a nodecondition.Timeline with nodecondition.Simulate.
+func build41(ctx context.Context) (r nodecondition.Timeline, err error) {
+	a0, _ := build36(ctx)
 	return nodecondition.Simulate(a0)
 }
 
-// build37 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
-func build37(ctx context.Context) (r nodecondition.ZoneState, err error) {
+// build42 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
+func build42(ctx context.Context) (r nodecondition.ZoneState, err error) {
 	return nodecondition.ComputeZoneState(0, 0, 0), nil
 }
 
-// build38 builds a podphase.Explanation with podphase.Explain.
-func build38(ctx context.Context) (r podphase.Explanation, err error) {
+// build43 builds a podphase.Explanation with podphase.Explain.
+func build43(ctx context.Context) (r podphase.Explanation, err error) {
 	return podphase.Explain(podphase.Input{})
 }
 
-// build39 builds a podphase.Options with podphase.DefaultOptions.
-func build39(ctx context.Context) (r podphase.Options, err error) {
+// build44 builds a podphase.Options with podphase.DefaultOptions.
+func build44(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptions(), nil
 }
 
-// build40 builds a statussync.Options with statussync.DefaultOptions.
-func build40(ctx context.Context) (r statussync.Options, err error) {
+// build45 builds a statussync.Options with statussync.DefaultOptions.
+func build45(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptions(), nil
 }
 
-// build41 builds a *statussync.Cache with statussync.NewCache.
-func build41(ctx context.Context) (r *statussync.Cache, err error) {
-	a0, _ := build40(ctx)
+// build46 builds a *statussync.Cache with statussync.NewCache.
+func build46(ctx context.Context) (r *statussync.Cache, err error) {
+	a0, _ := build45(ctx)
 	return statussync.NewCache(a0), nil
 }
 
-// build42 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
-func build42(ctx context.Context) (r *statussynctest.API, err error) {
+// build47 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
+func build47(ctx context.Context) (r *statussynctest.API, err error) {
 	return statussynctest.NewAPI(0), nil
 }
 
-// build43 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
-func build43(ctx context.Context) (r statussync.EngineOptions, err error) {
+// build48 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
+func build48(ctx context.Context) (r statussync.EngineOptions, err error) {
 	return statussync.DefaultEngineOptions(), nil
 }
 
-// build44 builds a *statussync.Engine with statussync.NewEngine.
-func build44(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, _ := build41(ctx)
-	a1, _ := build42(ctx)
-	a2, _ := build43(ctx)
+// build49 builds a *statussync.Engine with statussync.NewEngine.
+func build49(ctx context.Context) (r *statussync.Engine, err error) {
+	a0, _ := build46(ctx)
+	a1, _ := build47(ctx)
+	a2, _ := build48(ctx)
 	return statussync.NewEngine(a0, a1, a2)
 }
 
-// build45 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build45(ctx context.Context) (r *statussynctest.History, err error) {
+// build50 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build50(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 
