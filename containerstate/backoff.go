@@ -113,6 +113,11 @@ type backoffEntry struct {
 // argument everywhere: eventTime is when the thing that is backed off
 // happened (a container's finishedAt), now is the caller's clock.
 //
+// Make one with [NewBackoff]. The zero value (a struct field nobody
+// initialised) is inert: it holds no key, records nothing and never blocks,
+// so [Backoff.CrashLoop] and [Backoff.ImagePull] always let the container
+// start; a nil *Backoff behaves the same.
+//
 // A Backoff is not safe for concurrent use. Lookups allocate nothing; a new
 // key may grow the map.
 type Backoff struct {
@@ -130,19 +135,34 @@ func NewBackoff(cfg BackoffConfig) (*Backoff, error) {
 	return &Backoff{cfg: cfg, entries: make(map[string]backoffEntry)}, nil
 }
 
-// Config returns the configuration.
-func (b *Backoff) Config() BackoffConfig { return b.cfg }
+// Config returns the configuration; the zero BackoffConfig for a zero or
+// nil Backoff.
+func (b *Backoff) Config() BackoffConfig {
+	if b == nil {
+		return BackoffConfig{}
+	}
+	return b.cfg
+}
 
 // Len returns the number of keys held.
-func (b *Backoff) Len() int { return len(b.entries) }
+func (b *Backoff) Len() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.entries)
+}
 
 func (b *Backoff) expired(e backoffEntry, eventTime time.Time) bool {
 	return eventTime.Sub(e.lastUpdate) > b.cfg.ResetAfter
 }
 
 // Next records one more failure for key: the delay becomes the initial one
-// for a new or expired key, and doubles (up to the maximum) otherwise.
+// for a new or expired key, and doubles (up to the maximum) otherwise. On a
+// zero or nil Backoff it does nothing.
 func (b *Backoff) Next(key string, eventTime, now time.Time) {
+	if b == nil || b.entries == nil {
+		return
+	}
 	e, ok := b.entries[key]
 	if !ok || b.expired(e, eventTime) {
 		e.delay = b.cfg.Initial
@@ -154,11 +174,19 @@ func (b *Backoff) Next(key string, eventTime, now time.Time) {
 }
 
 // Get returns key's current delay, or zero for an unknown key.
-func (b *Backoff) Get(key string) time.Duration { return b.entries[key].delay }
+func (b *Backoff) Get(key string) time.Duration {
+	if b == nil {
+		return 0
+	}
+	return b.entries[key].delay
+}
 
 // InBackoffSince reports whether, at now, less than key's delay has passed
 // since eventTime. An unknown or expired key is not in back-off.
 func (b *Backoff) InBackoffSince(key string, eventTime, now time.Time) bool {
+	if b == nil {
+		return false
+	}
 	e, ok := b.entries[key]
 	if !ok || b.expired(e, eventTime) {
 		return false
@@ -169,6 +197,9 @@ func (b *Backoff) InBackoffSince(key string, eventTime, now time.Time) bool {
 // InBackoffSinceUpdate reports whether, at now, less than key's delay has
 // passed since its last update.
 func (b *Backoff) InBackoffSinceUpdate(key string, now time.Time) bool {
+	if b == nil {
+		return false
+	}
 	e, ok := b.entries[key]
 	if !ok || b.expired(e, now) {
 		return false
@@ -177,10 +208,17 @@ func (b *Backoff) InBackoffSinceUpdate(key string, now time.Time) bool {
 }
 
 // Reset forgets key.
-func (b *Backoff) Reset(key string) { delete(b.entries, key) }
+func (b *Backoff) Reset(key string) {
+	if b != nil {
+		delete(b.entries, key)
+	}
+}
 
 // GC forgets every key not updated for longer than the reset period.
 func (b *Backoff) GC(now time.Time) {
+	if b == nil {
+		return
+	}
 	for k, e := range b.entries {
 		if b.expired(e, now) {
 			delete(b.entries, k)

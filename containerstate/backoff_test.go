@@ -112,8 +112,8 @@ func TestCrashLoopConfig(t *testing.T) {
 	for _, tt := range tests {
 		c, err := tt.opts.CrashLoopConfig()
 		if tt.wantErr {
-			if !errors.Is(err, ErrInvalidOption) {
-				t.Errorf("%s: error %v, want ErrInvalidOption", tt.reason, err)
+			if !errors.Is(err, ErrInvalidOptions) {
+				t.Errorf("%s: error %v, want ErrInvalidOptions", tt.reason, err)
 			}
 			continue
 		}
@@ -122,8 +122,8 @@ func TestCrashLoopConfig(t *testing.T) {
 		}
 	}
 	for _, bad := range []BackoffConfig{{}, {Initial: time.Second, Max: time.Millisecond, ResetAfter: time.Second}, {Initial: time.Second, Max: time.Second}} {
-		if _, err := NewBackoff(bad); !errors.Is(err, ErrInvalidOption) {
-			t.Errorf("NewBackoff(%+v): error %v, want ErrInvalidOption", bad, err)
+		if _, err := NewBackoff(bad); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("NewBackoff(%+v): error %v, want ErrInvalidOptions", bad, err)
 		}
 	}
 }

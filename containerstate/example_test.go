@@ -1,6 +1,7 @@
 package containerstate_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -145,4 +146,42 @@ func ExampleConvert() {
 	fmt.Println(describe(s), err)
 	// Output:
 	// Running last=OOMKilled(137)              restarts=1 ready=true <nil>
+}
+
+// A runner asks the machine when it next changes on its own and advances it
+// then: the UNKNOWN grace ends with no runtime event.
+func ExampleMachine_NextWake() {
+	spec := &v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "app:1"}}}
+	m, err := containerstate.NewMachine(containerstate.Pod{Spec: spec, Name: "web", Namespace: "default", UID: "uid-1"}, "app")
+	if err != nil {
+		panic(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	_ = m.Step(containerstate.Event{Kind: containerstate.Started, At: t0, ContainerID: "containerd://a"})
+	_ = m.Step(containerstate.Event{Kind: containerstate.Unknown, At: t0.Add(5 * time.Second), ContainerID: "containerd://a"})
+	wake, ok := m.NextWake()
+	fmt.Println(m.State(), ok, wake.Sub(t0))
+	if err := m.Advance(wake); err != nil {
+		panic(err)
+	}
+	fmt.Println(m.State(), m.Status().State.Terminated.Reason)
+	_, ok = m.NextWake()
+	fmt.Println(ok)
+	// Output:
+	// Running true 2m5s
+	// Terminated ContainerStatusUnknown
+	// false
+}
+
+// A Step error says which field of the event was wrong.
+func ExampleStepError() {
+	spec := &v1.PodSpec{Containers: []v1.Container{{Name: "app"}}}
+	m, _ := containerstate.NewMachine(containerstate.Pod{Spec: spec}, "app")
+	err := m.Step(containerstate.Event{Kind: containerstate.PullFailed, At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Reason: "Oops"})
+	var se *containerstate.StepError
+	fmt.Println(errors.As(err, &se), se.Field, errors.Is(err, containerstate.ErrInvalidInput))
+	fmt.Println(err)
+	// Output:
+	// true Reason true
+	// containerstate: invalid event: container "app": PullFailed at 2026-01-01T00:00:00Z: Reason: "Oops" is not a reason of PullFailed (ErrImagePull, InvalidImageName, ErrImageNeverPull, ImageInspectError, RegistryUnavailable, SignatureValidationFailed)
 }

@@ -119,8 +119,8 @@ func TestMachineModel(t *testing.T) {
 				}
 				before := m.Status()
 				err := m.Step(containerstate.Event{Kind: containerstate.PullStarted, At: last.Add(-time.Nanosecond)})
-				if !errors.Is(err, containerstate.ErrStale) {
-					t.Fatalf("an event older than the last: error %v, want ErrStale", err)
+				if !errors.Is(err, containerstate.ErrTimeWentBackwards) {
+					t.Fatalf("an event older than the last: error %v, want ErrTimeWentBackwards", err)
 				}
 				if after := m.Status(); after.String() != before.String() {
 					t.Fatal("a refused event changed the status")
