@@ -100,7 +100,7 @@
 //
 // # Usage
 //
-//	m, err := containerstate.NewMachine(containerstate.Pod{Spec: &pod.Spec, Name: pod.Name,
+//	m, err := containerstate.NewMachine(containerstate.DefaultOptions(), containerstate.Pod{Spec: &pod.Spec, Name: pod.Name,
 //		Namespace: pod.Namespace, UID: pod.UID}, "app")
 //	...
 //	err = m.Step(containerstate.Event{Kind: containerstate.Started, At: now, ContainerID: "containerd://abc"})

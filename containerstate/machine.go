@@ -47,18 +47,14 @@ type Machine struct {
 // garbage-collects dead instances long before that many accumulate.
 const RetiredIDs = 16
 
-// NewMachine returns a machine for container name of the pod, with the
-// default options, in the state the kubelet reports before the runtime has
-// the container: Waiting with reason ContainerCreating, or PodInitializing
-// when the pod has init containers.
-func NewMachine(pod Pod, name string) (*Machine, error) {
-	return DefaultOptions().NewMachine(pod, name)
-}
-
-// NewMachine returns a machine for container name of the pod with these
-// options. It returns an [*InputError] for a nil spec or a name the spec
-// lacks, and an [*OptionError] for invalid options.
-func (o Options) NewMachine(pod Pod, name string) (*Machine, error) {
+// NewMachine returns a machine for container name of the pod with the
+// options o ([DefaultOptions] for the Kubernetes 1.37 defaults), in the state
+// the kubelet reports before the runtime has the container: Waiting with
+// reason ContainerCreating, or PodInitializing when the pod has init
+// containers. It returns an [*OptionError] (ErrInvalidOptions) for invalid
+// options, and an [*InputError] (ErrInvalidInput) for a nil spec or a name
+// the spec lacks.
+func NewMachine(o Options, pod Pod, name string) (*Machine, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}

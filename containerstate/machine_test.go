@@ -13,7 +13,7 @@ import (
 
 func mustMachine(t *testing.T, o Options, pod Pod, name string) *Machine {
 	t.Helper()
-	m, err := o.NewMachine(pod, name)
+	m, err := NewMachine(o, pod, name)
 	if err != nil {
 		t.Fatalf("NewMachine: %v", err)
 	}
@@ -285,13 +285,13 @@ func TestMachineUnknownGrace(t *testing.T) {
 }
 
 func TestNewMachineBadInput(t *testing.T) {
-	if _, err := NewMachine(Pod{}, "a"); !errors.Is(err, ErrNilPodSpec) {
+	if _, err := NewMachine(DefaultOptions(), Pod{}, "a"); !errors.Is(err, ErrNilPodSpec) {
 		t.Errorf("nil spec: %v", err)
 	}
-	if _, err := NewMachine(onePod(v1.RestartPolicyAlways, "a"), "b"); !errors.Is(err, ErrNotInSpec) {
+	if _, err := NewMachine(DefaultOptions(), onePod(v1.RestartPolicyAlways, "a"), "b"); !errors.Is(err, ErrNotInSpec) {
 		t.Errorf("a container the spec lacks: %v", err)
 	}
-	if _, err := (Options{UnknownGrace: -1}).NewMachine(onePod(v1.RestartPolicyAlways, "a"), "a"); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := NewMachine(Options{UnknownGrace: -1}, onePod(v1.RestartPolicyAlways, "a"), "a"); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("negative grace: %v", err)
 	}
 }

@@ -50,7 +50,7 @@ func TestMachineModel(t *testing.T) {
 			c.ReadinessProbe = &v1.Probe{}
 		}
 		spec := &v1.PodSpec{RestartPolicy: policy, Containers: []v1.Container{c}}
-		m, err := containerstate.Options{Features: containerstate.DefaultFeatures()}.NewMachine(containerstate.Pod{Spec: spec, Name: "p", Namespace: "ns", UID: "u"}, "app")
+		m, err := containerstate.NewMachine(containerstate.Options{Features: containerstate.DefaultFeatures()}, containerstate.Pod{Spec: spec, Name: "p", Namespace: "ns", UID: "u"}, "app")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ import (
 // (docs/conventions.md section 2). The package source is read so that an
 // exported function or type missing from the lists below fails the test.
 func TestNoPanicOnZero(t *testing.T) {
-	m, err := containerstate.NewMachine(containerstate.Pod{Spec: &v1.PodSpec{Containers: []v1.Container{{Name: "app"}}}}, "app")
+	m, err := containerstate.NewMachine(containerstate.DefaultOptions(), containerstate.Pod{Spec: &v1.PodSpec{Containers: []v1.Container{{Name: "app"}}}}, "app")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestNoPanicOnZero(t *testing.T) {
 	if err := stepped.Step(containerstate.Event{Kind: containerstate.Started, At: time.Unix(1, 0), ContainerID: "c://1"}); err != nil {
 		t.Fatal(err)
 	}
-	backoff, err := containerstate.NewBackoff(containerstate.ImagePullConfig())
+	backoff, err := containerstate.NewBackoff(containerstate.DefaultImagePullOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestNoPanicOnZero(t *testing.T) {
 				"DefaultFeatures": containerstate.DefaultFeatures, "DefaultOptions": containerstate.DefaultOptions,
 				"EventKinds": containerstate.EventKinds, "ExitedEvent": containerstate.ExitedEvent,
 				"HasPodInitialized": containerstate.HasPodInitialized, "ImageInspectErrorEvent": containerstate.ImageInspectErrorEvent,
-				"ImagePullConfig": containerstate.ImagePullConfig, "ImagePullKey": containerstate.ImagePullKey,
+				"DefaultImagePullOptions": containerstate.DefaultImagePullOptions, "ImagePullKey": containerstate.ImagePullKey,
 				"InvalidImageNameEvent": containerstate.InvalidImageNameEvent, "IsSidecar": containerstate.IsSidecar,
 				"MatchingRule": containerstate.MatchingRule, "Mermaid": containerstate.Mermaid,
 				"NeverPullEvent": containerstate.NeverPullEvent, "NewBackoff": containerstate.NewBackoff,
@@ -62,7 +62,7 @@ func TestNoPanicOnZero(t *testing.T) {
 			types: map[string][]any{
 				"Machine":          {(*containerstate.Machine)(nil), &containerstate.Machine{}, m, &stepped},
 				"Backoff":          {(*containerstate.Backoff)(nil), &containerstate.Backoff{}, backoff},
-				"BackoffConfig":    {containerstate.BackoffConfig{}, containerstate.ImagePullConfig()},
+				"BackoffOptions":   {containerstate.BackoffOptions{}, containerstate.DefaultImagePullOptions()},
 				"CrashLoopOptions": {containerstate.CrashLoopOptions{}, containerstate.DefaultCrashLoopOptions()},
 				"Options":          {containerstate.Options{}, containerstate.DefaultOptions()},
 				"Features":         {containerstate.Features{}, containerstate.DefaultFeatures()},

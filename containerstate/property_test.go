@@ -42,7 +42,7 @@ func TestInvariants(t *testing.T) {
 				sequences++
 				target := containerstatetest.Target().Draw(t, "target")
 				events := containerstatetest.Events(target).Draw(t, "events")
-				m, err := opts.o.NewMachine(target.Pod, target.Name)
+				m, err := containerstate.NewMachine(opts.o, target.Pod, target.Name)
 				if err != nil {
 					t.Fatalf("NewMachine: %v", err)
 				}
@@ -84,7 +84,7 @@ func TestPropertyTimeOnlyMattersAtNextWake(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				target := containerstatetest.Target().Draw(t, "target")
 				events := containerstatetest.Events(target).Draw(t, "events")
-				m, err := opts.o.NewMachine(target.Pod, target.Name)
+				m, err := containerstate.NewMachine(opts.o, target.Pod, target.Name)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -103,7 +103,7 @@ func walk(t *testing.T, rng *rand.Rand, seen map[move]bool) {
 	if pick(3) == 0 {
 		opts.UnknownGrace = 0
 	}
-	m, err := opts.NewMachine(containerstate.Pod{Spec: spec, Name: "p", Namespace: "ns", UID: "u"}, c.Name)
+	m, err := containerstate.NewMachine(opts, containerstate.Pod{Spec: spec, Name: "p", Namespace: "ns", UID: "u"}, c.Name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -168,7 +168,7 @@ func TestZeroValues(t *testing.T) {
 		}
 		b.Reset("k")
 		b.GC(at(9))
-		if b.Len() != 0 || b.Config() != (BackoffConfig{}) {
+		if b.Len() != 0 || b.Options() != (BackoffOptions{}) {
 			t.Error("a zero Backoff holds keys or a configuration")
 		}
 	}
