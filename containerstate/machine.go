@@ -197,8 +197,8 @@ func (m *Machine) Step(ev Event) error {
 		return &StepError{Event: ev, Err: ErrNotInitialized}
 	}
 	n := *m
-	if r := n.apply(&ev); r.err != nil {
-		return &StepError{Container: m.t.container.Name, Event: ev, Last: m.last, Field: r.field, Detail: r.detail(m, &ev), Err: r.err}
+	if f := n.apply(&ev); f != faultNone {
+		return &StepError{Container: m.t.container.Name, Event: ev, Last: m.last, Field: faultErrs[f].field, Detail: f.detail(m, &ev), Err: faultErrs[f].err}
 	}
 	n.last, n.hasLast = ev.At, true
 	newest := n.newestPtr()
@@ -217,15 +217,9 @@ func (m *Machine) Step(ev Event) error {
 	return nil
 }
 
-// refusal is why apply refused an event: a sentinel, the field at fault and
-// what kind of fault, turned into words only when the event is refused so
-// that accepting one allocates nothing.
-type refusal struct {
-	err   error
-	field string
-	fault fault
-}
-
+// fault is why apply refused an event, a small value so that accepting an
+// event costs nothing more; Step turns it into a sentinel, the field at
+// fault and words only when the event is refused.
 type fault uint8
 
 const (
@@ -243,13 +237,27 @@ const (
 	faultNoRestart
 )
 
-func refuse(err error, field string, f fault) refusal {
-	return refusal{err: err, field: field, fault: f}
+// faultErrs gives each fault its sentinel and the Event field it is about.
+var faultErrs = [...]struct {
+	err   error
+	field string
+}{
+	faultKind:         {ErrUnknownEvent, "Kind"},
+	faultZeroTime:     {ErrInvalidEvent, "At"},
+	faultBackwards:    {ErrTimeWentBackwards, "At"},
+	faultResult:       {ErrInvalidEvent, "Result"},
+	faultReason:       {ErrInvalidEvent, "Reason"},
+	faultNoInstance:   {ErrInvalidEvent, ""},
+	faultEmptyID:      {ErrNoContainerID, "ContainerID"},
+	faultReplacedID:   {ErrOlderInstance, "ContainerID"},
+	faultCreatedAgain: {ErrBackwards, "Kind"},
+	faultExitedAgain:  {ErrTerminatedRunning, "ContainerID"},
+	faultNoRestart:    {ErrNotRestartable, "ContainerID"},
 }
 
 // detail describes the fault in ev, with the machine m as it was before.
-func (r refusal) detail(m *Machine, ev *Event) string {
-	switch r.fault {
+func (f fault) detail(m *Machine, ev *Event) string {
+	switch f {
 	case faultKind:
 		return "undefined kind " + strconv.Itoa(int(ev.Kind))
 	case faultZeroTime:
@@ -291,53 +299,53 @@ func (m *Machine) restartRule() string {
 	return "restartPolicy " + string(m.t.pod.Spec.RestartPolicy)
 }
 
-func (m *Machine) apply(ev *Event) refusal {
+func (m *Machine) apply(ev *Event) fault {
 	if ev.Kind < PullStarted || ev.Kind > lastKind {
-		return refuse(ErrUnknownEvent, "Kind", faultKind)
+		return faultKind
 	}
 	if ev.At.IsZero() {
-		return refuse(ErrInvalidEvent, "At", faultZeroTime)
+		return faultZeroTime
 	}
 	if m.hasLast && ev.At.Before(m.last) {
-		return refuse(ErrTimeWentBackwards, "At", faultBackwards)
+		return faultBackwards
 	}
 	switch ev.Kind {
 	case PullStarted, Tick:
-		return refusal{}
+		return faultNone
 	case LivenessProbe:
 		if ev.Result > ProbeFailure {
-			return refuse(ErrInvalidEvent, "Result", faultResult)
+			return faultResult
 		}
-		return refusal{}
+		return faultNone
 	case PullFailed, PullBackOff, CreateFailed, StartFailed, BackOff:
 		reason, ok := failureReason(ev)
 		if !ok {
-			return refuse(ErrInvalidEvent, "Reason", faultReason)
+			return faultReason
 		}
 		m.startErr, m.hasStartErr, m.startErrEpoch = StartError{Reason: reason, Message: ev.Message}, true, m.attempts
-		return refusal{}
+		return faultNone
 	case PullSucceeded:
 		m.imageID = ev.ImageID
-		return refusal{}
+		return faultNone
 	case StartupProbe, ReadinessProbe:
 		if ev.Result > ProbeFailure {
-			return refuse(ErrInvalidEvent, "Result", faultResult)
+			return faultResult
 		}
 		if !m.hasNewest {
-			return refuse(ErrInvalidEvent, "", faultNoInstance)
+			return faultNoInstance
 		}
 		if ev.ContainerID != "" && ev.ContainerID != m.newest.ID {
-			return refuse(ErrOlderInstance, "ContainerID", faultReplacedID)
+			return faultReplacedID
 		}
 		if ev.Kind == StartupProbe {
 			m.startup = ev.Result
 		} else {
 			m.readiness = ev.Result
 		}
-		return refusal{}
+		return faultNone
 	case PodChanged:
 		m.t.pod.PodFacts = ev.Pod
-		return refusal{}
+		return faultNone
 	case Removed:
 		return m.remove(ev)
 	}
@@ -347,18 +355,18 @@ func (m *Machine) apply(ev *Event) refusal {
 var runtimeStateOf = [...]RuntimeState{Created: RuntimeCreated, Started: RuntimeRunning, Exited: RuntimeExited, Unknown: RuntimeUnknown}
 
 // observe applies a runtime state report about one instance.
-func (m *Machine) observe(ev *Event) refusal {
+func (m *Machine) observe(ev *Event) fault {
 	if ev.ContainerID == "" {
-		return refuse(ErrNoContainerID, "ContainerID", faultEmptyID)
+		return faultEmptyID
 	}
 	to := runtimeStateOf[ev.Kind]
 	switch {
 	case m.hasNewest && ev.ContainerID == m.newest.ID:
 		return m.advance(ev, to)
 	case m.hasPrev && ev.ContainerID == m.prev.ID, m.isRetired(ev.ContainerID):
-		return refuse(ErrOlderInstance, "ContainerID", faultReplacedID)
+		return faultReplacedID
 	case !m.mayRunAgain():
-		return refuse(ErrNotRestartable, "ContainerID", faultNoRestart)
+		return faultNoRestart
 	}
 	// A new instance. One still alive in our view was lost to a relist
 	// without its exit being seen: the kubelet's word for that is
@@ -408,18 +416,18 @@ func (m *Machine) mayRunAgain() bool {
 }
 
 // advance moves the newest instance to runtime state to.
-func (m *Machine) advance(ev *Event, to RuntimeState) refusal {
+func (m *Machine) advance(ev *Event, to RuntimeState) fault {
 	inst := &m.newest
 	from := inst.State
 	switch from {
 	case RuntimeExited:
 		if to == RuntimeExited && ev.ExitCode == inst.ExitCode && ev.Reason == inst.Reason && ev.Message == inst.Message {
-			return refusal{} // the same exit, relisted
+			return faultNone // the same exit, relisted
 		}
-		return refuse(ErrTerminatedRunning, "ContainerID", faultExitedAgain)
+		return faultExitedAgain
 	case RuntimeRunning, RuntimeUnknown:
 		if to == RuntimeCreated {
-			return refuse(ErrBackwards, "Kind", faultCreatedAgain)
+			return faultCreatedAgain
 		}
 	}
 	switch to {
@@ -454,14 +462,14 @@ func (m *Machine) advance(ev *Event, to RuntimeState) refusal {
 		m.unknownSince = time.Time{}
 	}
 	inst.State = to
-	return refusal{}
+	return faultNone
 }
 
 // remove applies a Removed event.
-func (m *Machine) remove(ev *Event) refusal {
+func (m *Machine) remove(ev *Event) fault {
 	switch {
 	case ev.ContainerID == "":
-		return refuse(ErrNoContainerID, "ContainerID", faultEmptyID)
+		return faultEmptyID
 	case m.hasPrev && ev.ContainerID == m.prev.ID:
 		m.retire(m.prev.ID)
 		m.prev, m.hasPrev = Instance{}, false
@@ -472,9 +480,9 @@ func (m *Machine) remove(ev *Event) refusal {
 		m.startup, m.readiness = ProbeNone, ProbeNone
 		m.unknownSince = time.Time{}
 	default:
-		return refuse(ErrOlderInstance, "ContainerID", faultReplacedID)
+		return faultReplacedID
 	}
-	return refusal{}
+	return faultNone
 }
 
 func (m *Machine) retire(id string) {
