@@ -105,6 +105,9 @@
 //	...
 //	err = m.Step(containerstate.Event{Kind: containerstate.Started, At: now, ContainerID: "containerd://abc"})
 //	status := m.Status() // the v1.ContainerStatus to report
+//	if wake, ok := m.NextWake(); ok {
+//		// at wake, with no event: err = m.Advance(wake)
+//	}
 //
 // Before starting a container again, ask [Backoff.CrashLoop] with
 // [CrashLoopKey]; when it is blocked, step the machine with [BackOffEvent].
