@@ -14,7 +14,7 @@ import (
 // test runs without it.
 func TestStepAllocatesNothing(t *testing.T) {
 	spec := &v1.PodSpec{Containers: []v1.Container{{Name: "app", ReadinessProbe: &v1.Probe{}}}}
-	m, err := NewMachine(Pod{Spec: spec, Name: "web", Namespace: "default", UID: "u"}, "app")
+	m, err := NewMachine(DefaultOptions(), Pod{Spec: spec, Name: "web", Namespace: "default", UID: "u"}, "app")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,9 +28,11 @@ const (
 	ImagePullMax     = 300 * time.Second
 )
 
-// BackoffConfig shapes a back-off: the first delay, the cap of the doubling,
-// and how long an entry may go without an update before it starts over.
-type BackoffConfig struct {
+// BackoffOptions shapes a [Backoff]: the first delay, the cap of the
+// doubling, and how long an entry may go without an update before it starts
+// over. [DefaultImagePullOptions] and [CrashLoopOptions.BackoffOptions] give
+// the kubelet's two.
+type BackoffOptions struct {
 	// Initial is the first delay.
 	Initial time.Duration
 	// Max caps the doubling.
@@ -40,7 +42,7 @@ type BackoffConfig struct {
 	ResetAfter time.Duration
 }
 
-func (c BackoffConfig) validate() error {
+func (c BackoffOptions) validate() error {
 	switch {
 	case c.Initial <= 0:
 		return &OptionError{Field: "Initial", Reason: "must be positive, got " + c.Initial.String()}
@@ -72,18 +74,18 @@ func DefaultCrashLoopOptions() CrashLoopOptions {
 	return CrashLoopOptions{KubeletCrashLoopBackOffMax: true}
 }
 
-// CrashLoopConfig returns the crash-loop back-off the kubelet builds from
+// BackoffOptions returns the crash-loop back-off the kubelet builds from
 // these settings: 10s doubling to 300s by default; 1s to 60s with the reduced
 // decay; the per-node maximum replacing the cap (and the initial delay when
 // it is smaller) when its gate is on. Note that with both gates on and no
 // maximum configured the cap is the configuration default, 300s.
-func (o CrashLoopOptions) CrashLoopConfig() (BackoffConfig, error) {
-	c := BackoffConfig{Initial: CrashLoopInitial, Max: CrashLoopMax, ResetAfter: CrashLoopReset}
+func (o CrashLoopOptions) BackoffOptions() (BackoffOptions, error) {
+	c := BackoffOptions{Initial: CrashLoopInitial, Max: CrashLoopMax, ResetAfter: CrashLoopReset}
 	if o.ReduceDefaultDecay {
 		c.Initial, c.Max = ReducedCrashLoopInitial, ReducedCrashLoopMax
 	}
 	if o.MaxContainerRestartPeriod != 0 && (o.MaxContainerRestartPeriod < time.Second || o.MaxContainerRestartPeriod > CrashLoopMax) {
-		return BackoffConfig{}, &OptionError{Field: "MaxContainerRestartPeriod", Reason: "must be between 1s and 5m0s, got " + o.MaxContainerRestartPeriod.String()}
+		return BackoffOptions{}, &OptionError{Field: "MaxContainerRestartPeriod", Reason: "must be between 1s and 5m0s, got " + o.MaxContainerRestartPeriod.String()}
 	}
 	if o.KubeletCrashLoopBackOffMax {
 		c.Max = o.MaxContainerRestartPeriod
@@ -97,10 +99,10 @@ func (o CrashLoopOptions) CrashLoopConfig() (BackoffConfig, error) {
 	return c, nil
 }
 
-// ImagePullConfig returns the image-pull back-off: 10s doubling to 300s,
+// DefaultImagePullOptions returns the image-pull back-off: 10s doubling to 300s,
 // reset after 10 minutes without an update.
-func ImagePullConfig() BackoffConfig {
-	return BackoffConfig{Initial: ImagePullInitial, Max: ImagePullMax, ResetAfter: 2 * ImagePullMax}
+func DefaultImagePullOptions() BackoffOptions {
+	return BackoffOptions{Initial: ImagePullInitial, Max: ImagePullMax, ResetAfter: 2 * ImagePullMax}
 }
 
 type backoffEntry struct {
@@ -113,36 +115,56 @@ type backoffEntry struct {
 // argument everywhere: eventTime is when the thing that is backed off
 // happened (a container's finishedAt), now is the caller's clock.
 //
+// Make one with [NewBackoff]. The zero value (a struct field nobody
+// initialised) is inert: it holds no key, records nothing and never blocks,
+// so [Backoff.CrashLoop] and [Backoff.ImagePull] always let the container
+// start; a nil *Backoff behaves the same.
+//
 // A Backoff is not safe for concurrent use. Lookups allocate nothing; a new
 // key may grow the map.
 type Backoff struct {
-	cfg     BackoffConfig
+	cfg     BackoffOptions
 	entries map[string]backoffEntry
 }
 
 // NewBackoff returns an empty back-off set, or an [*OptionError] for a
 // configuration with a non-positive initial delay or reset period, or a
 // maximum below the initial delay.
-func NewBackoff(cfg BackoffConfig) (*Backoff, error) {
-	if err := cfg.validate(); err != nil {
+func NewBackoff(opts BackoffOptions) (*Backoff, error) {
+	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	return &Backoff{cfg: cfg, entries: make(map[string]backoffEntry)}, nil
+	return &Backoff{cfg: opts, entries: make(map[string]backoffEntry)}, nil
 }
 
-// Config returns the configuration.
-func (b *Backoff) Config() BackoffConfig { return b.cfg }
+// Options returns the back-off's options; the zero BackoffOptions for a zero or
+// nil Backoff.
+func (b *Backoff) Options() BackoffOptions {
+	if b == nil {
+		return BackoffOptions{}
+	}
+	return b.cfg
+}
 
 // Len returns the number of keys held.
-func (b *Backoff) Len() int { return len(b.entries) }
+func (b *Backoff) Len() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.entries)
+}
 
 func (b *Backoff) expired(e backoffEntry, eventTime time.Time) bool {
 	return eventTime.Sub(e.lastUpdate) > b.cfg.ResetAfter
 }
 
 // Next records one more failure for key: the delay becomes the initial one
-// for a new or expired key, and doubles (up to the maximum) otherwise.
+// for a new or expired key, and doubles (up to the maximum) otherwise. On a
+// zero or nil Backoff it does nothing.
 func (b *Backoff) Next(key string, eventTime, now time.Time) {
+	if b == nil || b.entries == nil {
+		return
+	}
 	e, ok := b.entries[key]
 	if !ok || b.expired(e, eventTime) {
 		e.delay = b.cfg.Initial
@@ -154,11 +176,19 @@ func (b *Backoff) Next(key string, eventTime, now time.Time) {
 }
 
 // Get returns key's current delay, or zero for an unknown key.
-func (b *Backoff) Get(key string) time.Duration { return b.entries[key].delay }
+func (b *Backoff) Get(key string) time.Duration {
+	if b == nil {
+		return 0
+	}
+	return b.entries[key].delay
+}
 
 // InBackoffSince reports whether, at now, less than key's delay has passed
 // since eventTime. An unknown or expired key is not in back-off.
 func (b *Backoff) InBackoffSince(key string, eventTime, now time.Time) bool {
+	if b == nil {
+		return false
+	}
 	e, ok := b.entries[key]
 	if !ok || b.expired(e, eventTime) {
 		return false
@@ -169,6 +199,9 @@ func (b *Backoff) InBackoffSince(key string, eventTime, now time.Time) bool {
 // InBackoffSinceUpdate reports whether, at now, less than key's delay has
 // passed since its last update.
 func (b *Backoff) InBackoffSinceUpdate(key string, now time.Time) bool {
+	if b == nil {
+		return false
+	}
 	e, ok := b.entries[key]
 	if !ok || b.expired(e, now) {
 		return false
@@ -177,10 +210,17 @@ func (b *Backoff) InBackoffSinceUpdate(key string, now time.Time) bool {
 }
 
 // Reset forgets key.
-func (b *Backoff) Reset(key string) { delete(b.entries, key) }
+func (b *Backoff) Reset(key string) {
+	if b != nil {
+		delete(b.entries, key)
+	}
+}
 
 // GC forgets every key not updated for longer than the reset period.
 func (b *Backoff) GC(now time.Time) {
+	if b == nil {
+		return
+	}
 	for k, e := range b.entries {
 		if b.expired(e, now) {
 			delete(b.entries, k)

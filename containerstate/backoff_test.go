@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-func mustBackoff(t *testing.T, c BackoffConfig, err error) *Backoff {
+func mustBackoff(t *testing.T, c BackoffOptions, err error) *Backoff {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -25,7 +25,7 @@ func mustBackoff(t *testing.T, c BackoffConfig, err error) *Backoff {
 // restart is immediate, then 10s, 20s, 40s, 80s, 160s and the 300s cap, for a
 // container that crashes one second after each start.
 func TestCrashLoopTimeline(t *testing.T) {
-	cfg, err := DefaultCrashLoopOptions().CrashLoopConfig()
+	cfg, err := DefaultCrashLoopOptions().BackoffOptions()
 	b := mustBackoff(t, cfg, err)
 	const key = "k"
 	now := t0
@@ -62,7 +62,7 @@ func TestCrashLoopTimeline(t *testing.T) {
 // TestCrashLoopReset traces the kubelet's reset rule: an entry expires when
 // the event is more than 600s after its last update, whatever the maximum.
 func TestCrashLoopReset(t *testing.T) {
-	cfg, err := DefaultCrashLoopOptions().CrashLoopConfig()
+	cfg, err := DefaultCrashLoopOptions().BackoffOptions()
 	b := mustBackoff(t, cfg, err)
 	b.Next("k", t0, t0)
 	b.Next("k", t0, t0)
@@ -110,10 +110,10 @@ func TestCrashLoopConfig(t *testing.T) {
 		{reason: "per-node max above 300s is invalid", opts: CrashLoopOptions{KubeletCrashLoopBackOffMax: true, MaxContainerRestartPeriod: 301 * time.Second}, wantErr: true},
 	}
 	for _, tt := range tests {
-		c, err := tt.opts.CrashLoopConfig()
+		c, err := tt.opts.BackoffOptions()
 		if tt.wantErr {
-			if !errors.Is(err, ErrInvalidOption) {
-				t.Errorf("%s: error %v, want ErrInvalidOption", tt.reason, err)
+			if !errors.Is(err, ErrInvalidOptions) {
+				t.Errorf("%s: error %v, want ErrInvalidOptions", tt.reason, err)
 			}
 			continue
 		}
@@ -121,9 +121,9 @@ func TestCrashLoopConfig(t *testing.T) {
 			t.Errorf("%s: got %+v (err %v), want initial %v max %v reset 600s", tt.reason, c, err, tt.initial, tt.max)
 		}
 	}
-	for _, bad := range []BackoffConfig{{}, {Initial: time.Second, Max: time.Millisecond, ResetAfter: time.Second}, {Initial: time.Second, Max: time.Second}} {
-		if _, err := NewBackoff(bad); !errors.Is(err, ErrInvalidOption) {
-			t.Errorf("NewBackoff(%+v): error %v, want ErrInvalidOption", bad, err)
+	for _, bad := range []BackoffOptions{{}, {Initial: time.Second, Max: time.Millisecond, ResetAfter: time.Second}, {Initial: time.Second, Max: time.Second}} {
+		if _, err := NewBackoff(bad); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("NewBackoff(%+v): error %v, want ErrInvalidOptions", bad, err)
 		}
 	}
 }
@@ -131,7 +131,7 @@ func TestCrashLoopConfig(t *testing.T) {
 // TestImagePullAlternation traces section 11: the Waiting reason alternates
 // between ErrImagePull and ImagePullBackOff as the delay doubles.
 func TestImagePullAlternation(t *testing.T) {
-	b := mustBackoff(t, ImagePullConfig(), nil)
+	b := mustBackoff(t, DefaultImagePullOptions(), nil)
 	pod := onePod(v1.RestartPolicyAlways, "a")
 	m := mustMachine(t, DefaultOptions(), pod, "a")
 	key := ImagePullKey(pod.UID, "img-a")

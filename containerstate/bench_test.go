@@ -12,7 +12,7 @@ import (
 // readiness result, Exited, BackOff, over and over. Every event is accepted.
 func BenchmarkStep(b *testing.B) {
 	spec := &v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "app:1", ReadinessProbe: &v1.Probe{}}}}
-	m, err := NewMachine(Pod{Spec: spec, Name: "web", Namespace: "default", UID: "u"}, "app")
+	m, err := NewMachine(DefaultOptions(), Pod{Spec: spec, Name: "web", Namespace: "default", UID: "u"}, "app")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func BenchmarkStep(b *testing.B) {
 // BenchmarkStatus builds the v1.ContainerStatus of a restarted container
 // (state and lastState set).
 func BenchmarkStatus(b *testing.B) {
-	m, err := NewMachine(Pod{Spec: &v1.PodSpec{Containers: []v1.Container{{Name: "app"}}}}, "app")
+	m, err := NewMachine(DefaultOptions(), Pod{Spec: &v1.PodSpec{Containers: []v1.Container{{Name: "app"}}}}, "app")
 	if err != nil {
 		b.Fatal(err)
 	}

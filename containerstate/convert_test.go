@@ -315,7 +315,7 @@ func TestConvertBadInput(t *testing.T) {
 		{reason: "a status for a container the spec lacks", opts: DefaultOptions(), in: Input{Pod: pod, Name: "ghost"}, want: ErrNotInSpec},
 		{reason: "an instance without an ID", opts: DefaultOptions(), in: Input{Pod: pod, Name: "a", Newest: &Instance{State: RuntimeRunning}}, want: ErrNoContainerID},
 		{reason: "an undefined runtime state", opts: DefaultOptions(), in: Input{Pod: pod, Name: "a", Newest: &Instance{ID: "c://1", State: 9}}, want: ErrRuntimeState},
-		{reason: "a negative UNKNOWN grace", opts: Options{UnknownGrace: -time.Second}, in: Input{Pod: pod, Name: "a"}, want: ErrInvalidOption},
+		{reason: "a negative UNKNOWN grace", opts: Options{UnknownGrace: -time.Second}, in: Input{Pod: pod, Name: "a"}, want: ErrInvalidOptions},
 	}
 	for _, tt := range tests {
 		_, err := tt.opts.Convert(tt.in)

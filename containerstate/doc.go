@@ -19,11 +19,19 @@
 //
 // A Machine accepts every sequence a relisting runtime can report, including
 // skipped states (an instance first seen exited) and repeated observations.
-// It refuses, with a [*StepError] and without changing, only the impossible:
-// an event older than one it accepted, an event about an instance a newer
-// one replaced, an exited instance reported again differently under the
-// same ID, an undefined event kind, or a failure reason that belongs to
-// another kind of failure.
+// It refuses, with a [*StepError] naming the event's field at fault and
+// without changing, only the impossible: an event older than one it
+// accepted ([ErrTimeWentBackwards]), an event about an instance a newer one
+// replaced, an exited instance reported again differently under the same ID,
+// a new instance after an exit that allows no restart (restartPolicy Never,
+// OnFailure after exit 0, an ephemeral container: the kubelet never starts
+// one), an undefined event kind, or a failure reason that belongs to another
+// kind of failure. Every refusal but the first also matches [ErrInvalidInput].
+//
+// A Machine changes on its own in one case: the end of the UNKNOWN grace
+// below. [Machine.NextWake] says when; [Machine.Advance] (a [Tick] event)
+// moves its time there with nothing observed, as the kubelet's next sync
+// would.
 //
 // The states move as this table ([Transitions]) says; the diagram is
 // generated from it and a test keeps it true:
@@ -32,11 +40,11 @@
 //	stateDiagram-v2
 //	    [*] --> Waiting: NewMachine
 //	    Waiting --> Running: Started
-//	    Waiting --> Terminated: Exited, Removed, PodChanged
-//	    Running --> Terminated: Exited, Unknown, Removed, PullStarted, PullSucceeded, StartupProbe, ReadinessProbe, LivenessProbe, PodChanged, PullFailed, PullBackOff, CreateFailed, StartFailed, BackOff
-//	    Running --> Waiting: Created, Exited, Unknown, Removed
-//	    Terminated --> Waiting: Created, Unknown, Removed, PodChanged, PullFailed, PullBackOff, CreateFailed, StartFailed, BackOff
-//	    Terminated --> Running: Started
+//	    Waiting --> Terminated: Exited, Removed, PodChanged, PullStarted, PullSucceeded, LivenessProbe, Tick, PullFailed, PullBackOff, CreateFailed, StartFailed, BackOff
+//	    Running --> Terminated: Exited, Unknown, Removed, PullStarted, PullSucceeded, StartupProbe, ReadinessProbe, LivenessProbe, PodChanged, Tick, PullFailed, PullBackOff, CreateFailed, StartFailed, BackOff
+//	    Running --> Waiting: Created, Exited, Unknown, Removed, PodChanged, PullFailed, PullBackOff, CreateFailed, StartFailed, BackOff
+//	    Terminated --> Waiting: Created, Unknown, Removed, PodChanged, PullStarted, PullSucceeded, StartupProbe, ReadinessProbe, LivenessProbe, Tick, PullFailed, PullBackOff, CreateFailed, StartFailed, BackOff
+//	    Terminated --> Running: Started, PodChanged
 //	```
 //
 // # Faithfulness
@@ -79,13 +87,27 @@
 // are values owned by one goroutine at a time; the package functions and
 // [Options], [Features] values are safe for simultaneous use.
 //
+// # Zero values and errors
+//
+// [Options] and [Features] are ready to use as zero values (every gate off,
+// no UNKNOWN grace). A zero or nil [Machine] answers its getters with zero
+// values and refuses Step with [ErrNotInitialized]: make one with
+// [NewMachine]. A zero or nil [Backoff] is inert: it records nothing and never
+// blocks. No exported function or method panics on nil or zero arguments.
+// Every error wraps one of the sentinels of errors.go ([ErrInvalidOptions],
+// [ErrInvalidInput], [ErrTimeWentBackwards], [ErrNotInitialized],
+// [ErrTransition], or a more specific one that matches ErrInvalidInput).
+//
 // # Usage
 //
-//	m, err := containerstate.NewMachine(containerstate.Pod{Spec: &pod.Spec, Name: pod.Name,
+//	m, err := containerstate.NewMachine(containerstate.DefaultOptions(), containerstate.Pod{Spec: &pod.Spec, Name: pod.Name,
 //		Namespace: pod.Namespace, UID: pod.UID}, "app")
 //	...
 //	err = m.Step(containerstate.Event{Kind: containerstate.Started, At: now, ContainerID: "containerd://abc"})
 //	status := m.Status() // the v1.ContainerStatus to report
+//	if wake, ok := m.NextWake(); ok {
+//		// at wake, with no event: err = m.Advance(wake)
+//	}
 //
 // Before starting a container again, ask [Backoff.CrashLoop] with
 // [CrashLoopKey]; when it is blocked, step the machine with [BackOffEvent].

@@ -1,67 +1,115 @@
 package containerstate
 
 import (
-	"errors"
 	"fmt"
 	"time"
 )
 
-// Sentinel errors. Every error this package returns wraps one of them, so
-// callers can branch with errors.Is.
+// The package's sentinel errors. Every error this package returns wraps one
+// of them, so callers can branch with errors.Is. The four general ones
+// (ErrInvalidOptions, ErrInvalidInput, ErrTimeWentBackwards,
+// ErrNotInitialized) carry the same names in every nodestate package; the
+// specific ones below them each match one general one too.
 var (
-	// ErrNilPodSpec is returned for a Pod without a spec.
-	ErrNilPodSpec = errors.New("containerstate: nil pod spec")
-	// ErrNotInSpec is returned for a container name the pod spec lacks.
-	ErrNotInSpec = errors.New("containerstate: container not in pod spec")
-	// ErrNoContainerID is returned for a runtime instance or event without a
-	// container ID.
-	ErrNoContainerID = errors.New("containerstate: missing container ID")
-	// ErrRuntimeState is returned for an undefined RuntimeState.
-	ErrRuntimeState = errors.New("containerstate: undefined runtime state")
-	// ErrSpecMismatch is returned when init container statuses are not in
-	// the order of the spec's init containers.
-	ErrSpecMismatch = errors.New("containerstate: found mismatch between pod spec and status")
-	// ErrInvalidOption is returned for an option out of range.
-	ErrInvalidOption = errors.New("containerstate: invalid option")
+	// ErrInvalidOptions is returned for options out of range.
+	ErrInvalidOptions error = &sentinel{msg: "containerstate: invalid options"}
+	// ErrInvalidInput is matched by every error about an argument that is
+	// nil, malformed or inconsistent with what came before: a nil pod
+	// spec, a container the spec lacks, an impossible event.
+	ErrInvalidInput error = &sentinel{msg: "containerstate: invalid input"}
+	// ErrTimeWentBackwards is returned by Step for an event older than one
+	// already accepted.
+	ErrTimeWentBackwards error = &sentinel{msg: "containerstate: time went backwards"}
+	// ErrNotInitialized is returned by the methods of a zero Machine, which
+	// only [NewMachine] makes usable.
+	ErrNotInitialized error = &sentinel{msg: "containerstate: machine not initialized; use NewMachine"}
 
-	// ErrUnknownEvent is returned by Step for an undefined event kind.
-	ErrUnknownEvent = errors.New("containerstate: unknown event kind")
+	// ErrNilPodSpec is returned for a Pod without a spec. It matches
+	// ErrInvalidInput.
+	ErrNilPodSpec error = &sentinel{msg: "containerstate: nil pod spec", parent: ErrInvalidInput}
+	// ErrNotInSpec is returned for a container name the pod spec lacks. It
+	// matches ErrInvalidInput.
+	ErrNotInSpec error = &sentinel{msg: "containerstate: container not in pod spec", parent: ErrInvalidInput}
+	// ErrNoContainerID is returned for a runtime instance or event without a
+	// container ID. It matches ErrInvalidInput.
+	ErrNoContainerID error = &sentinel{msg: "containerstate: missing container ID", parent: ErrInvalidInput}
+	// ErrRuntimeState is returned for an undefined RuntimeState. It matches
+	// ErrInvalidInput.
+	ErrRuntimeState error = &sentinel{msg: "containerstate: undefined runtime state", parent: ErrInvalidInput}
+	// ErrSpecMismatch is returned when init container statuses are not in
+	// the order of the spec's init containers. It matches ErrInvalidInput.
+	ErrSpecMismatch error = &sentinel{msg: "containerstate: found mismatch between pod spec and status", parent: ErrInvalidInput}
+
+	// ErrUnknownEvent is returned by Step for an undefined event kind. It
+	// matches ErrInvalidInput.
+	ErrUnknownEvent error = &sentinel{msg: "containerstate: unknown event kind", parent: ErrInvalidInput}
 	// ErrInvalidEvent is returned by Step for an event whose fields do not
-	// fit its kind, for example a failure reason of another kind.
-	ErrInvalidEvent = errors.New("containerstate: invalid event")
-	// ErrStale is returned by Step for an event older than one already
-	// accepted.
-	ErrStale = errors.New("containerstate: event older than the last accepted")
+	// fit its kind, for example a failure reason of another kind. It
+	// matches ErrInvalidInput.
+	ErrInvalidEvent error = &sentinel{msg: "containerstate: invalid event", parent: ErrInvalidInput}
 	// ErrOlderInstance is returned by Step for an event about an instance
-	// that a newer instance has replaced, or one the machine never saw.
-	ErrOlderInstance = errors.New("containerstate: event for a replaced or unknown container instance")
+	// that a newer instance has replaced, or one the machine never saw. It
+	// matches ErrInvalidInput.
+	ErrOlderInstance error = &sentinel{msg: "containerstate: event for a replaced or unknown container instance", parent: ErrInvalidInput}
 	// ErrBackwards is returned by Step when an instance is reported created
-	// after it was seen running or unknown.
-	ErrBackwards = errors.New("containerstate: container instance reported in an earlier state")
+	// after it was seen running or unknown. It matches ErrInvalidInput.
+	ErrBackwards error = &sentinel{msg: "containerstate: container instance reported in an earlier state", parent: ErrInvalidInput}
 	// ErrTerminatedRunning is returned by Step when an instance that exited
 	// is reported created, running or exited differently under the same ID.
-	ErrTerminatedRunning = errors.New("containerstate: terminated container reported again under the same ID")
+	// It matches ErrInvalidInput.
+	ErrTerminatedRunning error = &sentinel{msg: "containerstate: terminated container reported again under the same ID", parent: ErrInvalidInput}
+	// ErrNotRestartable is returned by Step for a new instance of a
+	// container whose observed exit allows no restart (restartPolicy Never,
+	// OnFailure after exit 0, an ephemeral container): the kubelet never
+	// starts one. It matches ErrInvalidInput.
+	ErrNotRestartable error = &sentinel{msg: "containerstate: new instance of a container whose exit allows no restart", parent: ErrInvalidInput}
 
 	// ErrTransition is returned by the transition checks for a container
 	// that may not leave Terminated.
-	ErrTransition = errors.New("containerstate: terminated container may not be transitioned to non-terminated state")
+	ErrTransition error = &sentinel{msg: "containerstate: terminated container may not be transitioned to non-terminated state"}
 )
+
+// sentinel is a sentinel error that may belong to a more general one.
+type sentinel struct {
+	msg    string
+	parent error
+}
+
+func (s *sentinel) Error() string { return s.msg }
+func (s *sentinel) Unwrap() error { return s.parent }
+
+// orInput returns err, or ErrInvalidInput for a nil one, so that a typed
+// error built without a sentinel still unwraps to one.
+func orInput(err error) error {
+	if err == nil {
+		return ErrInvalidInput
+	}
+	return err
+}
 
 // InputError reports bad input about one container.
 type InputError struct {
 	// Container is the container's name.
 	Container string
-	// Err is one of the sentinel errors.
+	// Err is one of the sentinel errors; nil counts as ErrInvalidInput.
 	Err error
 }
 
 // Error describes the bad input.
 func (e *InputError) Error() string {
-	return fmt.Sprintf("%v: container %q", e.Err, e.Container)
+	if e == nil {
+		return ErrInvalidInput.Error()
+	}
+	return fmt.Sprintf("%v: container %q", orInput(e.Err), e.Container)
 }
 
 // Unwrap returns the sentinel error.
-func (e *InputError) Unwrap() error { return e.Err }
+func (e *InputError) Unwrap() error {
+	if e == nil {
+		return ErrInvalidInput
+	}
+	return orInput(e.Err)
+}
 
 // OptionError reports an option out of range.
 type OptionError struct {
@@ -73,11 +121,14 @@ type OptionError struct {
 
 // Error names the option and what is wrong with it.
 func (e *OptionError) Error() string {
-	return fmt.Sprintf("containerstate: invalid option %s: %s", e.Field, e.Reason)
+	if e == nil {
+		return ErrInvalidOptions.Error()
+	}
+	return fmt.Sprintf("%v: %s: %s", ErrInvalidOptions, e.Field, e.Reason)
 }
 
-// Unwrap returns ErrInvalidOption.
-func (e *OptionError) Unwrap() error { return ErrInvalidOption }
+// Unwrap returns ErrInvalidOptions.
+func (e *OptionError) Unwrap() error { return ErrInvalidOptions }
 
 // StepError reports an event the machine refused. The machine is unchanged.
 type StepError struct {
@@ -87,25 +138,44 @@ type StepError struct {
 	Event Event
 	// Last is the time of the last accepted event.
 	Last time.Time
-	// Err is one of the sentinel errors.
+	// Field names the field of Event that was wrong, such as "Reason",
+	// "At" or "ContainerID"; it is empty when the event as a whole does not
+	// fit (or the machine is not initialized).
+	Field string
+	// Detail says what was wrong with it, with the value.
+	Detail string
+	// Err is one of the sentinel errors; nil counts as ErrInvalidInput.
 	Err error
 }
 
-// Error names the container, the refused event and why.
+// Error names the container, the refused event, the field and why:
+//
+//	containerstate: invalid event: container "app": PullFailed at 2026-01-01T00:00:00Z: Reason: "Bogus" is not a reason of PullFailed (ErrImagePull, ...)
 func (e *StepError) Error() string {
-	msg := fmt.Sprintf("%v: container %q: %s", e.Err, e.Container, e.Event.Kind)
+	if e == nil {
+		return ErrInvalidInput.Error()
+	}
+	msg := fmt.Sprintf("%v: container %q: %s", orInput(e.Err), e.Container, e.Event.Kind)
 	if e.Event.ContainerID != "" {
 		msg += fmt.Sprintf(" of %s", e.Event.ContainerID)
 	}
 	msg += " at " + e.Event.At.UTC().Format(time.RFC3339Nano)
-	if errors.Is(e.Err, ErrStale) {
-		msg += ", last accepted at " + e.Last.UTC().Format(time.RFC3339Nano)
+	switch {
+	case e.Field != "" && e.Detail != "":
+		msg += ": " + e.Field + ": " + e.Detail
+	case e.Detail != "":
+		msg += ": " + e.Detail
 	}
 	return msg
 }
 
 // Unwrap returns the sentinel error.
-func (e *StepError) Unwrap() error { return e.Err }
+func (e *StepError) Unwrap() error {
+	if e == nil {
+		return ErrInvalidInput
+	}
+	return orInput(e.Err)
+}
 
 // TransitionError reports a container status that may not leave Terminated.
 type TransitionError struct {
@@ -119,6 +189,9 @@ type TransitionError struct {
 
 // Error names the container that may not leave Terminated.
 func (e *TransitionError) Error() string {
+	if e == nil {
+		return ErrTransition.Error()
+	}
 	return fmt.Sprintf("%v: %s %q (exit code %d)", ErrTransition, e.Kind, e.Container, e.ExitCode)
 }
 

@@ -58,20 +58,27 @@ const (
 	LivenessProbe
 	// PodChanged: the pod-level facts changed to Pod.
 	PodChanged
+	// Tick: time passed to At with nothing observed. It moves a container
+	// whose UNKNOWN grace ends by At; see [Machine.NextWake] and
+	// [Machine.Advance].
+	Tick
 )
+
+// lastKind is the last defined event kind.
+const lastKind = Tick
 
 var eventKindNames = [...]string{
 	PullStarted: "PullStarted", PullFailed: "PullFailed", PullBackOff: "PullBackOff", PullSucceeded: "PullSucceeded",
 	Created: "Created", CreateFailed: "CreateFailed", Started: "Started", StartFailed: "StartFailed",
 	BackOff: "BackOff", Exited: "Exited", Unknown: "Unknown", Removed: "Removed",
 	StartupProbe: "StartupProbe", ReadinessProbe: "ReadinessProbe", LivenessProbe: "LivenessProbe",
-	PodChanged: "PodChanged",
+	PodChanged: "PodChanged", Tick: "Tick",
 }
 
 // EventKinds returns every defined event kind, in order.
 func EventKinds() []EventKind {
 	kinds := make([]EventKind, 0, len(eventKindNames)-1)
-	for k := PullStarted; k <= PodChanged; k++ {
+	for k := PullStarted; k <= lastKind; k++ {
 		kinds = append(kinds, k)
 	}
 	return kinds
@@ -79,7 +86,7 @@ func EventKinds() []EventKind {
 
 // String returns the kind's name, for example "Exited".
 func (k EventKind) String() string {
-	if k >= PullStarted && k <= PodChanged {
+	if k >= PullStarted && k <= lastKind {
 		return eventKindNames[k]
 	}
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"

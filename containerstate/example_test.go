@@ -1,6 +1,7 @@
 package containerstate_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -31,8 +32,8 @@ func describe(s v1.ContainerStatus) string {
 func ExampleMachine_crashLoop() {
 	pod := containerstate.Pod{Spec: &v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "app:1"}}},
 		Name: "web", Namespace: "default", UID: "7f3c"}
-	m, _ := containerstate.NewMachine(pod, "app")
-	cfg, _ := containerstate.DefaultCrashLoopOptions().CrashLoopConfig()
+	m, _ := containerstate.NewMachine(containerstate.DefaultOptions(), pod, "app")
+	cfg, _ := containerstate.DefaultCrashLoopOptions().BackoffOptions()
 	backoff, _ := containerstate.NewBackoff(cfg)
 	key := containerstate.CrashLoopKey(pod.Name, pod.Namespace, pod.UID, &pod.Spec.Containers[0])
 
@@ -63,8 +64,8 @@ func ExampleMachine_crashLoop() {
 // ImagePullBackOff in between, the tries 10s, 20s, 40s apart.
 func ExampleMachine_imagePullBackOff() {
 	pod := containerstate.Pod{Spec: &v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "registry.example/app:missing"}}}, UID: "7f3c"}
-	m, _ := containerstate.NewMachine(pod, "app")
-	backoff, _ := containerstate.NewBackoff(containerstate.ImagePullConfig())
+	m, _ := containerstate.NewMachine(containerstate.DefaultOptions(), pod, "app")
+	backoff, _ := containerstate.NewBackoff(containerstate.DefaultImagePullOptions())
 	key := containerstate.ImagePullKey(pod.UID, "registry.example/app:missing")
 	last := ""
 	for sec := 0; sec <= 70; sec += 5 {
@@ -100,7 +101,7 @@ func ExampleMachine_sidecar() {
 		InitContainers: []v1.Container{{Name: "proxy", RestartPolicy: &always, ReadinessProbe: &v1.Probe{}}},
 		Containers:     []v1.Container{{Name: "job"}},
 	}}
-	m, _ := containerstate.NewMachine(pod, "proxy")
+	m, _ := containerstate.NewMachine(containerstate.DefaultOptions(), pod, "proxy")
 	fmt.Println(describe(m.Status()))
 	_ = m.Step(containerstate.Event{Kind: containerstate.Started, At: start, ContainerID: "c://1"})
 	fmt.Println(describe(m.Status()), "started:", m.Started())
@@ -145,4 +146,42 @@ func ExampleConvert() {
 	fmt.Println(describe(s), err)
 	// Output:
 	// Running last=OOMKilled(137)              restarts=1 ready=true <nil>
+}
+
+// A runner asks the machine when it next changes on its own and advances it
+// then: the UNKNOWN grace ends with no runtime event.
+func ExampleMachine_NextWake() {
+	spec := &v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "app:1"}}}
+	m, err := containerstate.NewMachine(containerstate.DefaultOptions(), containerstate.Pod{Spec: spec, Name: "web", Namespace: "default", UID: "uid-1"}, "app")
+	if err != nil {
+		panic(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	_ = m.Step(containerstate.Event{Kind: containerstate.Started, At: t0, ContainerID: "containerd://a"})
+	_ = m.Step(containerstate.Event{Kind: containerstate.Unknown, At: t0.Add(5 * time.Second), ContainerID: "containerd://a"})
+	wake, ok := m.NextWake()
+	fmt.Println(m.State(), ok, wake.Sub(t0))
+	if err := m.Advance(wake); err != nil {
+		panic(err)
+	}
+	fmt.Println(m.State(), m.Status().State.Terminated.Reason)
+	_, ok = m.NextWake()
+	fmt.Println(ok)
+	// Output:
+	// Running true 2m5s
+	// Terminated ContainerStatusUnknown
+	// false
+}
+
+// A Step error says which field of the event was wrong.
+func ExampleStepError() {
+	spec := &v1.PodSpec{Containers: []v1.Container{{Name: "app"}}}
+	m, _ := containerstate.NewMachine(containerstate.DefaultOptions(), containerstate.Pod{Spec: spec}, "app")
+	err := m.Step(containerstate.Event{Kind: containerstate.PullFailed, At: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Reason: "Oops"})
+	var se *containerstate.StepError
+	fmt.Println(errors.As(err, &se), se.Field, errors.Is(err, containerstate.ErrInvalidInput))
+	fmt.Println(err)
+	// Output:
+	// true Reason true
+	// containerstate: invalid event: container "app": PullFailed at 2026-01-01T00:00:00Z: Reason: "Oops" is not a reason of PullFailed (ErrImagePull, InvalidImageName, ErrImageNeverPull, ImageInspectError, RegistryUnavailable, SignatureValidationFailed)
 }

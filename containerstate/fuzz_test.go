@@ -28,7 +28,7 @@ func FuzzStep(f *testing.F) {
 		if len(data) > 1 && data[1]%2 == 0 {
 			opts.UnknownGrace = 0
 		}
-		m, err := opts.NewMachine(Pod{Spec: spec, Name: "p", Namespace: "n", UID: "u"}, name)
+		m, err := NewMachine(opts, Pod{Spec: spec, Name: "p", Namespace: "n", UID: "u"}, name)
 		if err != nil {
 			t.Fatal(err)
 		}

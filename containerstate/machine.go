@@ -1,6 +1,8 @@
 package containerstate
 
 import (
+	"strconv"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -45,18 +47,14 @@ type Machine struct {
 // garbage-collects dead instances long before that many accumulate.
 const RetiredIDs = 16
 
-// NewMachine returns a machine for container name of the pod, with the
-// default options, in the state the kubelet reports before the runtime has
-// the container: Waiting with reason ContainerCreating, or PodInitializing
-// when the pod has init containers.
-func NewMachine(pod Pod, name string) (*Machine, error) {
-	return DefaultOptions().NewMachine(pod, name)
-}
-
-// NewMachine returns a machine for container name of the pod with these
-// options. It returns an [*InputError] for a nil spec or a name the spec
-// lacks, and an [*OptionError] for invalid options.
-func (o Options) NewMachine(pod Pod, name string) (*Machine, error) {
+// NewMachine returns a machine for container name of the pod with the
+// options o ([DefaultOptions] for the Kubernetes 1.37 defaults), in the state
+// the kubelet reports before the runtime has the container: Waiting with
+// reason ContainerCreating, or PodInitializing when the pod has init
+// containers. It returns an [*OptionError] (ErrInvalidOptions) for invalid
+// options, and an [*InputError] (ErrInvalidInput) for a nil spec or a name
+// the spec lacks.
+func NewMachine(o Options, pod Pod, name string) (*Machine, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
@@ -74,38 +72,99 @@ func (o Options) NewMachine(pod Pod, name string) (*Machine, error) {
 	return m, nil
 }
 
-// Name returns the container's name.
-func (m *Machine) Name() string { return m.t.container.Name }
+// Name returns the container's name ("" for a zero or nil Machine).
+func (m *Machine) Name() string {
+	if m == nil {
+		return ""
+	}
+	return m.t.container.Name
+}
 
-// Kind returns which list of the pod spec the container is in.
-func (m *Machine) Kind() Kind { return m.t.kind }
+// Kind returns which list of the pod spec the container is in (zero for a
+// zero or nil Machine).
+func (m *Machine) Kind() Kind {
+	if m == nil {
+		return 0
+	}
+	return m.t.kind
+}
 
-// State returns the state the container's status reports.
-func (m *Machine) State() State { return m.status.state.kind }
+// State returns the state the container's status reports (NoState for a
+// zero or nil Machine).
+func (m *Machine) State() State {
+	if m == nil {
+		return NoState
+	}
+	return m.status.state.kind
+}
 
 // RestartCount returns the status's restartCount.
-func (m *Machine) RestartCount() int32 { return m.status.restartCount }
+func (m *Machine) RestartCount() int32 {
+	if m == nil {
+		return 0
+	}
+	return m.status.restartCount
+}
 
 // Ready returns the status's ready field.
-func (m *Machine) Ready() bool { return m.status.ready }
+func (m *Machine) Ready() bool { return m != nil && m.status.ready }
 
 // Started returns the status's started field (false when unset).
-func (m *Machine) Started() bool { return m.status.hasStarted && m.status.started }
+func (m *Machine) Started() bool { return m != nil && m.status.hasStarted && m.status.started }
 
 // Last returns the time of the last accepted event, and false before any.
-func (m *Machine) Last() (time.Time, bool) { return m.last, m.hasLast }
+func (m *Machine) Last() (time.Time, bool) {
+	if m == nil {
+		return time.Time{}, false
+	}
+	return m.last, m.hasLast
+}
 
 // Newest returns the newest runtime instance of the container, and false
 // when the runtime has none.
-func (m *Machine) Newest() (Instance, bool) { return m.newest, m.hasNewest }
+func (m *Machine) Newest() (Instance, bool) {
+	if m == nil {
+		return Instance{}, false
+	}
+	return m.newest, m.hasNewest
+}
+
+// NextWake returns when the status next changes with no event, and true;
+// or false when it changes only on an event. The one such change is the end
+// of nodestate's UNKNOWN grace: a Running container whose runtime state
+// turned UNKNOWN is reported Terminated (ContainerStatusUnknown) once
+// Options.UnknownGrace has passed since the first UNKNOWN report. A runner
+// calls [Machine.Advance] at that time (or steps any later event), as the
+// kubelet's next sync would. A zero or nil Machine never wakes.
+func (m *Machine) NextWake() (time.Time, bool) {
+	if m == nil || !m.status.unknownHeld || m.status.state.kind != Running || m.opts.UnknownGrace <= 0 {
+		return time.Time{}, false
+	}
+	return m.unknownSince.Add(m.opts.UnknownGrace), true
+}
+
+// Advance moves the machine's time to now with nothing observed: a Tick
+// event. The status changes only when a wake-up ([Machine.NextWake]) is due
+// by now. It returns the errors of [Machine.Step]: a [*StepError] wrapping
+// ErrTimeWentBackwards for a time before the last accepted event, and one
+// wrapping ErrNotInitialized on a zero Machine.
+func (m *Machine) Advance(now time.Time) error {
+	return m.Step(Event{Kind: Tick, At: now})
+}
 
 // ShouldBeRestarted reports whether the kubelet would start the container
 // (again) now: the pod is not being deleted and the newest instance is
 // absent, created, unknown, or exited with a restart allowed
-// (ShouldContainerBeRestarted).
+// (ShouldContainerBeRestarted). It is false for a zero or nil Machine.
 func (m *Machine) ShouldBeRestarted() bool {
+	if !m.initialized() {
+		return false
+	}
 	return m.opts.shouldBeRestarted(&m.t, m.newestPtr())
 }
+
+// initialized reports whether m was made by NewMachine.
+func (m *Machine) initialized() bool { return m != nil && m.container != nil }
 
 func (m *Machine) newestPtr() *Instance {
 	if m.hasNewest {
@@ -115,19 +174,31 @@ func (m *Machine) newestPtr() *Instance {
 }
 
 // Status returns the container status the kubelet would report after the
-// events accepted so far.
-func (m *Machine) Status() v1.ContainerStatus { return m.status.toAPI() }
+// events accepted so far; the zero ContainerStatus for a zero or nil
+// Machine.
+func (m *Machine) Status() v1.ContainerStatus {
+	if m == nil {
+		return v1.ContainerStatus{}
+	}
+	return m.status.toAPI()
+}
 
-// Step applies one event. It returns a [*StepError] wrapping ErrUnknownEvent,
-// ErrInvalidEvent, ErrStale, ErrOlderInstance, ErrBackwards or
-// ErrTerminatedRunning when the event is impossible, and then leaves the
-// machine exactly as it was. Everything a relisting runtime can report is
+// Step applies one event. When the event is impossible it returns a
+// [*StepError] saying which field was wrong, wrapping ErrUnknownEvent,
+// ErrInvalidEvent, ErrTimeWentBackwards, ErrOlderInstance, ErrBackwards,
+// ErrTerminatedRunning, ErrNoContainerID or ErrNotRestartable (all but
+// ErrTimeWentBackwards match ErrInvalidInput), and then leaves the machine
+// exactly as it was. On a zero or nil Machine it returns one wrapping
+// ErrNotInitialized. Everything a relisting runtime can report is
 // accepted, including skipped states (an instance first seen exited) and the
 // same observation repeated.
 func (m *Machine) Step(ev Event) error {
+	if !m.initialized() {
+		return &StepError{Event: ev, Err: ErrNotInitialized}
+	}
 	n := *m
-	if err := n.apply(&ev); err != nil {
-		return &StepError{Container: m.t.container.Name, Event: ev, Last: m.last, Err: err}
+	if f := n.apply(&ev); f != faultNone {
+		return &StepError{Container: m.t.container.Name, Event: ev, Last: m.last, Field: faultErrs[f].field, Detail: f.detail(m, &ev), Err: faultErrs[f].err}
 	}
 	n.last, n.hasLast = ev.At, true
 	newest := n.newestPtr()
@@ -146,48 +217,135 @@ func (m *Machine) Step(ev Event) error {
 	return nil
 }
 
-func (m *Machine) apply(ev *Event) error {
-	if ev.Kind < PullStarted || ev.Kind > PodChanged {
-		return ErrUnknownEvent
+// fault is why apply refused an event, a small value so that accepting an
+// event costs nothing more; Step turns it into a sentinel, the field at
+// fault and words only when the event is refused.
+type fault uint8
+
+const (
+	faultNone fault = iota
+	faultKind
+	faultZeroTime
+	faultBackwards
+	faultResult
+	faultReason
+	faultNoInstance
+	faultEmptyID
+	faultReplacedID
+	faultCreatedAgain
+	faultExitedAgain
+	faultNoRestart
+)
+
+// faultErrs gives each fault its sentinel and the Event field it is about.
+var faultErrs = [...]struct {
+	err   error
+	field string
+}{
+	faultKind:         {ErrUnknownEvent, "Kind"},
+	faultZeroTime:     {ErrInvalidEvent, "At"},
+	faultBackwards:    {ErrTimeWentBackwards, "At"},
+	faultResult:       {ErrInvalidEvent, "Result"},
+	faultReason:       {ErrInvalidEvent, "Reason"},
+	faultNoInstance:   {ErrInvalidEvent, ""},
+	faultEmptyID:      {ErrNoContainerID, "ContainerID"},
+	faultReplacedID:   {ErrOlderInstance, "ContainerID"},
+	faultCreatedAgain: {ErrBackwards, "Kind"},
+	faultExitedAgain:  {ErrTerminatedRunning, "ContainerID"},
+	faultNoRestart:    {ErrNotRestartable, "ContainerID"},
+}
+
+// detail describes the fault in ev, with the machine m as it was before.
+func (f fault) detail(m *Machine, ev *Event) string {
+	switch f {
+	case faultKind:
+		return "undefined kind " + strconv.Itoa(int(ev.Kind))
+	case faultZeroTime:
+		return "zero time"
+	case faultBackwards:
+		return "before the last accepted event at " + m.last.UTC().Format(time.RFC3339Nano)
+	case faultResult:
+		return "undefined probe result " + strconv.Itoa(int(ev.Result))
+	case faultReason:
+		return strconv.Quote(ev.Reason) + " is not a reason of " + ev.Kind.String() + " (" + strings.Join(failureReasons[ev.Kind], ", ") + ")"
+	case faultNoInstance:
+		return "no container instance to probe"
+	case faultEmptyID:
+		return "empty"
+	case faultReplacedID:
+		if !m.hasNewest {
+			return strconv.Quote(ev.ContainerID) + " is unknown: the runtime has no instance of the container"
+		}
+		return strconv.Quote(ev.ContainerID) + " is not the newest instance " + strconv.Quote(m.newest.ID)
+	case faultCreatedAgain:
+		return "instance " + strconv.Quote(ev.ContainerID) + " is " + m.newest.State.String() + "; it cannot be created again"
+	case faultExitedAgain:
+		return "instance " + strconv.Quote(ev.ContainerID) + " exited with " + strconv.Itoa(int(m.newest.ExitCode)) +
+			" (" + m.newest.Reason + ") at " + m.newest.FinishedAt.UTC().Format(time.RFC3339Nano)
+	case faultNoRestart:
+		return "the last instance exited with " + strconv.Itoa(int(m.status.state.exitCode)) + ", which " + m.restartRule() + " does not restart"
+	}
+	return ""
+}
+
+// restartRule names what decided that the container is not restarted.
+func (m *Machine) restartRule() string {
+	switch {
+	case m.t.kind == Ephemeral:
+		return "an ephemeral container"
+	case m.t.container.RestartPolicy != nil:
+		return "the container's restartPolicy " + string(*m.t.container.RestartPolicy)
+	}
+	return "restartPolicy " + string(m.t.pod.Spec.RestartPolicy)
+}
+
+func (m *Machine) apply(ev *Event) fault {
+	if ev.Kind < PullStarted || ev.Kind > lastKind {
+		return faultKind
 	}
 	if ev.At.IsZero() {
-		return ErrInvalidEvent
+		return faultZeroTime
 	}
 	if m.hasLast && ev.At.Before(m.last) {
-		return ErrStale
+		return faultBackwards
 	}
 	switch ev.Kind {
-	case PullStarted, LivenessProbe:
-		if ev.Kind == LivenessProbe && ev.Result > ProbeFailure {
-			return ErrInvalidEvent
+	case PullStarted, Tick:
+		return faultNone
+	case LivenessProbe:
+		if ev.Result > ProbeFailure {
+			return faultResult
 		}
-		return nil
+		return faultNone
 	case PullFailed, PullBackOff, CreateFailed, StartFailed, BackOff:
 		reason, ok := failureReason(ev)
 		if !ok {
-			return ErrInvalidEvent
+			return faultReason
 		}
 		m.startErr, m.hasStartErr, m.startErrEpoch = StartError{Reason: reason, Message: ev.Message}, true, m.attempts
-		return nil
+		return faultNone
 	case PullSucceeded:
 		m.imageID = ev.ImageID
-		return nil
+		return faultNone
 	case StartupProbe, ReadinessProbe:
-		if ev.Result > ProbeFailure || !m.hasNewest {
-			return ErrInvalidEvent
+		if ev.Result > ProbeFailure {
+			return faultResult
+		}
+		if !m.hasNewest {
+			return faultNoInstance
 		}
 		if ev.ContainerID != "" && ev.ContainerID != m.newest.ID {
-			return ErrOlderInstance
+			return faultReplacedID
 		}
 		if ev.Kind == StartupProbe {
 			m.startup = ev.Result
 		} else {
 			m.readiness = ev.Result
 		}
-		return nil
+		return faultNone
 	case PodChanged:
 		m.t.pod.PodFacts = ev.Pod
-		return nil
+		return faultNone
 	case Removed:
 		return m.remove(ev)
 	}
@@ -197,16 +355,18 @@ func (m *Machine) apply(ev *Event) error {
 var runtimeStateOf = [...]RuntimeState{Created: RuntimeCreated, Started: RuntimeRunning, Exited: RuntimeExited, Unknown: RuntimeUnknown}
 
 // observe applies a runtime state report about one instance.
-func (m *Machine) observe(ev *Event) error {
+func (m *Machine) observe(ev *Event) fault {
 	if ev.ContainerID == "" {
-		return ErrNoContainerID
+		return faultEmptyID
 	}
 	to := runtimeStateOf[ev.Kind]
 	switch {
 	case m.hasNewest && ev.ContainerID == m.newest.ID:
 		return m.advance(ev, to)
 	case m.hasPrev && ev.ContainerID == m.prev.ID, m.isRetired(ev.ContainerID):
-		return ErrOlderInstance
+		return faultReplacedID
+	case !m.mayRunAgain():
+		return faultNoRestart
 	}
 	// A new instance. One still alive in our view was lost to a relist
 	// without its exit being seen: the kubelet's word for that is
@@ -239,19 +399,35 @@ func (m *Machine) observe(ev *Event) error {
 	return m.advance(ev, to)
 }
 
+// mayRunAgain reports whether the kubelet can create a new instance of the
+// container. It cannot once the newest instance was seen to exit and that
+// exit allows no restart by the API server's rule, the rule that also keeps
+// the status Terminated (section 12.1). A regular init container of a pod
+// whose restartPolicy is not Never is the exception: the kubelet runs the
+// init containers again when it recreates the pod's sandbox.
+func (m *Machine) mayRunAgain() bool {
+	if !m.hasNewest || m.newest.State != RuntimeExited || m.status.state.kind != Terminated {
+		return true
+	}
+	if m.t.kind == Init && m.t.pod.Spec.RestartPolicy != v1.RestartPolicyNever {
+		return true
+	}
+	return m.opts.terminatedMayRestart(&m.t, m.status.state.exitCode)
+}
+
 // advance moves the newest instance to runtime state to.
-func (m *Machine) advance(ev *Event, to RuntimeState) error {
+func (m *Machine) advance(ev *Event, to RuntimeState) fault {
 	inst := &m.newest
 	from := inst.State
 	switch from {
 	case RuntimeExited:
 		if to == RuntimeExited && ev.ExitCode == inst.ExitCode && ev.Reason == inst.Reason && ev.Message == inst.Message {
-			return nil // the same exit, relisted
+			return faultNone // the same exit, relisted
 		}
-		return ErrTerminatedRunning
+		return faultExitedAgain
 	case RuntimeRunning, RuntimeUnknown:
 		if to == RuntimeCreated {
-			return ErrBackwards
+			return faultCreatedAgain
 		}
 	}
 	switch to {
@@ -286,14 +462,14 @@ func (m *Machine) advance(ev *Event, to RuntimeState) error {
 		m.unknownSince = time.Time{}
 	}
 	inst.State = to
-	return nil
+	return faultNone
 }
 
 // remove applies a Removed event.
-func (m *Machine) remove(ev *Event) error {
+func (m *Machine) remove(ev *Event) fault {
 	switch {
 	case ev.ContainerID == "":
-		return ErrNoContainerID
+		return faultEmptyID
 	case m.hasPrev && ev.ContainerID == m.prev.ID:
 		m.retire(m.prev.ID)
 		m.prev, m.hasPrev = Instance{}, false
@@ -304,9 +480,9 @@ func (m *Machine) remove(ev *Event) error {
 		m.startup, m.readiness = ProbeNone, ProbeNone
 		m.unknownSince = time.Time{}
 	default:
-		return ErrOlderInstance
+		return faultReplacedID
 	}
-	return nil
+	return faultNone
 }
 
 func (m *Machine) retire(id string) {

@@ -3,6 +3,7 @@ package containerstate
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,7 @@ import (
 
 func mustMachine(t *testing.T, o Options, pod Pod, name string) *Machine {
 	t.Helper()
-	m, err := o.NewMachine(pod, name)
+	m, err := NewMachine(o, pod, name)
 	if err != nil {
 		t.Fatalf("NewMachine: %v", err)
 	}
@@ -175,26 +176,27 @@ func TestMachineRefuses(t *testing.T) {
 		reason string
 		prefix []Event
 		ev     Event
+		field  string // the Event field the error names
 		want   error
 	}{
-		{reason: "an event older than one accepted", prefix: base, ev: Event{Kind: PullStarted, At: at(4)}, want: ErrStale},
-		{reason: "an event without a time", prefix: base, ev: Event{Kind: PullStarted}, want: ErrInvalidEvent},
-		{reason: "an undefined event kind", prefix: base, ev: Event{Kind: 200, At: at(9)}, want: ErrUnknownEvent},
-		{reason: "the zero event kind", prefix: base, ev: Event{At: at(9)}, want: ErrUnknownEvent},
-		{reason: "a replaced instance reported running again", prefix: base, ev: Event{Kind: Started, At: at(9), ContainerID: "c://1"}, want: ErrOlderInstance},
-		{reason: "a replaced instance reported exited again", prefix: base, ev: ExitedEvent(at(9), "c://1", 1), want: ErrOlderInstance},
-		{reason: "an instance never seen removed", prefix: base, ev: Event{Kind: Removed, At: at(9), ContainerID: "c://9"}, want: ErrOlderInstance},
-		{reason: "a running instance reported created", prefix: base, ev: Event{Kind: Created, At: at(9), ContainerID: "c://2"}, want: ErrBackwards},
-		{reason: "a terminated instance running again under its ID", prefix: exitedBase, ev: Event{Kind: Started, At: at(9), ContainerID: "c://2"}, want: ErrTerminatedRunning},
-		{reason: "a terminated instance created again under its ID", prefix: exitedBase, ev: Event{Kind: Created, At: at(9), ContainerID: "c://2"}, want: ErrTerminatedRunning},
-		{reason: "a terminated instance exiting again differently", prefix: exitedBase, ev: ExitedEvent(at(9), "c://2", 3), want: ErrTerminatedRunning},
-		{reason: "a terminated instance reported UNKNOWN", prefix: exitedBase, ev: Event{Kind: Unknown, At: at(9), ContainerID: "c://2"}, want: ErrTerminatedRunning},
-		{reason: "a runtime event without a container ID", prefix: base, ev: Event{Kind: Started, At: at(9)}, want: ErrNoContainerID},
-		{reason: "a removal without a container ID", prefix: base, ev: Event{Kind: Removed, At: at(9)}, want: ErrNoContainerID},
-		{reason: "a failure reason of another kind", prefix: base, ev: Event{Kind: PullFailed, At: at(9), Reason: ReasonCrashLoopBackOff}, want: ErrInvalidEvent},
-		{reason: "an undefined probe result", prefix: base, ev: Event{Kind: ReadinessProbe, At: at(9), Result: 7}, want: ErrInvalidEvent},
-		{reason: "a probe result before any instance", ev: Event{Kind: StartupProbe, At: at(9), Result: ProbeSuccess}, want: ErrInvalidEvent},
-		{reason: "a probe result for a replaced instance", prefix: base, ev: Event{Kind: ReadinessProbe, At: at(9), ContainerID: "c://1", Result: ProbeSuccess}, want: ErrOlderInstance},
+		{reason: "an event older than one accepted", prefix: base, ev: Event{Kind: PullStarted, At: at(4)}, field: "At", want: ErrTimeWentBackwards},
+		{reason: "an event without a time", prefix: base, ev: Event{Kind: PullStarted}, field: "At", want: ErrInvalidEvent},
+		{reason: "an undefined event kind", prefix: base, ev: Event{Kind: 200, At: at(9)}, field: "Kind", want: ErrUnknownEvent},
+		{reason: "the zero event kind", prefix: base, ev: Event{At: at(9)}, field: "Kind", want: ErrUnknownEvent},
+		{reason: "a replaced instance reported running again", prefix: base, ev: Event{Kind: Started, At: at(9), ContainerID: "c://1"}, field: "ContainerID", want: ErrOlderInstance},
+		{reason: "a replaced instance reported exited again", prefix: base, ev: ExitedEvent(at(9), "c://1", 1), field: "ContainerID", want: ErrOlderInstance},
+		{reason: "an instance never seen removed", prefix: base, ev: Event{Kind: Removed, At: at(9), ContainerID: "c://9"}, field: "ContainerID", want: ErrOlderInstance},
+		{reason: "a running instance reported created", prefix: base, ev: Event{Kind: Created, At: at(9), ContainerID: "c://2"}, field: "Kind", want: ErrBackwards},
+		{reason: "a terminated instance running again under its ID", prefix: exitedBase, ev: Event{Kind: Started, At: at(9), ContainerID: "c://2"}, field: "ContainerID", want: ErrTerminatedRunning},
+		{reason: "a terminated instance created again under its ID", prefix: exitedBase, ev: Event{Kind: Created, At: at(9), ContainerID: "c://2"}, field: "ContainerID", want: ErrTerminatedRunning},
+		{reason: "a terminated instance exiting again differently", prefix: exitedBase, ev: ExitedEvent(at(9), "c://2", 3), field: "ContainerID", want: ErrTerminatedRunning},
+		{reason: "a terminated instance reported UNKNOWN", prefix: exitedBase, ev: Event{Kind: Unknown, At: at(9), ContainerID: "c://2"}, field: "ContainerID", want: ErrTerminatedRunning},
+		{reason: "a runtime event without a container ID", prefix: base, ev: Event{Kind: Started, At: at(9)}, field: "ContainerID", want: ErrNoContainerID},
+		{reason: "a removal without a container ID", prefix: base, ev: Event{Kind: Removed, At: at(9)}, field: "ContainerID", want: ErrNoContainerID},
+		{reason: "a failure reason of another kind", prefix: base, ev: Event{Kind: PullFailed, At: at(9), Reason: ReasonCrashLoopBackOff}, field: "Reason", want: ErrInvalidEvent},
+		{reason: "an undefined probe result", prefix: base, ev: Event{Kind: ReadinessProbe, At: at(9), Result: 7}, field: "Result", want: ErrInvalidEvent},
+		{reason: "a probe result before any instance", ev: Event{Kind: StartupProbe, At: at(9), Result: ProbeSuccess}, field: "", want: ErrInvalidEvent},
+		{reason: "a probe result for a replaced instance", prefix: base, ev: Event{Kind: ReadinessProbe, At: at(9), ContainerID: "c://1", Result: ProbeSuccess}, field: "ContainerID", want: ErrOlderInstance},
 	}
 	for _, tt := range tests {
 		m := mustMachine(t, DefaultOptions(), pod, "a")
@@ -208,6 +210,11 @@ func TestMachineRefuses(t *testing.T) {
 		var se *StepError
 		if !errors.As(err, &se) || se.Container != "a" {
 			t.Errorf("%s: want a *StepError naming the container, got %T", tt.reason, err)
+		} else if se.Field != tt.field || se.Detail == "" {
+			t.Errorf("%s: StepError field %q detail %q, want field %q and a detail", tt.reason, se.Field, se.Detail, tt.field)
+		}
+		if tt.want != ErrTimeWentBackwards && !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%s: error %v does not match ErrInvalidInput", tt.reason, err)
 		}
 		if d := cmp.Diff(before.Status(), m.Status()); d != "" || m.last != before.last || m.newest != before.newest || m.prev != before.prev {
 			t.Errorf("%s: the machine changed on a refused event (-before +after):\n%s", tt.reason, d)
@@ -278,13 +285,13 @@ func TestMachineUnknownGrace(t *testing.T) {
 }
 
 func TestNewMachineBadInput(t *testing.T) {
-	if _, err := NewMachine(Pod{}, "a"); !errors.Is(err, ErrNilPodSpec) {
+	if _, err := NewMachine(DefaultOptions(), Pod{}, "a"); !errors.Is(err, ErrNilPodSpec) {
 		t.Errorf("nil spec: %v", err)
 	}
-	if _, err := NewMachine(onePod(v1.RestartPolicyAlways, "a"), "b"); !errors.Is(err, ErrNotInSpec) {
+	if _, err := NewMachine(DefaultOptions(), onePod(v1.RestartPolicyAlways, "a"), "b"); !errors.Is(err, ErrNotInSpec) {
 		t.Errorf("a container the spec lacks: %v", err)
 	}
-	if _, err := (Options{UnknownGrace: -1}).NewMachine(onePod(v1.RestartPolicyAlways, "a"), "a"); !errors.Is(err, ErrInvalidOption) {
+	if _, err := NewMachine(Options{UnknownGrace: -1}, onePod(v1.RestartPolicyAlways, "a"), "a"); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("negative grace: %v", err)
 	}
 }
@@ -302,13 +309,47 @@ func TestMachineOwnsItsSpec(t *testing.T) {
 	}
 }
 
+// TestStepErrorMessage checks that a refused event's message names the
+// package once, the container, the event, the field at fault and its value.
 func TestStepErrorMessage(t *testing.T) {
-	m := mustMachine(t, DefaultOptions(), onePod(v1.RestartPolicyAlways, "a"), "a")
-	steps(t, m, Event{Kind: Started, At: at(5), ContainerID: "c://1"})
-	err := m.Step(Event{Kind: Started, At: at(1), ContainerID: "c://1"})
-	want := `containerstate: event older than the last accepted: container "a": Started of c://1 at 2026-11-29T12:00:01Z, last accepted at 2026-11-29T12:00:05Z`
-	if err == nil || err.Error() != want {
-		t.Fatalf("error %q, want %q", err, want)
+	tests := []struct {
+		reason string
+		prefix []Event
+		ev     Event
+		want   string
+	}{
+		{
+			reason: "time going backwards names the last accepted time",
+			prefix: []Event{{Kind: Started, At: at(5), ContainerID: "c://1"}},
+			ev:     Event{Kind: Started, At: at(1), ContainerID: "c://1"},
+			want:   `containerstate: time went backwards: container "a": Started of c://1 at 2026-11-29T12:00:01Z: At: before the last accepted event at 2026-11-29T12:00:05Z`,
+		},
+		{
+			reason: "a wrong failure reason names the Reason field and the allowed reasons (issue 11)",
+			ev:     Event{Kind: PullFailed, At: at(1), Reason: ReasonCrashLoopBackOff},
+			want:   `containerstate: invalid event: container "a": PullFailed at 2026-11-29T12:00:01Z: Reason: "CrashLoopBackOff" is not a reason of PullFailed (ErrImagePull, InvalidImageName, ErrImageNeverPull, ImageInspectError, RegistryUnavailable, SignatureValidationFailed)`,
+		},
+		{
+			reason: "a missing time names the At field",
+			ev:     Event{Kind: PullStarted},
+			want:   `containerstate: invalid event: container "a": PullStarted at 0001-01-01T00:00:00Z: At: zero time`,
+		},
+		{
+			reason: "an instance after an exit that allows no restart names the policy",
+			prefix: []Event{ExitedEvent(at(1), "c://1", 1)},
+			ev:     Event{Kind: Started, At: at(2), ContainerID: "c://2"},
+			want:   `containerstate: new instance of a container whose exit allows no restart: container "a": Started of c://2 at 2026-11-29T12:00:02Z: ContainerID: the last instance exited with 1, which restartPolicy Never does not restart`,
+		},
 	}
-	_ = fmt.Sprint(err)
+	for _, tt := range tests {
+		m := mustMachine(t, DefaultOptions(), onePod(v1.RestartPolicyNever, "a"), "a")
+		steps(t, m, tt.prefix...)
+		err := m.Step(tt.ev)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("%s:\nerror %q\nwant  %q", tt.reason, err, tt.want)
+		}
+		if got := fmt.Sprint(err); strings.Count(got, "containerstate:") != 1 {
+			t.Errorf("%s: the package is named %d times in %q", tt.reason, strings.Count(got, "containerstate:"), got)
+		}
+	}
 }

@@ -50,7 +50,7 @@ func TestMachineModel(t *testing.T) {
 			c.ReadinessProbe = &v1.Probe{}
 		}
 		spec := &v1.PodSpec{RestartPolicy: policy, Containers: []v1.Container{c}}
-		m, err := containerstate.Options{Features: containerstate.DefaultFeatures()}.NewMachine(containerstate.Pod{Spec: spec, Name: "p", Namespace: "ns", UID: "u"}, "app")
+		m, err := containerstate.NewMachine(containerstate.Options{Features: containerstate.DefaultFeatures()}, containerstate.Pod{Spec: spec, Name: "p", Namespace: "ns", UID: "u"}, "app")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,8 +119,8 @@ func TestMachineModel(t *testing.T) {
 				}
 				before := m.Status()
 				err := m.Step(containerstate.Event{Kind: containerstate.PullStarted, At: last.Add(-time.Nanosecond)})
-				if !errors.Is(err, containerstate.ErrStale) {
-					t.Fatalf("an event older than the last: error %v, want ErrStale", err)
+				if !errors.Is(err, containerstate.ErrTimeWentBackwards) {
+					t.Fatalf("an event older than the last: error %v, want ErrTimeWentBackwards", err)
 				}
 				if after := m.Status(); after.String() != before.String() {
 					t.Fatal("a refused event changed the status")

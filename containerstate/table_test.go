@@ -60,7 +60,7 @@ func TestTransitionsTable(t *testing.T) {
 			t.Errorf("row %v -> %v has no events or no explanation", tr.From, tr.To)
 		}
 		for _, e := range tr.Events {
-			if e < PullStarted || e > PodChanged {
+			if e < PullStarted || e > Tick {
 				t.Errorf("row %v -> %v lists undefined event %v", tr.From, tr.To, e)
 			}
 		}

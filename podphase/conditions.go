@@ -129,13 +129,14 @@ func Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 // except that a condition whose status equals the old one of its type keeps
 // the old time.
 //
-// It returns an error wrapping [ErrNilPod] when in.Pod or in.Status is nil.
+// It returns [ErrNilPod] for a nil in.Pod and an error wrapping
+// [ErrInvalidInput] for a nil in.Status.
 func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 	if in.Pod == nil {
 		return nil, ErrNilPod
 	}
 	if in.Status == nil {
-		return nil, fmt.Errorf("%w: nil status", ErrNilPod)
+		return nil, fmt.Errorf("%w: nil status", ErrInvalidInput)
 	}
 	pod, s := in.Pod, in.Status
 	old := in.Old

@@ -69,9 +69,23 @@ func DisplayStatus(pod *v1.Pod) string {
 	return d.status()
 }
 
-// Columns returns kubectl's row for pod with the ages in RESTARTS measured
-// at now. It returns an error wrapping [ErrNilPod] for a nil pod.
+// DisplayStatus is [DisplayStatus] with the switches of o. kubectl reads no
+// feature gate when it prints a pod (sidecars, the one gated input, are GA
+// and recognised by their restartPolicy), so the result is the same for
+// every Options; the twin exists so that every fixed-signature call of the
+// package has one on Options, where a switch that changes the column would
+// go.
+func (o Options) DisplayStatus(pod *v1.Pod) string { return DisplayStatus(pod) }
+
+// Columns is [Options.Columns] on [DefaultOptions].
 func Columns(pod *v1.Pod, now time.Time) (Row, error) {
+	return DefaultOptions().Columns(pod, now)
+}
+
+// Columns returns kubectl's row for pod with the ages in RESTARTS measured
+// at now. It returns [ErrNilPod] for a nil pod. As for
+// [Options.DisplayStatus], no switch of o changes the row.
+func (o Options) Columns(pod *v1.Pod, now time.Time) (Row, error) {
 	if pod == nil {
 		return Row{}, ErrNilPod
 	}

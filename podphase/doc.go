@@ -41,12 +41,18 @@
 // Package podphasetest has rapid generators of consistent pods and the
 // invariant checks used by this package's properties.
 //
-// The fixed-signature calls ([Phase], [DisplayStatus]) use the Kubernetes
-// 1.37 defaults and return no error; a nil pod gives Pending and "". Their
-// twins are methods on [Options], which holds the feature switches
-// ([DefaultOptions] gives the 1.37 defaults); the richer calls return typed
-// errors ([ErrNilPod], [*UnknownContainerError], [*DuplicateStatusError],
-// [*TransitionError]).
+// The fixed-signature calls ([Phase], [DisplayStatus], [Columns], [Explain],
+// [Conditions], [GenerateStatus]) use the Kubernetes 1.37 defaults. Each has
+// a twin, a method on [Options] ([Options.Phase], [Options.DisplayStatus],
+// [Options.Columns], ...), which holds the feature switches ([DefaultOptions]
+// gives the 1.37 defaults; the zero Options has every gate off). kubectl reads
+// no gate, so the display twins give the same result for every Options.
+// [Phase] and [DisplayStatus] return no error: a nil pod gives Pending and "".
+// The richer calls return errors that match a sentinel with errors.Is:
+// [ErrInvalidInput] for a nil pod ([ErrNilPod]) or status, an
+// [*UnknownContainerError] or a [*DuplicateStatusError]; and
+// [ErrIllegalTransition] for a [*TransitionError]. No exported function or
+// method panics on nil or zero arguments.
 //
 // # Phase transitions
 //

@@ -5,12 +5,34 @@ import (
 	"fmt"
 )
 
-// ErrNilPod is returned (possibly wrapped) by the calls that take a pod when
-// the pod is nil.
-var ErrNilPod = errors.New("podphase: nil pod")
+// The package's sentinel errors. Every error this package returns wraps one
+// of them, so callers can branch with errors.Is.
+var (
+	// ErrInvalidInput is matched by every error about an argument that is
+	// nil or inconsistent: a nil pod or status, a status naming no
+	// container of the spec, two statuses with one name.
+	ErrInvalidInput = errors.New("podphase: invalid input")
+
+	// ErrNilPod is returned (possibly wrapped) by the calls that take a pod
+	// when the pod is nil. It matches ErrInvalidInput.
+	ErrNilPod error = &sentinel{msg: "podphase: nil pod", parent: ErrInvalidInput}
+
+	// ErrIllegalTransition is matched (with errors.Is) by every
+	// [*TransitionError].
+	ErrIllegalTransition = errors.New("podphase: illegal phase transition")
+)
+
+// sentinel is a sentinel error that belongs to a more general one.
+type sentinel struct {
+	msg    string
+	parent error
+}
+
+func (s *sentinel) Error() string { return s.msg }
+func (s *sentinel) Unwrap() error { return s.parent }
 
 // UnknownContainerError reports a container status whose name matches no
-// container of the matching spec list.
+// container of the matching spec list. It matches ErrInvalidInput.
 type UnknownContainerError struct {
 	// Field is the status list: "initContainerStatuses" or
 	// "containerStatuses".
@@ -21,11 +43,17 @@ type UnknownContainerError struct {
 
 // Error implements error.
 func (e *UnknownContainerError) Error() string {
+	if e == nil {
+		return ErrInvalidInput.Error()
+	}
 	return fmt.Sprintf("podphase: status.%s has an entry for container %q that the spec does not have", e.Field, e.Name)
 }
 
+// Unwrap returns ErrInvalidInput.
+func (e *UnknownContainerError) Unwrap() error { return ErrInvalidInput }
+
 // DuplicateStatusError reports two statuses with one container name in one
-// status list.
+// status list. It matches ErrInvalidInput.
 type DuplicateStatusError struct {
 	// Field is the status list: "initContainerStatuses" or
 	// "containerStatuses".
@@ -36,5 +64,11 @@ type DuplicateStatusError struct {
 
 // Error implements error.
 func (e *DuplicateStatusError) Error() string {
+	if e == nil {
+		return ErrInvalidInput.Error()
+	}
 	return fmt.Sprintf("podphase: status.%s has two entries for container %q", e.Field, e.Name)
 }
+
+// Unwrap returns ErrInvalidInput.
+func (e *DuplicateStatusError) Unwrap() error { return ErrInvalidInput }

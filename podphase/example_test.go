@@ -186,3 +186,36 @@ func ExampleDisplayStatus_sidecar() {
 	// Output:
 	// 1/3 Init:1/2
 }
+
+// The explanation of a pod the kubelet evicted names the eviction.
+func ExampleExplain_evicted() {
+	pod := &v1.Pod{
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app"}}},
+		Status: v1.PodStatus{Phase: v1.PodFailed, Reason: podphase.ReasonEvicted, Message: "The node was low on resource: memory.",
+			ContainerStatuses: []v1.ContainerStatus{{Name: "app", State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}},
+	}
+	e, err := podphase.Explain(podphase.Input{Pod: pod})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(e)
+	// Output:
+	// Failed (TerminalPhase): the kubelet evicted the pod (Evicted: The node was low on resource: memory.), so it is Failed and a terminal phase never changes (the container statuses alone give Running)
+}
+
+// The display twins on Options give kubectl's columns; kubectl reads no
+// feature gate, so every Options gives the same row.
+func ExampleOptions_Columns() {
+	pod := &v1.Pod{
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app"}}},
+		Status: v1.PodStatus{Phase: v1.PodRunning, Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}},
+			ContainerStatuses: []v1.ContainerStatus{{Name: "app", Ready: true, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}},
+	}
+	row, err := podphase.Options{}.Columns(pod, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(row.Ready, row.Status, row.Restarts, podphase.DefaultOptions().DisplayStatus(pod))
+	// Output:
+	// 1/1 Running 0 Running
+}

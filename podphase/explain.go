@@ -132,8 +132,10 @@ func Explain(in Input) (Explanation, error) {
 // when in.Terminal and in.Static are false and in.Initialized is nil.
 //
 // As with [Options.Phase], a pod whose status.phase is Succeeded or Failed
-// keeps it ([RuleTerminalPhase]); the reason then says what the container
-// statuses alone give when that differs.
+// keeps it ([RuleTerminalPhase]); the reason then names the pod's own reason
+// and message when it has one (status.reason Evicted: the kubelet evicted
+// it; DeadlineExceeded: it ran past its deadline) and says what the
+// container statuses alone give when that differs.
 //
 // It returns an error wrapping [ErrNilPod] for a nil pod, an
 // [*UnknownContainerError] for a status naming no container of the spec, and
@@ -154,7 +156,7 @@ func (o Options) Explain(in Input) (Explanation, error) {
 	}
 	phase, rule := o.decide(pod, &t, in.Terminal, initialized, in.Static)
 	if final := pod.Status.Phase; IsTerminal(final) {
-		e := Explanation{Phase: final, Rule: RuleTerminalPhase, Reason: "the pod is already " + string(final) + " and a terminal phase never changes"}
+		e := Explanation{Phase: final, Rule: RuleTerminalPhase, Reason: terminalReason(&pod.Status) + " and a terminal phase never changes"}
 		if phase != final {
 			e.Reason += " (the container statuses alone give " + string(phase) + ")"
 		}
@@ -164,6 +166,25 @@ func (o Options) Explain(in Input) (Explanation, error) {
 	e.Containers = o.deciders(pod, rule, phase)
 	e.Reason = reason(pod, rule, phase, e.Containers)
 	return e, nil
+}
+
+// terminalReason says why a pod is in its terminal phase, from the pod
+// reason and message the kubelet wrote with it: an eviction or a deadline
+// handler fails the pod whatever its containers say.
+func terminalReason(s *v1.PodStatus) string {
+	detail := ""
+	if s.Message != "" {
+		detail = ": " + s.Message
+	}
+	switch s.Reason {
+	case "":
+		return "the pod is already " + string(s.Phase)
+	case ReasonEvicted:
+		return "the kubelet evicted the pod (" + ReasonEvicted + detail + "), so it is " + string(s.Phase)
+	case ReasonDeadlineExceeded:
+		return "the pod ran past its activeDeadlineSeconds (" + ReasonDeadlineExceeded + detail + "), so it is " + string(s.Phase)
+	}
+	return "the pod is already " + string(s.Phase) + " (" + s.Reason + detail + ")"
 }
 
 // checkStatuses rejects statuses the API server would not accept.

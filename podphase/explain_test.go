@@ -119,6 +119,39 @@ func TestTerminalPhaseKept(t *testing.T) {
 	}
 }
 
+// TestExplainEvicted is issue 11's case: the explanation of a pod the
+// kubelet evicted says so, with the eviction message, instead of only that
+// a terminal phase never changes (spec section 4.1, step 6: the sync
+// handler's reason and message are written with Failed).
+func TestExplainEvicted(t *testing.T) {
+	tests := []struct {
+		reason         string
+		podReason, msg string
+		statuses       string
+		want           string
+	}{
+		{reason: "evicted for memory while its containers were running", podReason: ReasonEvicted, msg: "The node was low on resource: memory.", statuses: "A:R B:R",
+			want: "the kubelet evicted the pod (Evicted: The node was low on resource: memory.), so it is Failed and a terminal phase never changes (the container statuses alone give Running)"},
+		{reason: "evicted, containers already stopped, no message", podReason: ReasonEvicted, statuses: "A:Tf B:T0",
+			want: "the kubelet evicted the pod (Evicted), so it is Failed and a terminal phase never changes"},
+		{reason: "the active deadline handler failed the pod", podReason: ReasonDeadlineExceeded, msg: "Pod was active on the node longer than the specified deadline", statuses: "A:R B:R",
+			want: "the pod ran past its activeDeadlineSeconds (DeadlineExceeded: Pod was active on the node longer than the specified deadline), so it is Failed and a terminal phase never changes (the container statuses alone give Running)"},
+		{reason: "another reason is quoted", podReason: "UnexpectedAdmissionError", msg: "Allocate failed", statuses: "A:Tf B:T0",
+			want: "the pod is already Failed (UnexpectedAdmissionError: Allocate failed) and a terminal phase never changes"},
+	}
+	for _, tc := range tests {
+		pod := podOf(t, specOf(never, nil, ab...), tc.statuses)
+		pod.Status.Phase, pod.Status.Reason, pod.Status.Message = v1.PodFailed, tc.podReason, tc.msg
+		got, err := Explain(Input{Pod: pod})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Phase != v1.PodFailed || got.Rule != RuleTerminalPhase || got.Reason != tc.want {
+			t.Errorf("%s:\ngot  %v\nwant Failed (TerminalPhase): %s", tc.reason, got, tc.want)
+		}
+	}
+}
+
 func TestExplainErrors(t *testing.T) {
 	if _, err := Explain(Input{}); !errors.Is(err, ErrNilPod) {
 		t.Errorf("nil pod: err = %v, want ErrNilPod", err)
@@ -130,7 +163,7 @@ func TestExplainErrors(t *testing.T) {
 	if !errors.As(err, &unknown) || unknown.Name != "ghost" || unknown.Field != "containerStatuses" {
 		t.Errorf("unknown container: err = %v", err)
 	}
-	if err != nil && err.Error() != `podphase: status.containerStatuses has an entry for container "ghost" that the spec does not have` {
+	if !errors.Is(err, ErrInvalidInput) || err.Error() != `podphase: status.containerStatuses has an entry for container "ghost" that the spec does not have` {
 		t.Errorf("message = %q", err.Error())
 	}
 	pod = podOf(t, specOf(always, x(), ab...), "X:R X:T0")

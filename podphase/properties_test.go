@@ -63,8 +63,19 @@ func TestPropertyInitializedOnlyMattersForSidecars(t *testing.T) {
 				t.Skip("has a sidecar")
 			}
 		}
-		a, _ := podphase.Explain(podphase.Input{Pod: pod, Initialized: ptr(true)})
-		b, _ := podphase.Explain(podphase.Input{Pod: pod, Initialized: ptr(false)})
+		// The generated pods are valid, so Explain must not refuse them; two
+		// refusals are not two equal answers.
+		a, errA := podphase.Explain(podphase.Input{Pod: pod, Initialized: ptr(true)})
+		if errA != nil {
+			t.Fatalf("Explain(initialized): %v", errA)
+		}
+		b, errB := podphase.Explain(podphase.Input{Pod: pod, Initialized: ptr(false)})
+		if errB != nil {
+			t.Fatalf("Explain(not initialized): %v", errB)
+		}
+		if err := podphasetest.CheckPhase(a.Phase); err != nil {
+			t.Fatal(err)
+		}
 		if a.Phase != b.Phase {
 			t.Fatalf("phase depends on podHasInitialized without sidecars: %s vs %s", a, b)
 		}

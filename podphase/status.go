@@ -11,6 +11,11 @@ import (
 // spec.activeDeadlineSeconds.
 const ReasonDeadlineExceeded = "DeadlineExceeded"
 
+// ReasonEvicted is the pod reason the kubelet's eviction manager writes when
+// it fails a pod to reclaim a node resource (with a message such as "The node
+// was low on resource: memory. ...").
+const ReasonEvicted = "Evicted"
+
 // Eviction is a decision of one of the kubelet's pod sync handlers (such as
 // the active-deadline handler) to fail the pod with its own reason and
 // message.

@@ -1,15 +1,10 @@
 package podphase
 
 import (
-	"errors"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 )
-
-// ErrIllegalTransition is matched (with errors.Is) by every
-// [*TransitionError].
-var ErrIllegalTransition = errors.New("podphase: illegal phase transition")
 
 // TransitionError reports a phase change the kubelet never makes.
 type TransitionError struct {
@@ -19,11 +14,14 @@ type TransitionError struct {
 
 // Error implements error.
 func (e *TransitionError) Error() string {
-	return fmt.Sprintf("podphase: illegal phase transition from %q to %q", e.From, e.To)
+	if e == nil {
+		return ErrIllegalTransition.Error()
+	}
+	return fmt.Sprintf("%v from %q to %q", ErrIllegalTransition, e.From, e.To)
 }
 
-// Is reports whether target is [ErrIllegalTransition].
-func (e *TransitionError) Is(target error) bool { return target == ErrIllegalTransition }
+// Unwrap returns [ErrIllegalTransition].
+func (e *TransitionError) Unwrap() error { return ErrIllegalTransition }
 
 // IsTerminal reports whether p is Succeeded or Failed.
 func IsTerminal(p v1.PodPhase) bool {

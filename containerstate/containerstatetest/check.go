@@ -1,6 +1,7 @@
 package containerstatetest
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/nodestate/nodestate/containerstate"
@@ -25,6 +26,14 @@ func NewChecker(target TargetContainer, features containerstate.Features) *Check
 	return &Checker{target: target, features: features}
 }
 
+// ErrInvariant is matched by every [*InvariantError].
+var ErrInvariant = errors.New("containerstatetest: invariant broken")
+
+// ErrNotInitialized is returned by the methods of a nil *Checker; make one
+// with [NewChecker]. The zero Checker is usable: it checks a container of an
+// empty pod.
+var ErrNotInitialized = errors.New("containerstatetest: nil Checker; use NewChecker")
+
 // InvariantError reports a broken invariant.
 type InvariantError struct {
 	// Invariant names the rule, for example "restartCount never decreases".
@@ -39,9 +48,15 @@ type InvariantError struct {
 
 // Error names the invariant, the step and the two statuses.
 func (e *InvariantError) Error() string {
-	return fmt.Sprintf("containerstatetest: invariant %q broken at step %d (%v): %s -> %s",
-		e.Invariant, e.Step, e.Event, describe(e.Prev), describe(e.Status))
+	if e == nil {
+		return ErrInvariant.Error()
+	}
+	return fmt.Sprintf("%v: %q at step %d (%v): %s -> %s",
+		ErrInvariant, e.Invariant, e.Step, e.Event, describe(e.Prev), describe(e.Status))
 }
+
+// Unwrap returns ErrInvariant.
+func (e *InvariantError) Unwrap() error { return ErrInvariant }
 
 func describe(s v1.ContainerStatus) string {
 	st := s.State
@@ -75,7 +90,12 @@ func describe(s v1.ContainerStatus) string {
 //   - reason ContainerStatusUnknown always comes with exit code 137;
 //   - the move is in containerstate.Transitions, when ev is not the zero
 //     event.
+//
+// On a nil *Checker it returns ErrNotInitialized.
 func (c *Checker) Step(ev containerstate.Event, status v1.ContainerStatus) error {
+	if c == nil {
+		return ErrNotInitialized
+	}
 	c.steps++
 	fail := func(name string) error {
 		return &InvariantError{Invariant: name, Step: c.steps, Event: ev, Prev: c.prev, Status: status}

@@ -60,7 +60,7 @@ func TestEventsAreAccepted(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		target := Target().Draw(t, "target")
 		events := Events(target).Draw(t, "events")
-		m, err := containerstate.NewMachine(target.Pod, target.Name)
+		m, err := containerstate.NewMachine(containerstate.DefaultOptions(), target.Pod, target.Name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,7 +22,7 @@
 //	rapid.Check(t, func(t *rapid.T) {
 //		target := containerstatetest.Target().Draw(t, "target")
 //		events := containerstatetest.Events(target).Draw(t, "events")
-//		m, _ := containerstate.NewMachine(target.Pod, target.Name)
+//		m, _ := containerstate.NewMachine(containerstate.DefaultOptions(), target.Pod, target.Name)
 //		check := containerstatetest.NewChecker(target, containerstate.DefaultFeatures())
 //		for _, ev := range events {
 //			if err := m.Step(ev); err != nil {

@@ -197,6 +197,10 @@ func (g *sequence) run(lives int) {
 				for range rapid.IntRange(1, 3).Draw(g.t, "unknownReports") {
 					g.emit(containerstate.Event{Kind: containerstate.Unknown, ContainerID: id})
 				}
+				if rapid.Bool().Draw(g.t, "tick") {
+					// A runner's Advance, as at Machine.NextWake.
+					g.emit(containerstate.Event{Kind: containerstate.Tick})
+				}
 				if rapid.Bool().Draw(g.t, "recovers") {
 					g.emit(containerstate.Event{Kind: containerstate.Started, ContainerID: id})
 				}

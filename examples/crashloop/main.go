@@ -37,11 +37,11 @@ func run(w io.Writer, crashes int, runFor time.Duration, exit int32) error {
 		Namespace: "default",
 		UID:       "1b4e28ba",
 	}
-	m, err := containerstate.NewMachine(pod, "app")
+	m, err := containerstate.NewMachine(containerstate.DefaultOptions(), pod, "app")
 	if err != nil {
 		return err
 	}
-	cfg, err := containerstate.DefaultCrashLoopOptions().CrashLoopConfig()
+	cfg, err := containerstate.DefaultCrashLoopOptions().BackoffOptions()
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,22 @@
 package podphasetest
 
 import (
+	"errors"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/nodestate/nodestate/podphase"
+)
+
+// The sentinels of the check errors: every error a Check function returns
+// wraps one of them.
+var (
+	// ErrInvariant is wrapped by every error reporting a broken invariant.
+	ErrInvariant = errors.New("podphasetest: invariant broken")
+	// ErrInvalidInput is returned for a nil pod or status, which the checks
+	// refuse to judge.
+	ErrInvalidInput = errors.New("podphasetest: invalid input")
 )
 
 // CheckPhase returns an error unless p is one of the four phases the kubelet
@@ -15,7 +26,7 @@ func CheckPhase(p v1.PodPhase) error {
 	case v1.PodPending, v1.PodRunning, v1.PodSucceeded, v1.PodFailed:
 		return nil
 	}
-	return fmt.Errorf("podphasetest: phase %q is not one the kubelet writes", p)
+	return fmt.Errorf("%w: phase %q is not one the kubelet writes", ErrInvariant, p)
 }
 
 // CheckConditions returns an error when the conditions of status break an
@@ -27,29 +38,29 @@ func CheckPhase(p v1.PodPhase) error {
 //   - a terminal phase has neither Ready=True nor ContainersReady=True.
 func CheckConditions(pod *v1.Pod, status *v1.PodStatus) error {
 	if pod == nil || status == nil {
-		return fmt.Errorf("podphasetest: nil pod or status")
+		return fmt.Errorf("%w: nil pod or status", ErrInvalidInput)
 	}
 	seen := make(map[v1.PodConditionType]v1.ConditionStatus, len(status.Conditions))
 	for _, c := range status.Conditions {
 		if _, dup := seen[c.Type]; dup {
-			return fmt.Errorf("podphasetest: condition %s appears twice", c.Type)
+			return fmt.Errorf("%w: condition %s appears twice", ErrInvariant, c.Type)
 		}
 		seen[c.Type] = c.Status
 	}
 	if seen[v1.PodReady] == v1.ConditionTrue {
 		if seen[v1.ContainersReady] != v1.ConditionTrue {
-			return fmt.Errorf("podphasetest: Ready is True but ContainersReady is %q", seen[v1.ContainersReady])
+			return fmt.Errorf("%w: Ready is True but ContainersReady is %q", ErrInvariant, seen[v1.ContainersReady])
 		}
 		for _, g := range pod.Spec.ReadinessGates {
 			if seen[g.ConditionType] != v1.ConditionTrue {
-				return fmt.Errorf("podphasetest: Ready is True but readiness gate %s is %q", g.ConditionType, seen[g.ConditionType])
+				return fmt.Errorf("%w: Ready is True but readiness gate %s is %q", ErrInvariant, g.ConditionType, seen[g.ConditionType])
 			}
 		}
 	}
 	if podphase.IsTerminal(status.Phase) {
 		for _, t := range []v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
 			if seen[t] == v1.ConditionTrue {
-				return fmt.Errorf("podphasetest: %s is True in terminal phase %s", t, status.Phase)
+				return fmt.Errorf("%w: %s is True in terminal phase %s", ErrInvariant, t, status.Phase)
 			}
 		}
 	}
@@ -66,10 +77,10 @@ func CheckConditions(pod *v1.Pod, status *v1.PodStatus) error {
 //     lastTransitionTime.
 func CheckUpdate(old, new *v1.PodStatus) error {
 	if old == nil || new == nil {
-		return fmt.Errorf("podphasetest: nil status")
+		return fmt.Errorf("%w: nil status", ErrInvalidInput)
 	}
 	if err := podphase.CheckTransition(old.Phase, new.Phase); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", ErrInvariant, err)
 	}
 	for _, lists := range [][2][]v1.ContainerStatus{
 		{old.InitContainerStatuses, new.InitContainerStatuses},
@@ -78,7 +89,7 @@ func CheckUpdate(old, new *v1.PodStatus) error {
 		for _, o := range lists[0] {
 			for _, n := range lists[1] {
 				if n.Name == o.Name && n.RestartCount < o.RestartCount {
-					return fmt.Errorf("podphasetest: restartCount of container %q went down from %d to %d", o.Name, o.RestartCount, n.RestartCount)
+					return fmt.Errorf("%w: restartCount of container %q went down from %d to %d", ErrInvariant, o.Name, o.RestartCount, n.RestartCount)
 				}
 			}
 		}
@@ -86,7 +97,7 @@ func CheckUpdate(old, new *v1.PodStatus) error {
 	for _, o := range old.Conditions {
 		for _, n := range new.Conditions {
 			if n.Type == o.Type && n.Status == o.Status && !n.LastTransitionTime.Equal(&o.LastTransitionTime) {
-				return fmt.Errorf("podphasetest: condition %s stayed %s but its lastTransitionTime moved from %v to %v",
+				return fmt.Errorf("%w: condition %s stayed %s but its lastTransitionTime moved from %v to %v", ErrInvariant,
 					o.Type, o.Status, o.LastTransitionTime, n.LastTransitionTime)
 			}
 		}
@@ -102,17 +113,17 @@ func CheckExplanation(pod *v1.Pod, e podphase.Explanation) error {
 	}
 	if pod == nil {
 		if len(e.Containers) > 0 {
-			return fmt.Errorf("podphasetest: explanation of a nil pod names containers %v", e.Containers)
+			return fmt.Errorf("%w: explanation of a nil pod names containers %v", ErrInvariant, e.Containers)
 		}
 		return nil
 	}
 	for _, name := range e.Containers {
 		if !inSpec(pod.Spec.InitContainers, name) && !inSpec(pod.Spec.Containers, name) {
-			return fmt.Errorf("podphasetest: explanation names container %q, which the pod does not have", name)
+			return fmt.Errorf("%w: explanation names container %q, which the pod does not have", ErrInvariant, name)
 		}
 	}
 	if e.Reason == "" {
-		return fmt.Errorf("podphasetest: explanation of phase %s has no reason", e.Phase)
+		return fmt.Errorf("%w: explanation of phase %s has no reason", ErrInvariant, e.Phase)
 	}
 	return nil
 }
@@ -121,7 +132,7 @@ func CheckExplanation(pod *v1.Pod, e podphase.Explanation) error {
 // a pod that has a phase.
 func CheckDisplay(pod *v1.Pod) error {
 	if pod != nil && pod.Status.Phase != "" && podphase.DisplayStatus(pod) == "" {
-		return fmt.Errorf("podphasetest: empty STATUS for a pod in phase %s", pod.Status.Phase)
+		return fmt.Errorf("%w: empty STATUS for a pod in phase %s", ErrInvariant, pod.Status.Phase)
 	}
 	return nil
 }

@@ -96,7 +96,7 @@ func computeStatus(t *testing.T, pod *corev1.Pod, old *corev1.PodStatus, events 
 	t.Helper()
 	var statuses []corev1.ContainerStatus
 	for _, c := range pod.Spec.Containers {
-		m, err := containerstate.NewMachine(containerstate.Pod{Spec: &pod.Spec, Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}, c.Name)
+		m, err := containerstate.NewMachine(containerstate.DefaultOptions(), containerstate.Pod{Spec: &pod.Spec, Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID}, c.Name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -154,14 +154,14 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 		stats:  Stats{Requests: map[string]int{}},
 	}
 	var err error
-	crashCfg, err := containerstate.DefaultCrashLoopOptions().CrashLoopConfig()
+	crashCfg, err := containerstate.DefaultCrashLoopOptions().BackoffOptions()
 	if err != nil {
 		return nil, err
 	}
 	if a.crash, err = containerstate.NewBackoff(crashCfg); err != nil {
 		return nil, err
 	}
-	if a.pulls, err = containerstate.NewBackoff(containerstate.ImagePullConfig()); err != nil {
+	if a.pulls, err = containerstate.NewBackoff(containerstate.DefaultImagePullOptions()); err != nil {
 		return nil, err
 	}
 

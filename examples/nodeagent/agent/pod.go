@@ -84,7 +84,7 @@ func (a *Agent) newPod(pl plan, api *v1.Pod) (*pod, error) {
 	add := func(list []v1.Container, field string, init bool) error {
 		for i := range list {
 			spec := &list[i]
-			m, err := containerstate.NewMachine(p.cpod, spec.Name)
+			m, err := containerstate.NewMachine(containerstate.DefaultOptions(), p.cpod, spec.Name)
 			if err != nil {
 				return err
 			}
