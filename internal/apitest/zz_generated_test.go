@@ -6,7 +6,7 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 138 functions and 236 methods of 75 types, in 551 calls (43 skipped as
+// Covered: 138 functions and 242 methods of 75 types, in 560 calls (19 skipped as
 // known panics, listed at the end); receivers built by 51 constructors.
 //
 // Not called, and why:
@@ -57,23 +57,6 @@ func TestNoPanic(t *testing.T) {
 	t.Run("containerstate.BackOffEvent", func(t *testing.T) {
 		guard(t, "containerstate.BackOffEvent", func() string {
 			_ = containerstate.BackOffEvent(time.Time{}, 0, "", "", "", "")
-			return ""
-		})
-	})
-	t.Run("containerstate.(*Backoff).Config/zero", func(t *testing.T) {
-		guard(t, "containerstate.(*Backoff).Config/zero", func() string {
-			var r containerstate.Backoff
-			_ = r.Config()
-			return ""
-		})
-	})
-	t.Run("containerstate.(*Backoff).Config/NewBackoff", func(t *testing.T) {
-		guard(t, "containerstate.(*Backoff).Config/NewBackoff", func() string {
-			r, err := build1(ctx)
-			if err != nil {
-				return fmt.Sprintf("NewBackoff: %v", err)
-			}
-			_ = r.Config()
 			return ""
 		})
 	})
@@ -213,6 +196,23 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("containerstate.(*Backoff).Options/zero", func(t *testing.T) {
+		guard(t, "containerstate.(*Backoff).Options/zero", func() string {
+			var r containerstate.Backoff
+			_ = r.Options()
+			return ""
+		})
+	})
+	t.Run("containerstate.(*Backoff).Options/NewBackoff", func(t *testing.T) {
+		guard(t, "containerstate.(*Backoff).Options/NewBackoff", func() string {
+			r, err := build1(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewBackoff: %v", err)
+			}
+			_ = r.Options()
+			return ""
+		})
+	})
 	t.Run("containerstate.(*Backoff).Reset/zero", func(t *testing.T) {
 		guard(t, "containerstate.(*Backoff).Reset/zero", func() string {
 			var r containerstate.Backoff
@@ -242,20 +242,20 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("containerstate.CrashLoopOptions.CrashLoopConfig/zero", func(t *testing.T) {
-		guard(t, "containerstate.CrashLoopOptions.CrashLoopConfig/zero", func() string {
+	t.Run("containerstate.CrashLoopOptions.BackoffOptions/zero", func(t *testing.T) {
+		guard(t, "containerstate.CrashLoopOptions.BackoffOptions/zero", func() string {
 			var r containerstate.CrashLoopOptions
-			_, _ = r.CrashLoopConfig()
+			_, _ = r.BackoffOptions()
 			return ""
 		})
 	})
-	t.Run("containerstate.CrashLoopOptions.CrashLoopConfig/DefaultCrashLoopOptions", func(t *testing.T) {
-		guard(t, "containerstate.CrashLoopOptions.CrashLoopConfig/DefaultCrashLoopOptions", func() string {
+	t.Run("containerstate.CrashLoopOptions.BackoffOptions/DefaultCrashLoopOptions", func(t *testing.T) {
+		guard(t, "containerstate.CrashLoopOptions.BackoffOptions/DefaultCrashLoopOptions", func() string {
 			r, err := build2(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultCrashLoopOptions: %v", err)
 			}
-			_, _ = r.CrashLoopConfig()
+			_, _ = r.BackoffOptions()
 			return ""
 		})
 	})
@@ -268,6 +268,12 @@ func TestNoPanic(t *testing.T) {
 	t.Run("containerstate.DefaultFeatures", func(t *testing.T) {
 		guard(t, "containerstate.DefaultFeatures", func() string {
 			_ = containerstate.DefaultFeatures()
+			return ""
+		})
+	})
+	t.Run("containerstate.DefaultImagePullOptions", func(t *testing.T) {
+		guard(t, "containerstate.DefaultImagePullOptions", func() string {
+			_ = containerstate.DefaultImagePullOptions()
 			return ""
 		})
 	})
@@ -456,12 +462,6 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("containerstate.ImagePullConfig", func(t *testing.T) {
-		guard(t, "containerstate.ImagePullConfig", func() string {
-			_ = containerstate.ImagePullConfig()
-			return ""
-		})
-	})
 	t.Run("containerstate.ImagePullKey", func(t *testing.T) {
 		guard(t, "containerstate.ImagePullKey", func() string {
 			_ = containerstate.ImagePullKey("", "")
@@ -501,6 +501,23 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("containerstate.(*Machine).Advance/zero", func(t *testing.T) {
+		guard(t, "containerstate.(*Machine).Advance/zero", func() string {
+			var r containerstate.Machine
+			_ = r.Advance(time.Time{})
+			return ""
+		})
+	})
+	t.Run("containerstate.(*Machine).Advance/NewMachine", func(t *testing.T) {
+		guard(t, "containerstate.(*Machine).Advance/NewMachine", func() string {
+			r, err := build14(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewMachine: %v", err)
+			}
+			_ = r.Advance(time.Time{})
+			return ""
+		})
+	})
 	t.Run("containerstate.(*Machine).Kind/zero", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Kind/zero", func() string {
 			var r containerstate.Machine
@@ -510,7 +527,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Kind/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Kind/NewMachine", func() string {
-			r, err := build13(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -527,7 +544,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Last/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Last/NewMachine", func() string {
-			r, err := build13(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -544,7 +561,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Name/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Name/NewMachine", func() string {
-			r, err := build13(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -561,11 +578,28 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Newest/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Newest/NewMachine", func() string {
-			r, err := build13(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
 			_, _ = r.Newest()
+			return ""
+		})
+	})
+	t.Run("containerstate.(*Machine).NextWake/zero", func(t *testing.T) {
+		guard(t, "containerstate.(*Machine).NextWake/zero", func() string {
+			var r containerstate.Machine
+			_, _ = r.NextWake()
+			return ""
+		})
+	})
+	t.Run("containerstate.(*Machine).NextWake/NewMachine", func(t *testing.T) {
+		guard(t, "containerstate.(*Machine).NextWake/NewMachine", func() string {
+			r, err := build14(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewMachine: %v", err)
+			}
+			_, _ = r.NextWake()
 			return ""
 		})
 	})
@@ -578,7 +612,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Ready/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Ready/NewMachine", func() string {
-			r, err := build13(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -595,7 +629,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).RestartCount/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).RestartCount/NewMachine", func() string {
-			r, err := build13(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -612,7 +646,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).ShouldBeRestarted/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).ShouldBeRestarted/NewMachine", func() string {
-			r, err := build13(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -629,7 +663,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Started/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Started/NewMachine", func() string {
-			r, err := build13(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -646,7 +680,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).State/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).State/NewMachine", func() string {
-			r, err := build13(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -663,7 +697,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Status/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Status/NewMachine", func() string {
-			r, err := build13(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -680,7 +714,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Step/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Step/NewMachine", func() string {
-			r, err := build13(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -708,13 +742,13 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.NewBackoff", func(t *testing.T) {
 		guard(t, "containerstate.NewBackoff", func() string {
-			_, _ = containerstate.NewBackoff(containerstate.BackoffConfig{})
+			_, _ = containerstate.NewBackoff(containerstate.BackoffOptions{})
 			return ""
 		})
 	})
 	t.Run("containerstate.NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.NewMachine", func() string {
-			_, _ = containerstate.NewMachine(containerstate.Pod{}, "")
+			_, _ = containerstate.NewMachine(containerstate.Options{}, containerstate.Pod{}, "")
 			return ""
 		})
 	})
@@ -747,28 +781,11 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Options.Convert/DefaultOptions", func(t *testing.T) {
 		guard(t, "containerstate.Options.Convert/DefaultOptions", func() string {
-			r, err := build14(ctx)
+			r, err := build13(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
 			_, _ = r.Convert(containerstate.Input{})
-			return ""
-		})
-	})
-	t.Run("containerstate.Options.NewMachine/zero", func(t *testing.T) {
-		guard(t, "containerstate.Options.NewMachine/zero", func() string {
-			var r containerstate.Options
-			_, _ = r.NewMachine(containerstate.Pod{}, "")
-			return ""
-		})
-	})
-	t.Run("containerstate.Options.NewMachine/DefaultOptions", func(t *testing.T) {
-		guard(t, "containerstate.Options.NewMachine/DefaultOptions", func() string {
-			r, err := build14(ctx)
-			if err != nil {
-				return fmt.Sprintf("DefaultOptions: %v", err)
-			}
-			_, _ = r.NewMachine(containerstate.Pod{}, "")
 			return ""
 		})
 	})
@@ -918,6 +935,13 @@ func TestNoPanic(t *testing.T) {
 		guard(t, "containerstate/containerstatetest.(*InvariantError).Error/zero", func() string {
 			var r containerstatetest.InvariantError
 			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("containerstate/containerstatetest.(*InvariantError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "containerstate/containerstatetest.(*InvariantError).Unwrap/zero", func() string {
+			var r containerstatetest.InvariantError
+			_ = r.Unwrap()
 			return ""
 		})
 	})
@@ -3342,6 +3366,13 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podphase.(*DuplicateStatusError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podphase.(*DuplicateStatusError).Unwrap/zero", func() string {
+			var r podphase.DuplicateStatusError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
 	t.Run("podphase.Explain", func(t *testing.T) {
 		guard(t, "podphase.Explain", func() string {
 			_, _ = podphase.Explain(podphase.Input{})
@@ -3389,6 +3420,23 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podphase.Options.Columns/zero", func(t *testing.T) {
+		guard(t, "podphase.Options.Columns/zero", func() string {
+			var r podphase.Options
+			_, _ = r.Columns(nil, time.Time{})
+			return ""
+		})
+	})
+	t.Run("podphase.Options.Columns/DefaultOptions", func(t *testing.T) {
+		guard(t, "podphase.Options.Columns/DefaultOptions", func() string {
+			r, err := build44(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_, _ = r.Columns(nil, time.Time{})
+			return ""
+		})
+	})
 	t.Run("podphase.Options.Conditions/zero", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/zero", func() string {
 			var r podphase.Options
@@ -3403,6 +3451,23 @@ func TestNoPanic(t *testing.T) {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
 			_, _ = r.Conditions(podphase.ConditionsInput{})
+			return ""
+		})
+	})
+	t.Run("podphase.Options.DisplayStatus/zero", func(t *testing.T) {
+		guard(t, "podphase.Options.DisplayStatus/zero", func() string {
+			var r podphase.Options
+			_ = r.DisplayStatus(nil)
+			return ""
+		})
+	})
+	t.Run("podphase.Options.DisplayStatus/DefaultOptions", func(t *testing.T) {
+		guard(t, "podphase.Options.DisplayStatus/DefaultOptions", func() string {
+			r, err := build44(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.DisplayStatus(nil)
 			return ""
 		})
 	})
@@ -3496,10 +3561,10 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("podphase.(*TransitionError).Is/zero", func(t *testing.T) {
-		guard(t, "podphase.(*TransitionError).Is/zero", func() string {
+	t.Run("podphase.(*TransitionError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podphase.(*TransitionError).Unwrap/zero", func() string {
 			var r podphase.TransitionError
-			_ = r.Is(nil)
+			_ = r.Unwrap()
 			return ""
 		})
 	})
@@ -3507,6 +3572,13 @@ func TestNoPanic(t *testing.T) {
 		guard(t, "podphase.(*UnknownContainerError).Error/zero", func() string {
 			var r podphase.UnknownContainerError
 			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("podphase.(*UnknownContainerError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podphase.(*UnknownContainerError).Unwrap/zero", func() string {
+			var r podphase.UnknownContainerError
+			_ = r.Unwrap()
 			return ""
 		})
 	})
@@ -4294,9 +4366,9 @@ func TestNoPanic(t *testing.T) {
 	})
 }
 
-// build0 builds a containerstate.BackoffConfig with containerstate.ImagePullConfig.
-func build0(ctx context.Context) (r containerstate.BackoffConfig, err error) {
-	return containerstate.ImagePullConfig(), nil
+// build0 builds a containerstate.BackoffOptions with containerstate.DefaultImagePullOptions.
+func build0(ctx context.Context) (r containerstate.BackoffOptions, err error) {
+	return containerstate.DefaultImagePullOptions(), nil
 }
 
 // build1 builds a *containerstate.Backoff with containerstate.NewBackoff.
@@ -4360,14 +4432,15 @@ func build12(ctx context.Context) (r containerstate.Features, err error) {
 	return containerstate.DefaultFeatures(), nil
 }
 
-// build13 builds a *containerstate.Machine with containerstate.NewMachine.
-func build13(ctx context.Context) (r *containerstate.Machine, err error) {
-	return containerstate.NewMachine(containerstate.Pod{}, "")
+// build13 builds a containerstate.Options with containerstate.DefaultOptions.
+func build13(ctx context.Context) (r containerstate.Options, err error) {
+	return containerstate.DefaultOptions(), nil
 }
 
-// build14 builds a containerstate.Options with containerstate.DefaultOptions.
-func build14(ctx context.Context) (r containerstate.Options, err error) {
-	return containerstate.DefaultOptions(), nil
+// build14 builds a *containerstate.Machine with containerstate.NewMachine.
+func build14(ctx context.Context) (r *containerstate.Machine, err error) {
+	a0, _ := build13(ctx)
+	return containerstate.NewMachine(a0, containerstate.Pod{}, "")
 }
 
 // build15 builds a containerstate.State with containerstate.StateOf.
@@ -4567,30 +4640,6 @@ func build50(ctx context.Context) (r *statussynctest.History, err error) {
 
 // knownPanics are the calls that panic today (internal/cmd/apigen's list).
 var knownPanics = map[string]string{
-	"containerstate.(*Backoff).CrashLoop/zero":              "assignment to entry in nil map",
-	"containerstate.(*Backoff).Next/zero":                   "assignment to entry in nil map",
-	"events.(*Broadcaster).Shutdown/zero":                   "runtime error: invalid memory address or nil pointer dereference",
-	"events.(*Recorder).AnnotatedEventf/zero":               "runtime error: invalid memory address or nil pointer dereference",
-	"events.(*Recorder).Event/zero":                         "runtime error: invalid memory address or nil pointer dereference",
-	"events.(*Recorder).Eventf/zero":                        "runtime error: invalid memory address or nil pointer dereference",
-	"events.(*Recorder).Record/zero":                        "runtime error: invalid memory address or nil pointer dereference",
-	"events.(*Series).Observe/NewSeries":                    "runtime error: invalid memory address or nil pointer dereference",
-	"events.(*Series).Observe/zero":                         "runtime error: invalid memory address or nil pointer dereference",
-	"events.(*SeriesBroadcaster).Shutdown/zero":             "close of nil channel",
-	"events.(*SeriesRecorder).AnnotatedEventf/zero":         "runtime error: invalid memory address or nil pointer dereference",
-	"events.(*SeriesRecorder).Eventf/zero":                  "runtime error: invalid memory address or nil pointer dereference",
-	"events.(*SeriesRecorder).Record/zero":                  "runtime error: invalid memory address or nil pointer dereference",
-	"events.KeyOf":                                          "runtime error: invalid memory address or nil pointer dereference",
-	"events/eventstest.(*SeriesSink).Create/NewSeriesSink":  "runtime error: invalid memory address or nil pointer dereference",
-	"events/eventstest.(*SeriesSink).Create/zero":           "runtime error: invalid memory address or nil pointer dereference",
-	"events/eventstest.(*SeriesSink).Events/zero":           "runtime error: invalid memory address or nil pointer dereference",
-	"events/eventstest.(*SeriesSink).Patch/NewSeriesSink":   "runtime error: invalid memory address or nil pointer dereference",
-	"events/eventstest.(*SeriesSink).Patch/zero":            "runtime error: invalid memory address or nil pointer dereference",
-	"events/eventstest.(*Sink).Create/NewSink":              "runtime error: invalid memory address or nil pointer dereference",
-	"events/eventstest.(*Sink).Create/zero":                 "runtime error: invalid memory address or nil pointer dereference",
-	"events/eventstest.(*Sink).Events/zero":                 "runtime error: invalid memory address or nil pointer dereference",
-	"events/eventstest.(*Sink).Patch/NewSink":               "runtime error: invalid memory address or nil pointer dereference",
-	"events/eventstest.(*Sink).Patch/zero":                  "runtime error: invalid memory address or nil pointer dereference",
 	"nodecondition.(*Controller).UpsertLease/zero":          "assignment to entry in nil map",
 	"nodecondition.(*Kubelet).Observe/NewKubelet":           "runtime error: invalid memory address or nil pointer dereference",
 	"nodecondition.Tolerates":                               "runtime error: invalid memory address or nil pointer dereference",

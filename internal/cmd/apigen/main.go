@@ -57,32 +57,6 @@ import (
 // with /zero (var r T) or /NewX (the receiver NewX builds)
 // after it.
 var knownPanics = map[string]string{
-	"containerstate.(*Backoff).CrashLoop/zero": "assignment to entry in nil map", // zero Backoff: writes to its nil map of entries
-	"containerstate.(*Backoff).Next/zero":      "assignment to entry in nil map", // zero Backoff: writes to its nil map of entries
-
-	"events.(*Broadcaster).Shutdown/zero":           "runtime error: invalid memory address or nil pointer dereference", // zero Broadcaster: calls its nil abort func
-	"events.(*Recorder).AnnotatedEventf/zero":       "runtime error: invalid memory address or nil pointer dereference", // zero Recorder: no broadcaster behind it
-	"events.(*Recorder).Event/zero":                 "runtime error: invalid memory address or nil pointer dereference", // zero Recorder: no broadcaster behind it
-	"events.(*Recorder).Eventf/zero":                "runtime error: invalid memory address or nil pointer dereference", // zero Recorder: no broadcaster behind it
-	"events.(*Recorder).Record/zero":                "runtime error: invalid memory address or nil pointer dereference", // zero Recorder: no broadcaster behind it
-	"events.(*Series).Observe/NewSeries":            "runtime error: invalid memory address or nil pointer dereference", // nil event, through KeyOf
-	"events.(*Series).Observe/zero":                 "runtime error: invalid memory address or nil pointer dereference", // nil event, through KeyOf
-	"events.(*SeriesBroadcaster).Shutdown/zero":     "close of nil channel",                                             // zero SeriesBroadcaster: closes its nil queue
-	"events.(*SeriesRecorder).AnnotatedEventf/zero": "runtime error: invalid memory address or nil pointer dereference", // zero SeriesRecorder: no broadcaster behind it
-	"events.(*SeriesRecorder).Eventf/zero":          "runtime error: invalid memory address or nil pointer dereference", // zero SeriesRecorder: no broadcaster behind it
-	"events.(*SeriesRecorder).Record/zero":          "runtime error: invalid memory address or nil pointer dereference", // zero SeriesRecorder: no broadcaster behind it
-	"events.KeyOf":                                  "runtime error: invalid memory address or nil pointer dereference", // nil event
-
-	"events/eventstest.(*SeriesSink).Create/NewSeriesSink": "runtime error: invalid memory address or nil pointer dereference", // nil event
-	"events/eventstest.(*SeriesSink).Create/zero":          "runtime error: invalid memory address or nil pointer dereference", // nil event; a zero SeriesSink has no clock either
-	"events/eventstest.(*SeriesSink).Events/zero":          "runtime error: invalid memory address or nil pointer dereference", // zero SeriesSink: reads its nil clock
-	"events/eventstest.(*SeriesSink).Patch/NewSeriesSink":  "runtime error: invalid memory address or nil pointer dereference", // nil event
-	"events/eventstest.(*SeriesSink).Patch/zero":           "runtime error: invalid memory address or nil pointer dereference", // nil event; a zero SeriesSink has no clock either
-	"events/eventstest.(*Sink).Create/NewSink":             "runtime error: invalid memory address or nil pointer dereference", // nil event
-	"events/eventstest.(*Sink).Create/zero":                "runtime error: invalid memory address or nil pointer dereference", // nil event; a zero Sink has no clock either
-	"events/eventstest.(*Sink).Events/zero":                "runtime error: invalid memory address or nil pointer dereference", // zero Sink: reads its nil clock
-	"events/eventstest.(*Sink).Patch/NewSink":              "runtime error: invalid memory address or nil pointer dereference", // nil event
-	"events/eventstest.(*Sink).Patch/zero":                 "runtime error: invalid memory address or nil pointer dereference", // nil event; a zero Sink has no clock either
 
 	"nodecondition.(*Controller).UpsertLease/zero": "assignment to entry in nil map",                                   // zero Controller: writes to its nil map of orphan leases
 	"nodecondition.(*Kubelet).Observe/NewKubelet":  "runtime error: invalid memory address or nil pointer dereference", // nil sample
