@@ -63,6 +63,10 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		res.Events = append(res.Events,
 			warning(ReasonFailed, PullFailedMessage(img, o.Message), fp),
 			warning(ReasonFailed, ErrorMessage(ev.Reason), fp))
+		if len(o.MissingSecrets) > 0 && ev.Reason == containerstate.ReasonErrImagePull {
+			res.Events = append(res.Events, warning(ReasonFailedToRetrieveImagePullSecret,
+				FailedToRetrieveImagePullSecretMessage(o.MissingSecrets), ""))
+		}
 		c.setStartErr(ev.Reason, ev.Message)
 		c.lastPull = c.startErr
 		m.pulls.Next(containerstate.ImagePullKey(m.uid, img), at, at)

@@ -94,6 +94,10 @@ type Observation struct {
 	// bytes.
 	Duration time.Duration
 	Size     int64
+	// MissingSecrets are, for ImagePullFailed, the pod's named image pull
+	// secrets the runner could not retrieve; they add the Warning
+	// FailedToRetrieveImagePullSecret (spec/podlifecycle.md section 4.1).
+	MissingSecrets []string
 }
 
 // ActionKind says what a runtime is asked to do.
