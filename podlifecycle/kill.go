@@ -54,8 +54,9 @@ func (m *Machine) podGrace(c *ctr, r KillReason) int64 {
 }
 
 // beginKill starts killing instance in of c with grace g (seconds): the
-// Killing event now, the preStop hook when there is one and g > 0, and the
-// stop as soon as nothing holds it.
+// Killing event now and the preStop hook when there is one and g > 0. The
+// stop follows from progressKill, which every caller runs after all kills
+// of the sync began, so that the sidecar order sees them all.
 func (m *Machine) beginKill(c *ctr, in *inst, r KillReason, message string, g int64, order, podKill bool, now time.Time, res *Result) {
 	if in.kill.active {
 		return
@@ -67,7 +68,6 @@ func (m *Machine) beginKill(c *ctr, in *inst, r KillReason, message string, g in
 		in.kill.hookEnd = now.Add(time.Duration(g) * time.Second)
 		res.Actions = append(res.Actions, Action{Kind: RunHook, Container: c.name, ContainerKind: c.kind, ContainerID: in.id, Hook: PreStop})
 	}
-	m.progressKill(c, in, now, res)
 }
 
 // progressKill moves a kill on at now and returns when it needs to be

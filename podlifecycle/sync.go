@@ -124,8 +124,12 @@ func (m *Machine) computePodActions() {
 			continue
 		}
 		if n.kill.active {
+			// The kubelet's kill is synchronous: until the runtime reports
+			// the stop, the container neither keeps the pod nor frees it.
 			if n.kill.restart {
 				p.toStart = append(p.toStart, c.index)
+			} else {
+				keep++
 			}
 			continue
 		}
