@@ -61,7 +61,7 @@ func TestRule6_ProbeEvents(t *testing.T) {
 		event string
 		ready bool
 	}{
-		{ProbeError, "Readiness probe errored and resulted in unknown state: probe output", false},
+		{ProbeError, "Readiness probe errored and resulted in unknown state: probe output", true}, // discarded: stays ready
 		{ProbeWarning, "Readiness probe warning: probe output", true},
 		{ProbeFailure, "Readiness probe failed: probe output", false},
 		{ProbeSuccess, "", true},
