@@ -79,12 +79,12 @@
 //	    Terminated --> Finished: the next Step
 //	    Finished --> [*]
 //
-// | state | what a Step does |
-// |---|---|
-// | Syncing | status, computePodActions (section 3), starts with crash-loop and pull back-off, kills, probes |
-// | Terminating | status, whole-pod kill with the effective grace (7.2-7.5), then the sandbox, then the terminal status |
-// | Terminated | reported once, with Finished true |
-// | Finished | nothing; NextSync is zero |
+//	| state | what a Step does |
+//	|---|---|
+//	| Syncing | status, computePodActions (section 3), starts with crash-loop and pull back-off, kills, probes |
+//	| Terminating | status, whole-pod kill with the effective grace (7.2-7.5), then the sandbox, then the terminal status |
+//	| Terminated | reported once, with Finished true |
+//	| Finished | nothing; NextSync is zero |
 //
 // # Decisions (spec/podlifecycle.md section 15)
 //
@@ -124,30 +124,30 @@
 //     kubelet does within one sync. A kill from an earlier sync still under
 //     way when termination begins holds the sidecars' turn, as it would have
 //     been over in the kubelet.
-//  - The Pulling event is recorded when the pull is asked for, and Pulled,
+//   - The Pulling event is recorded when the pull is asked for, and Pulled,
 //     Failed, Created, Started, FailedPostStartHook and Unhealthy when the
 //     observation arrives, so they come one Step after the kubelet's in
 //     Step counts, in the same order.
-//  - Image presence is what the runner reported (ImagePresent, ImagePulled);
+//   - Image presence is what the runner reported (ImagePresent, ImagePulled);
 //     an image the machine has not heard of is absent, so IfNotPresent
 //     pulls it. Present images are assumed accessible with the pod's
 //     credentials (KubeletEnsureSecretPulledImages). Image references are
 //     not parsed beyond the default pull policy: InvalidImageName and
 //     ImageInspectError are not produced.
-//  - The final phase guard is also applied against the status the machine
+//   - The final phase guard is also applied against the status the machine
 //     produced last, not only the API pod's, so a terminal phase never
 //     changes even before the runner writes it to the API.
-//  - Not modelled: a network mode change of the sandbox (hostNetwork is
+//   - Not modelled: a network mode change of the sandbox (hostNetwork is
 //     fixed for a pod), network readiness of the node (NetworkNotReady),
 //     volumes (FailedMount), dynamic resources, in-place resize, kill
 //     requests with a grace override and ExceededGracePeriod (evictions,
 //     preemption), kubelet restarts, FailedKillPod and FailedSync. Their
 //     reasons and messages are in the vocabulary for agents that produce
 //     them.
-//  - The machine keeps the three newest instances of each container; the
+//   - The machine keeps the three newest instances of each container; the
 //     kubelet's garbage collector keeps more, which changes nothing the
 //     machine decides.
-//  - Ephemeral container statuses are reported once the container has an
+//   - Ephemeral container statuses are reported once the container has an
 //     instance or a start error.
 //
 // # Feature gates
