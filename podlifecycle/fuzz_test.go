@@ -8,6 +8,7 @@ import (
 
 	"github.com/nodestate/nodestate/containerstate"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 )
 
 // fuzzPod has every kind of container: a regular init container, a sidecar
@@ -103,6 +104,9 @@ func FuzzStep(f *testing.F) {
 			for i := range res.Statuses {
 				st := &res.Statuses[i]
 				if prev != nil {
+					if got, want := statusEqual(prev, st), equality.Semantic.DeepEqual(*prev, *st); got != want {
+						t.Fatalf("statusEqual %v, semantic equality %v", got, want)
+					}
 					if err := feats.ValidateStatusTransition(&pod.Spec, prev, st); err != nil {
 						t.Fatalf("status refused by the API server: %v", err)
 					}

@@ -9,6 +9,7 @@ import (
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/podphase"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
 )
@@ -159,6 +160,9 @@ func (md *model) step(t *rapid.T) {
 			md.terminal = st.Phase
 		}
 		if md.prev != nil {
+			if got, want := statusEqual(md.prev, st), equality.Semantic.DeepEqual(*md.prev, *st); got != want {
+				t.Fatalf("statusEqual %v, semantic equality %v", got, want)
+			}
 			if err := feats.ValidateStatusTransition(&md.pod.Spec, md.prev, st); err != nil {
 				t.Fatalf("invariant: status refused by the API server: %v", err)
 			}
