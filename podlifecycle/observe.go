@@ -44,6 +44,12 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 	c := m.find(o.Container)
 	fp := FieldPath(c.kind, c.name)
 	switch o.Kind {
+	case ContainerStarted, ContainerExited, ContainerUnknown, ProbeResult, HookResult:
+		if c.instance(o.ContainerID) == nil {
+			return // a retired instance: nothing of it is kept any more
+		}
+	}
+	switch o.Kind {
 	case ImagePulled:
 		img := o.Image
 		if img == "" {
@@ -77,6 +83,9 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 			rc := int32(0)
 			if len(c.insts) > 0 {
 				rc = c.insts[0].restartCount + 1
+			}
+			if len(c.insts) == maxInstances {
+				m.retire(c.name, c.insts[maxInstances-1].id)
 			}
 			c.push(inst{id: o.ContainerID, state: containerstate.RuntimeCreated, created: at,
 				image: c.spec.Image, restartCount: rc, sandbox: m.sb.attempt})
@@ -131,7 +140,9 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		if in := c.instance(o.ContainerID); in != nil && in.removing {
 			c.removedByReset = true // 4.4: no back-off for the next start
 		}
-		c.remove(o.ContainerID)
+		if c.remove(o.ContainerID) {
+			m.retire(c.name, o.ContainerID)
+		}
 	case ProbeResult:
 		in := c.instance(o.ContainerID)
 		if in != &c.insts[0] || in.state != containerstate.RuntimeRunning {
@@ -194,14 +205,32 @@ func (c *ctr) push(in inst) {
 	c.insts[0] = in
 }
 
-// remove drops instance id.
-func (c *ctr) remove(id string) {
+// remove drops instance id and reports whether it had it.
+func (c *ctr) remove(id string) bool {
 	for i := range c.insts {
 		if c.insts[i].id == id {
 			c.insts = append(c.insts[:i], c.insts[i+1:]...)
-			return
+			return true
 		}
 	}
+	return false
+}
+
+// retire remembers that instance id of container name is no longer kept,
+// so that late observations of it are accepted and ignored.
+func (m *Machine) retire(name, id string) {
+	m.retired[m.nRetired%len(m.retired)] = retiredID{name: name, id: id}
+	m.nRetired++
+}
+
+// isRetired reports whether id is a retired instance of name.
+func (m *Machine) isRetired(name, id string) bool {
+	for i := range m.retired {
+		if m.retired[i].id == id && m.retired[i].name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // wholeSeconds is d in whole seconds, as the kubelet subtracts time spent.

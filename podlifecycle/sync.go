@@ -408,6 +408,9 @@ func (m *Machine) execute(now time.Time, res *Result) (crashExpiry, timer time.T
 				res.Actions = append(res.Actions, Action{Kind: RemoveContainer, Container: is[i].name,
 					ContainerKind: containerstate.Init, ContainerID: is[i].insts[j].id})
 			}
+			for j := range is[i].insts {
+				m.retire(is[i].name, is[i].insts[j].id)
+			}
 			is[i].insts = is[i].insts[:0]
 		}
 		res.Actions = append(res.Actions, Action{Kind: CreateSandbox, Attempt: p.attempt})
