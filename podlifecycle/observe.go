@@ -33,7 +33,7 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		if m.pod.DeletionTimestamp == nil {
 			res.Events = append(res.Events, warning(ReasonFailedCreatePodSandBox, FailedCreatePodSandBoxMessage(o.Message), ""))
 		}
-		m.pendingErr, m.dirty = true, true
+		m.failedSync(at)
 		return
 	case ImagePresent:
 		if !m.images[o.Image] {
@@ -77,7 +77,8 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		c.lastPull = c.startErr
 		m.pulls.Next(containerstate.ImagePullKey(m.uid, img), at, at)
 		c.inFlight = false
-		m.pendingErr = true
+		m.failedSync(at)
+		return
 	case ContainerCreated:
 		if c.instance(o.ContainerID) == nil {
 			rc := int32(0)
@@ -99,7 +100,8 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		c.setStartErr(reason, o.Message)
 		res.Events = append(res.Events, warning(ReasonFailed, ErrorMessage(o.Message), fp))
 		c.inFlight = false
-		m.pendingErr = true
+		m.failedSync(at)
+		return
 	case ContainerStarted:
 		in := c.instance(o.ContainerID)
 		if in.state == containerstate.RuntimeCreated {
@@ -114,7 +116,8 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		c.setStartErr(containerstate.ReasonRunContainerError, o.Message)
 		res.Events = append(res.Events, warning(ReasonFailed, ErrorMessage(o.Message), fp))
 		c.inFlight = false
-		m.pendingErr = true
+		m.failedSync(at)
+		return
 	case ContainerExited:
 		in := c.instance(o.ContainerID)
 		if in.state != containerstate.RuntimeExited {
@@ -174,6 +177,19 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		}
 	}
 	m.dirty = true
+}
+
+// failedSync records that the sync whose call failed at at ended with an
+// error: the failure is no runtime event, so it does not sync at once; the
+// pod worker requeues the pod (rule 4.5, section 15 decision 5).
+func (m *Machine) failedSync(at time.Time) {
+	d := min(m.opts.ErrorRequeue, m.opts.SyncFrequency)
+	if m.opts.Rand != nil {
+		d += time.Duration(m.opts.Rand.Float64() * 0.5 * float64(d))
+	}
+	if t := at.Add(d); m.syncAt.IsZero() || t.Before(m.syncAt) {
+		m.syncAt = t
+	}
 }
 
 // setStartErr stores the reason cache entry of c.
