@@ -104,12 +104,17 @@ func (md *model) emit(o Observation) {
 }
 
 // step runs one Step and checks the invariants on its result.
-func (md *model) step(t *rapid.T) {
+// deliverDue stops the containers whose kill is due.
+func (md *model) deliverDue() {
 	for name, rc := range md.rt {
 		if rc.running && !rc.stopAt.IsZero() && !rc.stopAt.After(md.now) {
 			md.stop(name, 137, false)
 		}
 	}
+}
+
+func (md *model) step(t *rapid.T) {
+	md.deliverDue()
 	obs := md.obs
 	md.obs = nil
 	before := md.m.state
@@ -168,6 +173,13 @@ func (md *model) step(t *rapid.T) {
 			}
 		}
 		md.prev = st.DeepCopy()
+	}
+	if r.Finished {
+		for name, rc := range md.rt {
+			if rc.running {
+				t.Fatalf("invariant: finished while %s runs", name)
+			}
+		}
 	}
 	for _, a := range r.Actions {
 		if a.Container != "" && !specHas(&md.pod.Spec, a.Container) {
@@ -362,6 +374,7 @@ func TestModel(t *testing.T) {
 			"exit": func(t *rapid.T) {
 				n := rapid.SampledFrom(names).Draw(t, "container")
 				md.now = md.now.Add(time.Duration(rapid.IntRange(0, 30).Draw(t, "after")) * time.Second)
+				md.deliverDue()
 				md.exit(n, int32(rapid.SampledFrom([]int{0, 1, 137}).Draw(t, "code")))
 				md.step(t)
 			},
