@@ -329,6 +329,9 @@ func (md *model) stop(name string, code int32, crash bool) {
 	if rc == nil || !rc.running {
 		return
 	}
+	// An exit while a kill is pending ends that kill: the kubelet restarts
+	// it with the back-off of the attempt before (4.2 step 1).
+	crash = crash && rc.stopAt.IsZero()
 	rc.running, rc.exitCode, rc.stopAt = false, code, time.Time{}
 	if code != 0 && crash {
 		rc.exits = append(rc.exits, md.now)
