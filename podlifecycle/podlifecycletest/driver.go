@@ -33,6 +33,12 @@ type Options struct {
 	// means the machine keeps asking for a sync with nothing happening,
 	// and Run returns ErrNoProgress.
 	MaxStepsPerInstant int
+	// StalePoll, when positive, is how far Run moves on after a stale
+	// wake-up: a Step that received nothing, did nothing and still asked
+	// for a sync at or before its own time. Zero keeps stepping at that
+	// instant until MaxStepsPerInstant (ErrNoProgress). Either way
+	// CheckWakeups reports the stale wake-up.
+	StalePoll time.Duration
 }
 
 // Deletion is a graceful delete of the pod by the API: at After from the
@@ -131,6 +137,9 @@ func Run(pod *v1.Pod, bs Behaviours, opts Options) (*Trace, error) {
 		}
 		rt.Do(now, res.Actions)
 		next := earliest(earliest(res.NextSync, rt.Next()), deleteAt)
+		if opts.StalePoll > 0 && stale(&tr.Steps[len(tr.Steps)-1]) {
+			next = earliest(earliest(now.Add(opts.StalePoll), rt.Next()), deleteAt)
+		}
 		if next.IsZero() || next.After(start.Add(opts.Until)) {
 			break
 		}
@@ -147,6 +156,14 @@ func Run(pod *v1.Pod, bs Behaviours, opts Options) (*Trace, error) {
 		now = next
 	}
 	return tr, nil
+}
+
+// stale reports whether s is a stale wake-up: it received nothing, did
+// nothing and asks for a sync at or before its own time.
+func stale(s *Step) bool {
+	r := &s.Result
+	return len(s.Observations) == 0 && len(r.Actions) == 0 && len(r.Events) == 0 && len(r.Statuses) == 0 &&
+		!r.NextSync.IsZero() && !r.NextSync.After(s.At)
 }
 
 // deleted returns a copy of pod deleted at at with grace (section 7.1).

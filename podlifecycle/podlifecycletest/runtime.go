@@ -46,6 +46,9 @@ type simInst struct {
 	started time.Time
 	exitAt  time.Time // zero: runs until killed
 	exitSeq int       // the queued exit, 0 none
+	seqs    []int     // its queued create, start and postStart reports
+	preStop int       // its queued preStop result, 0 none
+	hookAt  time.Time // when that result comes
 	gone    bool      // exited or removed
 }
 
@@ -159,10 +162,22 @@ func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) {
 			}
 			r.push(podlifecycle.Observation{Kind: podlifecycle.SandboxReady, At: now, Attempt: a.Attempt, IP: ip})
 		case podlifecycle.KillSandbox:
-			// Whatever still runs in the sandbox dies with it.
+			// Whatever still runs in the sandbox dies with it; a start
+			// still to come (behind a slow pull or hook) fails.
 			for _, name := range r.names() {
-				for _, in := range r.ctrs[name].sortedInsts() {
-					r.stop(r.ctrs[name], in, now, 137)
+				sc := r.ctrs[name]
+				for _, in := range sc.sortedInsts() {
+					if in.started.After(now) {
+						for _, seq := range append(in.seqs, in.exitSeq) {
+							r.cancel(seq)
+						}
+						in.gone, in.exitSeq = true, 0
+						delete(sc.insts, in.id)
+						r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerCreateFailed, At: in.started, Container: name,
+							Message: "failed to create containerd container: sandbox " + strconv.Itoa(int(r.attempt)) + " is not ready"})
+						continue
+					}
+					r.stop(sc, in, now, 137)
 				}
 			}
 			r.ready = false
@@ -192,8 +207,9 @@ func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) {
 			in := &simInst{id: "sim://" + c.name + "-" + strconv.Itoa(r.ids), started: cur}
 			c.insts[in.id] = in
 			lastID[c.name] = in.id
-			r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerCreated, At: cur, Container: c.name, ContainerID: in.id})
-			r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerStarted, At: cur, Container: c.name, ContainerID: in.id})
+			in.seqs = append(in.seqs,
+				r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerCreated, At: cur, Container: c.name, ContainerID: in.id}),
+				r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerStarted, At: cur, Container: c.name, ContainerID: in.id}))
 			if c.b.Exits {
 				in.exitAt = cur.Add(c.b.Run)
 				in.exitSeq = r.push(exitObs(c.name, in.id, in.exitAt, c.b.ExitCode))
@@ -214,14 +230,24 @@ func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) {
 			} else {
 				at = now.Add(h.Duration)
 			}
-			if in := c.insts[id]; in == nil || in.gone {
+			in := c.insts[id]
+			if in == nil || in.gone {
 				continue
 			}
 			o := podlifecycle.Observation{Kind: podlifecycle.HookResult, At: at, Container: c.name, ContainerID: id, Hook: a.Hook, Failed: h.Fail}
 			if h.Fail {
 				o.Message = "Exec lifecycle hook ([/hook]) for Container \"" + c.name + "\" failed - error: command '/hook' exited with 1, message: \"\""
 			}
-			r.push(o)
+			if a.Hook == podlifecycle.PreStop {
+				// A hook cannot outlive its container: it fails when the
+				// container stops first.
+				if !in.exitAt.IsZero() && in.exitAt.Before(o.At) {
+					o.At, o.Failed, o.Message = in.exitAt, true, "container stopped before the hook finished"
+				}
+				in.preStop, in.hookAt = r.push(o), o.At
+				continue
+			}
+			in.seqs = append(in.seqs, r.push(o))
 		case podlifecycle.KillContainer:
 			if c == nil {
 				continue
@@ -235,9 +261,7 @@ func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) {
 				at, code = now.Add(c.b.IgnoreSigterm), 143
 			}
 			if in.exitAt.IsZero() || at.Before(in.exitAt) {
-				r.cancel(in.exitSeq)
-				in.exitAt = at
-				in.exitSeq = r.push(exitObs(c.name, in.id, at, code))
+				r.exit(c, in, at, code)
 			}
 		case podlifecycle.RemoveContainer:
 			if c == nil {
@@ -283,9 +307,20 @@ func (r *Runtime) stop(c *simCtr, in *simInst, now time.Time, code int32) {
 	if in.gone || (!in.exitAt.IsZero() && !in.exitAt.After(now)) {
 		return
 	}
+	r.exit(c, in, now, code)
+}
+
+// exit (re)schedules the exit of in at at with code; a preStop hook still
+// running then fails at that time.
+func (r *Runtime) exit(c *simCtr, in *simInst, at time.Time, code int32) {
 	r.cancel(in.exitSeq)
-	in.exitAt = now
-	in.exitSeq = r.push(exitObs(c.name, in.id, now, code))
+	if in.preStop != 0 && in.hookAt.After(at) {
+		r.cancel(in.preStop)
+		in.preStop, in.hookAt = r.push(podlifecycle.Observation{Kind: podlifecycle.HookResult, At: at, Container: c.name,
+			ContainerID: in.id, Hook: podlifecycle.PreStop, Failed: true, Message: "container stopped before the hook finished"}), at
+	}
+	in.exitAt = at
+	in.exitSeq = r.push(exitObs(c.name, in.id, at, code))
 }
 
 func (r *Runtime) names() []string {
