@@ -288,9 +288,14 @@ func CheckCrashLoopBackoff(tr *Trace) error {
 }
 
 // byFieldPath returns the container an event's field path names, or nil.
+// The paths are spelled here, not taken from podlifecycle.FieldPath, so
+// that the check does not share a mistake with the machine
+// (spec/podlifecycle.md section 10).
 func (v *view) byFieldPath(fp string) *ctrView {
 	for _, c := range v.ctrs {
-		if podlifecycle.FieldPath(c.kind, c.name) == fp {
+		list := map[containerstate.Kind]string{containerstate.Init: "initContainers", containerstate.Regular: "containers",
+			containerstate.Ephemeral: "ephemeralContainers"}[c.kind]
+		if fp == "spec."+list+"{"+c.name+"}" {
 			return c
 		}
 	}
