@@ -1,7 +1,10 @@
 package podlifecycle
 
 import (
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -211,5 +214,93 @@ func TestComputePodActions(t *testing.T) {
 				t.Errorf("%s (%s): mismatch (-want +got):\n%s", tc.id, tc.reason, d)
 			}
 		})
+	}
+}
+
+// TestComputePodActionsForRestartAllContainers: cases PL30 and PL31 of
+// spec/podlifecycle.md section 13 (rule 3.2).
+func TestComputePodActionsForRestartAllContainers(t *testing.T) {
+	rule := []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestartAllContainers,
+		ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{1}}}}
+	t.Run("PL30", func(t *testing.T) {
+		p := podPS()
+		p.Spec.InitContainers[2].RestartPolicyRules = rule
+		s := newSnap(t, p)
+		s.add("restartable-init-1", running, 0)
+		s.add("restartable-init-2", running, 0)
+		s.add("restartable-init-3", exited, 1)
+		s.add("foo1", running, 0)
+		s.m.marked = true
+		want := planOf{R: []string{"foo1*", "restartable-init-1*", "restartable-init-2*", "restartable-init-3"}}
+		if d := cmp.Diff(want, s.plan(), cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("PL30 (rule 3.2: sources last, running killed first): mismatch (-want +got):\n%s", d)
+		}
+	})
+	t.Run("PL31", func(t *testing.T) {
+		p := podPS()
+		p.Spec.Containers[2].RestartPolicy = ptr(v1.ContainerRestartPolicyNever)
+		p.Spec.Containers[2].RestartPolicyRules = rule
+		s := newSnap(t, p)
+		for _, n := range []string{"restartable-init-1", "restartable-init-2", "restartable-init-3", "foo1", "foo2"} {
+			s.add(n, running, 0)
+		}
+		s.add("foo3", exited, 1)
+		s.m.marked = true
+		want := planOf{R: []string{"foo1*", "foo2*", "restartable-init-1*", "restartable-init-2*", "restartable-init-3*", "foo3"}}
+		if d := cmp.Diff(want, s.plan(), cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("PL31 (rule 3.2): mismatch (-want +got):\n%s", d)
+		}
+	})
+}
+
+// TestRule3_2_RestartAllInPlace runs a RestartAllContainers rule through
+// the machine: the condition marks the pod, every container is reset
+// (killed with the 2 s floor, message "killing", no preStop), and the pod
+// starts again from its first init container with no crash-loop back-off
+// (rules 3.2, 4.4, section 12 pitfall 9).
+func TestRule3_2_RestartAllInPlace(t *testing.T) {
+	p := podPI()
+	p.Spec.Containers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyNever)
+	p.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestartAllContainers,
+		ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
+	s := newSim(t, p, DefaultOptions())
+	for i := 0; i < 10; i++ {
+		r := s.step()
+		for _, a := range r.Actions {
+			if a.Kind == StartContainer && a.ContainerKind == containerstate.Init {
+				s.exit(a.Container, 0)
+			}
+		}
+	}
+	s.now = s.now.Add(time.Minute)
+	s.exit("foo1", 42)
+	var all []string
+	for i := 0; i < 8; i++ {
+		r := s.step()
+		all = append(all, actionsOf(r)...)
+		for _, a := range r.Actions {
+			if a.Kind == RemoveContainer {
+				s.emit(Observation{Kind: ContainerRemoved, Container: a.Container, ContainerID: a.ContainerID})
+			}
+			if a.Kind == StartContainer && a.ContainerKind == containerstate.Init {
+				s.exit(a.Container, 0)
+			}
+		}
+	}
+	if testing.Verbose() {
+		dump(t, s)
+	}
+	for _, w := range []string{"KillContainer foo2 grace=2s reason=RestartAllContainers", "RemoveContainer init1", "RemoveContainer foo1", "StartContainer init1"} {
+		if !slices.Contains(all, w) {
+			t.Errorf("missing %q in %v", w, all)
+		}
+	}
+	if slices.Index(all, "RemoveContainer foo1") < slices.Index(all, "RemoveContainer init3") {
+		t.Errorf("the source is removed last: %v", all)
+	}
+	for _, e := range s.events() {
+		if strings.HasPrefix(e, "Warning BackOff") {
+			t.Errorf("no crash-loop back-off after a reset: %s", e)
+		}
 	}
 }

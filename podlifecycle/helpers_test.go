@@ -115,6 +115,7 @@ type planOf struct {
 	E     []int
 	X     []string // killed containers
 	XMsgs []string
+	R     []string // reset list, "*" = kill before remove
 }
 
 func (s *snap) plan() planOf {
@@ -125,6 +126,13 @@ func (s *snap) plan() planOf {
 	for _, k := range p.toKill {
 		out.X = append(out.X, k.c.name)
 		out.XMsgs = append(out.XMsgs, k.message)
+	}
+	for _, r := range p.toReset {
+		n := r.c.name
+		if r.kill {
+			n += "*"
+		}
+		out.R = append(out.R, n)
 	}
 	return out
 }

@@ -26,6 +26,7 @@ type inst struct {
 	unknownSince               time.Time
 	probes                     [3]probeState // by Probe - 1
 	kill                       killState
+	removing                   bool // RemoveContainer issued
 }
 
 // ctr is one container of the spec and the machine's view of it.
@@ -93,6 +94,7 @@ type Machine struct {
 	podSig     podSig
 	override   int64 // the effective grace of a deletion (7.2); 0 none
 	pendingErr bool  // the previous sync had an error (requeue)
+	marked     bool  // AllContainersRestarting was True at the start of the sync (3.2)
 
 	plan    plan
 	scratch []string // IDs created within one batch, for validation

@@ -128,6 +128,9 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 			in.state, in.unknownSince = containerstate.RuntimeUnknown, at
 		}
 	case ContainerRemoved:
+		if in := c.instance(o.ContainerID); in != nil && in.removing {
+			c.removedByReset = true // 4.4: no back-off for the next start
+		}
 		c.remove(o.ContainerID)
 	case ProbeResult:
 		in := c.instance(o.ContainerID)

@@ -166,7 +166,8 @@ func (m *Machine) nextProbe() time.Time {
 		in := &c.insts[0]
 		for p := Startup; p <= Liveness; p++ {
 			ps := &in.probes[p-1]
-			if probeSpec(c.spec, p) == nil || ps.ended || ps.onHold || ps.inFlight {
+			if probeSpec(c.spec, p) == nil || ps.ended || ps.onHold || ps.inFlight ||
+				(m.state != Syncing && p != Readiness && c.kind == containerstate.Regular) {
 				continue
 			}
 			next := ps.next

@@ -118,13 +118,17 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 	if prev == nil {
 		prev = &m.pod.Status
 	}
-	regularCreated := false
+	regularCreated, cleanedUp := false, true
 	rs := m.regulars()
 	for i := range rs {
 		regularCreated = regularCreated || len(rs[i].insts) > 0
 	}
+	for i := 0; i < m.nInit+m.nRegular; i++ {
+		cleanedUp = cleanedUp && len(m.ctrs[i].insts) == 0
+	}
 	cpod := containerstate.Pod{Spec: m.spec, Name: m.name, Namespace: m.ns, UID: m.uid,
-		PodFacts: containerstate.PodFacts{Deleting: m.pod.DeletionTimestamp != nil, RegularContainerCreated: regularCreated}}
+		PodFacts: containerstate.PodFacts{Deleting: m.pod.DeletionTimestamp != nil, RegularContainerCreated: regularCreated,
+			RestartingAllContainers: m.marked}}
 	convert := func(c *ctr) v1.ContainerStatus {
 		in := containerstate.Input{Pod: cpod, Name: c.name, Old: oldStatus(prev, c.kind, c.name), Now: now}
 		if len(c.insts) > 0 {
@@ -176,7 +180,7 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 	in := podphase.StatusInput{
 		Input: podphase.Input{Pod: m.pod, Terminal: terminal, Initialized: &initialized},
 		Old:   m.lastStatus, InitContainerStatuses: inits, ContainerStatuses: regs,
-		Evict: evict, Sandbox: m.sandboxCondition(), RuntimeCleanedUp: !regularCreated, Now: now,
+		Evict: evict, Sandbox: m.sandboxCondition(), RuntimeCleanedUp: cleanedUp, Now: now,
 	}
 	out, err := podphase.Options{Features: m.opts.Features}.GenerateStatus(in)
 	if err != nil {

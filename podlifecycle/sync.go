@@ -26,11 +26,20 @@ type plan struct {
 	toStart                []int
 	ephToStart             []int
 	toKill                 []killReq
+	toReset                []resetReq
+}
+
+// resetReq is one entry of ContainersToReset (section 3.2).
+type resetReq struct {
+	c    *ctr
+	in   *inst
+	kill bool // kill before removing
 }
 
 func (p *plan) reset() {
 	p.killPod, p.createSandbox, p.attempt = false, false, 0
 	p.initToStart, p.toStart, p.ephToStart, p.toKill = p.initToStart[:0], p.toStart[:0], p.ephToStart[:0], p.toKill[:0]
+	p.toReset = p.toReset[:0]
 }
 
 // addSorted inserts i into the ascending list s, once.
@@ -84,6 +93,11 @@ func (m *Machine) computePodActions() {
 	}
 	create, attempt := m.sandboxCheck()
 	p.killPod, p.createSandbox, p.attempt = create, create, attempt
+	if m.marked && m.opts.Features.RestartAllContainersOnContainerExits && !create {
+		p.killPod = false
+		m.planReset(p)
+		return
+	}
 	if create {
 		m.planSandbox(p)
 		return
@@ -159,6 +173,35 @@ func (m *Machine) computePodActions() {
 	if keep == 0 && len(p.toStart) == 0 {
 		p.killPod = true
 		p.initToStart = p.initToStart[:0]
+	}
+}
+
+// isSource is whether instance in of c exited with a code whose first
+// matching rule is RestartAllContainers (section 3.2).
+func (m *Machine) isSource(c *ctr, in *inst) bool {
+	if in.state != containerstate.RuntimeExited || !m.opts.Features.ContainerRestartRules {
+		return false
+	}
+	r, ok := containerstate.MatchingRule(c.spec, in.exitCode)
+	return ok && r.Action == v1.ContainerRestartRuleActionRestartAllContainers
+}
+
+// planReset is section 3.2: every instance of every regular container,
+// then of every init container, sources last (regular, then init).
+func (m *Machine) planReset(p *plan) {
+	for pass := 0; pass < 2; pass++ {
+		for _, list := range [2][]ctr{m.regulars(), m.inits()} {
+			for i := range list {
+				c := &list[i]
+				for j := range c.insts {
+					in := &c.insts[j]
+					if m.isSource(c, in) != (pass == 1) {
+						continue
+					}
+					p.toReset = append(p.toReset, resetReq{c: c, in: in, kill: in.state == containerstate.RuntimeRunning})
+				}
+			}
+		}
 	}
 }
 
@@ -301,6 +344,7 @@ func (m *Machine) sync(now time.Time, res *Result) {
 	m.pendingErr = false
 	var crashExpiry, timer time.Time
 	status := m.generate(now, false, res)
+	m.marked = status != nil && conditionTrue(status, v1.AllContainersRestarting)
 	if m.state == Syncing && (m.pod.DeletionTimestamp != nil || (status != nil && podphase.IsTerminal(status.Phase))) {
 		m.state = Terminating
 	}
@@ -370,6 +414,22 @@ func (m *Machine) execute(now time.Time, res *Result) (crashExpiry, timer time.T
 		m.sb.creating, m.sb.pending, m.sb.ready = true, p.attempt, false
 		return time.Time{}, time.Time{}
 	}
+	// The reset list is carried out in order, one entry after the other, as
+	// the kubelet does: a kill is waited for before the next entry (4.1).
+	for _, r := range p.toReset {
+		if r.in.removing {
+			continue
+		}
+		if r.in.state == containerstate.RuntimeRunning {
+			if !r.in.kill.active {
+				m.beginKill(r.c, r.in, KillRestartAllContainers, MessageKillRestartAll, 0, false, false, now, res)
+				m.progressKill(r.c, r.in, now, res)
+			}
+			break
+		}
+		r.in.removing = true
+		res.Actions = append(res.Actions, Action{Kind: RemoveContainer, Container: r.c.name, ContainerKind: r.c.kind, ContainerID: r.in.id})
+	}
 	for _, k := range p.toKill {
 		if k.in.kill.active {
 			continue
@@ -411,6 +471,15 @@ func (m *Machine) execute(now time.Time, res *Result) (crashExpiry, timer time.T
 		start(&rs[i])
 	}
 	return crashExpiry, timer
+}
+
+func conditionTrue(st *v1.PodStatus, t v1.PodConditionType) bool {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			return st.Conditions[i].Status == v1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // defaultPullPolicy is the API server's default imagePullPolicy (section 5).
