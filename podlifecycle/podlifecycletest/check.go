@@ -61,6 +61,13 @@ func walk(tr *Trace, f func(i int, s *Step, v *view) error) error {
 		if err := f(i, s, v); err != nil {
 			return err
 		}
+		for _, a := range s.Result.Actions {
+			if c := v.ctrs[a.Container]; c != nil && a.Kind == podlifecycle.RemoveContainer {
+				if in := c.inst(a.ContainerID); in != nil {
+					in.removed = true
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -107,7 +114,7 @@ func CheckInitOrder(tr *Trace) error {
 					continue
 				}
 				for _, in := range p.insts {
-					if in.round == v.round && in.started && !in.exited {
+					if in.round == v.round && !in.removed && in.started && !in.exited {
 						return violation(tr, "InitOrder", i, "init container %q started while init container %q runs", c.name, p.name)
 					}
 				}
@@ -154,13 +161,13 @@ func CheckSidecarStartup(tr *Trace) error {
 			case c.kind == containerstate.Init && c.index > 0:
 				pred = inits[c.index-1]
 				for _, in := range c.insts {
-					first = first && in.round != v.round
+					first = first && (in.round != v.round || in.removed)
 				}
 			case c.kind == containerstate.Regular && len(inits) > 0:
 				pred = inits[len(inits)-1]
 				for _, r := range v.ctrs {
 					for _, in := range r.insts {
-						first = first && (r.kind != containerstate.Regular || in.round != v.round)
+						first = first && (r.kind != containerstate.Regular || in.round != v.round || in.removed)
 					}
 				}
 			}

@@ -154,9 +154,18 @@ func BehavioursFor(pod *v1.Pod) *rapid.Generator[Behaviours] {
 					b.ExitCode = rapid.SampledFrom([]int32{1, 2, 137}).Draw(t, n+"-code")
 				}
 				b.Run = dur("run", 30)
+				if len(c.RestartPolicyRules) > 0 {
+					b.Run += time.Second // see below
+				}
 			} else if rapid.Bool().Draw(t, n+"-exits") {
 				b.Exits = true
+				// A reset by a RestartAllContainers rule has no back-off
+				// (spec/podlifecycle.md pitfall 9): an instance that
+				// ran no time at all would loop at one instant.
 				b.Run = dur("run", 60)
+				if len(c.RestartPolicyRules) > 0 {
+					b.Run += time.Second
+				}
 				b.ExitCode = rapid.SampledFrom([]int32{0, 1, 2, 137}).Draw(t, n+"-code")
 			}
 			switch rapid.IntRange(0, 9).Draw(t, n+"-pull") {

@@ -23,17 +23,16 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// modelRun runs one generated case and the given checks on its trace.
-func modelRun(t *rapid.T, checks []podlifecycletest.Check, stalePoll time.Duration) {
-	tc := podlifecycletest.Cases(podlifecycletest.DefaultGenOptions(), 4*time.Minute).Draw(t, "case")
+// modelRun runs one generated case and every check on its trace.
+func modelRun(t *rapid.T) {
+	gen := podlifecycletest.DefaultGenOptions()
+	gen.RestartAllRules = true
+	tc := podlifecycletest.Cases(gen, 4*time.Minute).Draw(t, "case")
 	opts := podlifecycletest.DefaultOptions()
-	opts.Delete, opts.StalePoll = tc.Delete, stalePoll
+	opts.Delete = tc.Delete
 	tr, err := podlifecycletest.Run(tc.Pod, tc.Behaviours, opts)
-	for _, c := range checks {
-		if err != nil {
-			break
-		}
-		err = c.Func(tr)
+	if err == nil {
+		err = podlifecycletest.CheckAll(tr)
 	}
 	if err != nil {
 		t.Logf("behaviours:\n%s", tc.Behaviours)
@@ -53,19 +52,12 @@ func without(name string) []podlifecycletest.Check {
 	return out
 }
 
-// TestModel runs modelPods generated pods with generated behaviours and
+// TestModel runs modelPods generated pods with generated behaviours
+// (restart rules with the action RestartAllContainers included) and
 // deletions through the machine and the simulated runtime to their end (or
 // ten minutes of virtual time) and checks every invariant of Checks on
-// each trace. Stale wake-ups are polled over (a second later) and left to
-// TestModelWakeups.
+// each trace.
 func TestModel(t *testing.T) {
 	t.Logf("%d generated pods", rapidcheck.Checks())
-	rapid.Check(t, func(t *rapid.T) { modelRun(t, without("Wakeups"), time.Second) })
-}
-
-// TestModelWakeups is TestModel with CheckWakeups and no polling over a
-// stale wake-up.
-func TestModelWakeups(t *testing.T) {
-	t.Skip("podlifecycle bug: while terminating, NextSync stays at the next liveness or startup probe tick of a regular container, which is no longer probed, so it lies in the past until the pod is finished")
-	rapid.Check(t, func(t *rapid.T) { modelRun(t, podlifecycletest.Checks(), 0) })
+	rapid.Check(t, modelRun)
 }

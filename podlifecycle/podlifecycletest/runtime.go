@@ -272,7 +272,11 @@ func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) {
 				if !in.exitAt.IsZero() && in.exitAt.After(at) {
 					at = in.exitAt
 				}
-				in.gone = true
+				// Its hooks die with it and report nothing.
+				for _, seq := range append(in.seqs, in.preStop) {
+					r.cancel(seq)
+				}
+				in.gone, in.preStop = true, 0
 			}
 			r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerRemoved, At: at, Container: c.name, ContainerID: a.ContainerID})
 		case podlifecycle.RunProbe:

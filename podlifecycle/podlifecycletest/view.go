@@ -121,13 +121,14 @@ func (v *view) apply(obs []podlifecycle.Observation, now time.Time) {
 }
 
 // initDone reports whether init container c has done its part of the
-// current round's initialization: a regular init container exited with 0
+// current initialization (in the current sandbox, since the last
+// RestartAllContainers reset): a regular init container exited with 0
 // (and not OOMKilled), a sidecar started (spec/podlifecycle.md rules 2.3
 // and 2.4).
 func (v *view) initDone(c *ctrView) bool {
 	for _, in := range c.insts {
-		if in.round != v.round {
-			continue
+		if in.round != v.round || in.removed {
+			continue // an older sandbox, or removed by a reset (rule 3.2)
 		}
 		if c.sidecar && in.started {
 			return true

@@ -10,14 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TestBugStaleWakeupWhileTerminating is the smallest pod TestModelWakeups
-// found: one container with a liveness probe every second and a preStop
-// hook, deleted. While its preStop hook runs the pod is terminating, the
-// machine no longer probes liveness (spec/podlifecycle.md section 7.3, step
-// 2) but its NextSync stays at the probe's next tick, in the past, so a
-// runner that honours NextSync spins until the hook ends.
-func TestBugStaleWakeupWhileTerminating(t *testing.T) {
-	t.Skip("podlifecycle bug: while terminating, NextSync stays at the next liveness or startup probe tick of a regular container, which is no longer probed")
+// TestStaleWakeupWhileTerminating is the smallest pod the model test found
+// with a stale wake-up: one container with a liveness probe every second
+// and a preStop hook, deleted. While its preStop hook runs the pod is
+// terminating and the machine no longer probes liveness
+// (spec/podlifecycle.md section 7.3, step 2); its NextSync must not stay at
+// the probe's next tick, in the past, or a runner that honours it spins
+// until the hook ends.
+func TestStaleWakeupWhileTerminating(t *testing.T) {
 	grace := int64(30)
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},
 		Spec: v1.PodSpec{TerminationGracePeriodSeconds: &grace, Containers: []v1.Container{{Name: "app", Image: "app:1",
