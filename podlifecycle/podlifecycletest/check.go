@@ -63,9 +63,7 @@ func walk(tr *Trace, f func(i int, s *Step, v *view) error) error {
 		}
 		for _, a := range s.Result.Actions {
 			if c := v.ctrs[a.Container]; c != nil && a.Kind == podlifecycle.RemoveContainer {
-				if in := c.inst(a.ContainerID); in != nil {
-					in.removed = true
-				}
+				c.remove(a.ContainerID)
 			}
 		}
 	}
@@ -259,9 +257,7 @@ func CheckCrashLoopBackoff(tr *Trace) error {
 			switch a.Kind {
 			case podlifecycle.RemoveContainer:
 				if c != nil {
-					if in := c.inst(a.ContainerID); in != nil {
-						in.removed = true
-					}
+					c.remove(a.ContainerID)
 				}
 			case podlifecycle.StartContainer, podlifecycle.PullImage:
 				if err := attempt(c); err != nil {

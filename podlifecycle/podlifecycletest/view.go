@@ -63,6 +63,20 @@ func (c *ctrView) inst(id string) *instView {
 	return nil
 }
 
+// remove marks instance id removed, and every older instance with it: the
+// machine removes instances only for a reset or a new sandbox, and then
+// all of them it still knows (it keeps only the newest few).
+func (c *ctrView) remove(id string) {
+	for i, in := range c.insts {
+		if in.id == id {
+			for _, old := range c.insts[:i+1] {
+				old.removed = true
+			}
+			return
+		}
+	}
+}
+
 // live returns the instances not removed, newest first.
 func (c *ctrView) live() []*instView {
 	var out []*instView
@@ -108,9 +122,7 @@ func (v *view) apply(obs []podlifecycle.Observation, now time.Time) {
 				in.exited, in.exitAt, in.exitCode, in.reason = true, at, o.ExitCode, o.Reason
 			}
 		case podlifecycle.ContainerRemoved:
-			if in := c.inst(o.ContainerID); in != nil {
-				in.removed = true
-			}
+			c.remove(o.ContainerID)
 		case podlifecycle.ProbeResult:
 			if in := c.inst(o.ContainerID); in != nil && o.Probe == podlifecycle.Startup &&
 				(o.Outcome == podlifecycle.ProbeSuccess || o.Outcome == podlifecycle.ProbeWarning) {
