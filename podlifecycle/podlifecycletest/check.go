@@ -424,7 +424,7 @@ func CheckContainerNames(tr *Trace) error {
 				continue
 			}
 			if c := v.ctrs[a.Container]; c == nil || c.kind != a.ContainerKind {
-				return violation(tr, "ContainerNames", i, "action %v names no %v container of the pod", a, a.ContainerKind)
+				return violation(tr, "ContainerNames", i, "action %v names %q as a %v, which the pod does not have", a, a.Container, a.ContainerKind)
 			}
 		}
 		return nil
