@@ -154,8 +154,8 @@ func BehavioursFor(pod *v1.Pod) *rapid.Generator[Behaviours] {
 					b.ExitCode = rapid.SampledFrom([]int32{1, 2, 137}).Draw(t, n+"-code")
 				}
 				b.Run = dur("run", 30)
-				if len(c.RestartPolicyRules) > 0 {
-					b.Run += time.Second // see below
+				if !b.Exits {
+					b.Run, b.ExitCode = 0, 0 // runs forever
 				}
 			} else if rapid.Bool().Draw(t, n+"-exits") {
 				b.Exits = true
