@@ -39,17 +39,6 @@ func modelRun(t *rapid.T, gen podlifecycletest.GenOptions) {
 	}
 }
 
-// without returns Checks without the named one.
-func without(name string) []podlifecycletest.Check {
-	var out []podlifecycletest.Check
-	for _, c := range podlifecycletest.Checks() {
-		if c.Name != name {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // TestModel runs modelPods generated pods with generated behaviours and
 // deletions through the machine and the simulated runtime to their end (or
 // ten minutes of virtual time) and checks every invariant of Checks on
