@@ -128,7 +128,9 @@ func (m *Machine) turnTime(c *ctr) (time.Time, bool) {
 		}
 		for j := range o.insts {
 			in := &o.insts[j]
-			if !in.kill.active || !in.kill.podKill {
+			// A kill from an earlier sync still under way counts too: the
+			// kubelet's kill is synchronous, so it would be over by now.
+			if !in.kill.active {
 				continue
 			}
 			if in.state != containerstate.RuntimeExited {

@@ -63,21 +63,22 @@ type rtCtr struct {
 // model drives a Machine with a small runtime whose behaviour rapid draws,
 // and checks the invariants of issue 12 after every step.
 type model struct {
-	m        *Machine
-	pod      *v1.Pod
-	now      time.Time
-	obs      []Observation
-	rt       map[string]*rtCtr
-	ids      int
-	res      Result
-	prev     *v1.PodStatus
-	terminal v1.PodPhase
-	state    WorkerState
-	delAt    time.Time // deletion time
-	termAt   time.Time // the pod worker started terminating
-	grace    int64
-	probes   map[string]ProbeOutcome
-	spins    int
+	m         *Machine
+	pod       *v1.Pod
+	now       time.Time
+	obs       []Observation
+	rt        map[string]*rtCtr
+	ids       int
+	res       Result
+	prev      *v1.PodStatus
+	terminal  v1.PodPhase
+	state     WorkerState
+	delAt     time.Time // deletion time
+	termAt    time.Time // the pod worker started terminating
+	termGrace int64     // the grace its kills began with
+	grace     int64
+	probes    map[string]ProbeOutcome
+	spins     int
 }
 
 func (md *model) ctrSpec(name string) (*v1.Container, containerstate.Kind, int) {
@@ -105,7 +106,7 @@ func (md *model) emit(o Observation) {
 func (md *model) step(t *rapid.T) {
 	for name, rc := range md.rt {
 		if rc.running && !rc.stopAt.IsZero() && !rc.stopAt.After(md.now) {
-			md.exit(name, 137)
+			md.stop(name, 137, false)
 		}
 	}
 	obs := md.obs
@@ -115,12 +116,23 @@ func (md *model) step(t *rapid.T) {
 		t.Fatalf("step: %v", err)
 	}
 	r := &md.res
+	if testing.Verbose() {
+		t.Logf("%v: obs %d actions %v events %d state %v next %v", md.now.Sub(t0), len(obs), actionsOf(r), len(r.Events), r.State, r.NextSync.Sub(t0))
+	}
 	if r.State < md.state {
 		t.Fatalf("invariant: the worker state went back from %v to %v", md.state, r.State)
 	}
 	md.state = r.State
 	if before == Syncing && r.State >= Terminating && md.termAt.IsZero() {
-		md.termAt = md.now
+		// The grace the kills began with: a later deletion does not change
+		// kills under way (section 15, decision 2).
+		md.termAt, md.termGrace = md.now, 2
+		if tg := md.pod.Spec.TerminationGracePeriodSeconds; tg != nil {
+			md.termGrace = *tg
+		}
+		if md.pod.DeletionTimestamp != nil {
+			md.termGrace = md.m.override
+		}
 	}
 	// Progress: a step with nothing to do must not ask to be run again now.
 	if len(obs) == 0 && len(r.Actions) == 0 && len(r.Events) == 0 && len(r.Statuses) == 0 &&
@@ -180,7 +192,11 @@ func (md *model) check(t *rapid.T, a Action) {
 			}
 			return false
 		}
-		if kind == containerstate.Init && idx > 0 && !md.initDone(&inits[idx-1]) && !md.regularActive() && !laterDone(idx) {
+		// The first start of an init container waits for the one before;
+		// restarts do not (an exited sidecar or a failed init container
+		// restarts whatever the others do, 3.5).
+		first := md.rt[a.Container] == nil
+		if kind == containerstate.Init && idx > 0 && first && !md.initDone(&inits[idx-1]) && !md.regularActive() && !laterDone(idx) {
 			t.Fatalf("invariant: init container %s starts before %s is done", a.Container, inits[idx-1].Name)
 		}
 		if kind == containerstate.Regular && len(inits) > 0 && !md.regularActive() && !md.initDone(&inits[len(inits)-1]) {
@@ -201,14 +217,7 @@ func (md *model) check(t *rapid.T, a Action) {
 		}
 		// A sidecar stops after the regular containers and the later
 		// sidecars, unless the grace ran out.
-		g := int64(2) // the kill's grace: 3.8 without a deletion, 7.2 with one
-		if tg := md.pod.Spec.TerminationGracePeriodSeconds; tg != nil {
-			g = *tg
-		}
-		if md.pod.DeletionTimestamp != nil {
-			g = md.m.override
-		}
-		if md.now.Sub(md.termAt) >= time.Duration(g)*time.Second {
+		if md.now.Sub(md.termAt) >= time.Duration(md.termGrace)*time.Second {
 			return // the wait for the turn is capped by the grace (7.4 step 5)
 		}
 		for i := range md.pod.Spec.Containers {
@@ -295,13 +304,17 @@ func (md *model) do(t *rapid.T, a Action) {
 }
 
 // exit stops container name's running instance with code now.
-func (md *model) exit(name string, code int32) {
+func (md *model) exit(name string, code int32) { md.stop(name, code, true) }
+
+// stop stops container name's running instance with code now; crash says
+// whether it exited by itself (a kill's stop does not start a crash loop).
+func (md *model) stop(name string, code int32, crash bool) {
 	rc := md.rt[name]
 	if rc == nil || !rc.running {
 		return
 	}
 	rc.running, rc.exitCode, rc.stopAt = false, code, time.Time{}
-	if code != 0 {
+	if code != 0 && crash {
 		rc.exits = append(rc.exits, md.now)
 	}
 	md.emit(Observation{Kind: ContainerExited, Container: name, ContainerID: rc.id, ExitCode: code})

@@ -187,6 +187,14 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 		return m.lastStatus
 	}
 	st := out.Status
+	if m.lastStatus != nil {
+		// The final guard against the status this machine wrote last: a
+		// runner may not have put it into the API pod yet (section 8: a
+		// Succeeded pod stays Succeeded past its deadline).
+		if phase, err := podphase.Guard(m.lastStatus.Phase, st.Phase); err != nil {
+			st.Phase, st.Reason, st.Message = phase, m.lastStatus.Reason, m.lastStatus.Message
+		}
+	}
 	st.EphemeralContainerStatuses = ephs
 	if m.startTime.IsZero() {
 		if st.StartTime != nil {
