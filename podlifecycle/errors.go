@@ -25,6 +25,9 @@ var (
 // sentinelText is a sentinel's message without the package prefix, so a
 // typed error names the package once.
 func sentinelText(err error) string {
+	if err == nil {
+		return "invalid input"
+	}
 	return strings.TrimPrefix(err.Error(), "podlifecycle: ")
 }
 

@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 138 functions and 242 methods of 75 types, in 560 calls (19 skipped as
-// known panics, listed at the end); receivers built by 51 constructors.
+// Covered: 192 functions and 272 methods of 95 types, in 653 calls (19 skipped as
+// known panics, listed at the end); receivers built by 59 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -32,6 +32,8 @@ import (
 	"github.com/nodestate/nodestate/events/eventstest"
 	"github.com/nodestate/nodestate/nodecondition"
 	"github.com/nodestate/nodestate/nodecondition/nodeconditiontest"
+	"github.com/nodestate/nodestate/podlifecycle"
+	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
 	"github.com/nodestate/nodestate/podphase"
 	"github.com/nodestate/nodestate/podphase/podphasetest"
 	"github.com/nodestate/nodestate/statussync"
@@ -3329,6 +3331,630 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podlifecycle.Action.String/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.Action.String/zero", func() string {
+			var r podlifecycle.Action
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle.ActionKind.String/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.ActionKind.String/zero", func() string {
+			var r podlifecycle.ActionKind
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle.AlreadyPresentMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.AlreadyPresentMessage", func() string {
+			_ = podlifecycle.AlreadyPresentMessage("", false)
+			return ""
+		})
+	})
+	t.Run("podlifecycle.CrashLoopBackOffMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.CrashLoopBackOffMessage", func() string {
+			_ = podlifecycle.CrashLoopBackOffMessage("", "", "", "")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.DefaultOptions", func(t *testing.T) {
+		guard(t, "podlifecycle.DefaultOptions", func() string {
+			_ = podlifecycle.DefaultOptions()
+			return ""
+		})
+	})
+	t.Run("podlifecycle.DefaultTagFailedMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.DefaultTagFailedMessage", func() string {
+			_ = podlifecycle.DefaultTagFailedMessage("", "")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.ErrorMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.ErrorMessage", func() string {
+			_ = podlifecycle.ErrorMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.FailedCreatePodSandBoxMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.FailedCreatePodSandBoxMessage", func() string {
+			_ = podlifecycle.FailedCreatePodSandBoxMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.FailedKillPodMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.FailedKillPodMessage", func() string {
+			_ = podlifecycle.FailedKillPodMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.FailedMountMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.FailedMountMessage", func() string {
+			_ = podlifecycle.FailedMountMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.FailedPodSandBoxStatusMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.FailedPodSandBoxStatusMessage", func() string {
+			_ = podlifecycle.FailedPodSandBoxStatusMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.FailedPrepareDynamicResourcesMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.FailedPrepareDynamicResourcesMessage", func() string {
+			_ = podlifecycle.FailedPrepareDynamicResourcesMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.FailedSyncMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.FailedSyncMessage", func() string {
+			_ = podlifecycle.FailedSyncMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.FailedToRetrieveImagePullSecretMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.FailedToRetrieveImagePullSecretMessage", func() string {
+			_ = podlifecycle.FailedToRetrieveImagePullSecretMessage(nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle.FieldPath", func(t *testing.T) {
+		guard(t, "podlifecycle.FieldPath", func() string {
+			_ = podlifecycle.FieldPath(0, "")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.Hook.String/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.Hook.String/zero", func() string {
+			var r podlifecycle.Hook
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle.(*InputError).Error/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.(*InputError).Error/zero", func() string {
+			var r podlifecycle.InputError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("podlifecycle.(*InputError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.(*InputError).Unwrap/zero", func() string {
+			var r podlifecycle.InputError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("podlifecycle.InspectFailedMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.InspectFailedMessage", func() string {
+			_ = podlifecycle.InspectFailedMessage("", "")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.KillMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.KillMessage", func() string {
+			_ = podlifecycle.KillMessage(0, 0, "", false)
+			return ""
+		})
+	})
+	t.Run("podlifecycle.KillReason.String/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.KillReason.String/zero", func() string {
+			var r podlifecycle.KillReason
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle.LifecycleHTTPFallbackMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.LifecycleHTTPFallbackMessage", func() string {
+			_ = podlifecycle.LifecycleHTTPFallbackMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.(*Machine).Step/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.(*Machine).Step/zero", func() string {
+			var r podlifecycle.Machine
+			_, _ = r.Step(time.Time{}, nil, nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle.(*Machine).Step/New", func(t *testing.T) {
+		guard(t, "podlifecycle.(*Machine).Step/New", func() string {
+			r, err := build44(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_, _ = r.Step(time.Time{}, nil, nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle.(*Machine).StepTo/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.(*Machine).StepTo/zero", func() string {
+			var r podlifecycle.Machine
+			_ = r.StepTo(time.Time{}, nil, nil, nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle.(*Machine).StepTo/New", func(t *testing.T) {
+		guard(t, "podlifecycle.(*Machine).StepTo/New", func() string {
+			r, err := build44(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.StepTo(time.Time{}, nil, nil, nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle.NetworkNotReadyMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.NetworkNotReadyMessage", func() string {
+			_ = podlifecycle.NetworkNotReadyMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.NeverPullMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.NeverPullMessage", func() string {
+			_ = podlifecycle.NeverPullMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.New", func(t *testing.T) {
+		guard(t, "podlifecycle.New", func() string {
+			_, _ = podlifecycle.New(podlifecycle.Options{}, nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle.ObservationKind.String/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.ObservationKind.String/zero", func() string {
+			var r podlifecycle.ObservationKind
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle.(*OptionError).Error/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.(*OptionError).Error/zero", func() string {
+			var r podlifecycle.OptionError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("podlifecycle.(*OptionError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.(*OptionError).Unwrap/zero", func() string {
+			var r podlifecycle.OptionError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("podlifecycle.PodRef", func(t *testing.T) {
+		guard(t, "podlifecycle.PodRef", func() string {
+			_ = podlifecycle.PodRef("", "", "")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.PreCreateHookFailedMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.PreCreateHookFailedMessage", func() string {
+			_ = podlifecycle.PreCreateHookFailedMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.PreStartHookFailedMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.PreStartHookFailedMessage", func() string {
+			_ = podlifecycle.PreStartHookFailedMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.Probe.String/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.Probe.String/zero", func() string {
+			var r podlifecycle.Probe
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle.ProbeErroredMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.ProbeErroredMessage", func() string {
+			_ = podlifecycle.ProbeErroredMessage(0, "", "")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.ProbeFailedMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.ProbeFailedMessage", func() string {
+			_ = podlifecycle.ProbeFailedMessage(0, "")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.ProbeWarningMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.ProbeWarningMessage", func() string {
+			_ = podlifecycle.ProbeWarningMessage(0, "")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.PullBackOffMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.PullBackOffMessage", func() string {
+			_ = podlifecycle.PullBackOffMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.PullFailedMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.PullFailedMessage", func() string {
+			_ = podlifecycle.PullFailedMessage("", "")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.PulledMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.PulledMessage", func() string {
+			_ = podlifecycle.PulledMessage("", 0, 0, 0)
+			return ""
+		})
+	})
+	t.Run("podlifecycle.PullingMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.PullingMessage", func() string {
+			_ = podlifecycle.PullingMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.(*Result).Reset/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.(*Result).Reset/zero", func() string {
+			var r podlifecycle.Result
+			r.Reset()
+			return ""
+		})
+	})
+	t.Run("podlifecycle.StoppingMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.StoppingMessage", func() string {
+			_ = podlifecycle.StoppingMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.WorkerState.String/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.WorkerState.String/zero", func() string {
+			var r podlifecycle.WorkerState
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.Behaviour.String/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/zero", func() string {
+			var r podlifecycletest.Behaviour
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.Behaviour.String/DefaultBehaviour", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/DefaultBehaviour", func() string {
+			r, err := build45(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultBehaviour: %v", err)
+			}
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.Behaviour.String/ParseBehaviour", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/ParseBehaviour", func() string {
+			r, err := build46(ctx)
+			if err != nil {
+				return fmt.Sprintf("ParseBehaviour: %v", err)
+			}
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.Behaviours.String/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.Behaviours.String/zero", func() string {
+			var r podlifecycletest.Behaviours
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.Behaviours.String/ParseBehaviours", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.Behaviours.String/ParseBehaviours", func() string {
+			r, err := build47(ctx)
+			if err != nil {
+				return fmt.Sprintf("ParseBehaviours: %v", err)
+			}
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.BehavioursFor", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.BehavioursFor", func() string {
+			_ = podlifecycletest.BehavioursFor(nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.Cases", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.Cases", func() string {
+			_ = podlifecycletest.Cases(podlifecycletest.GenOptions{}, 0)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.CheckAll", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.CheckAll", func() string {
+			_ = podlifecycletest.CheckAll(nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.CheckContainerNames", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.CheckContainerNames", func() string {
+			_ = podlifecycletest.CheckContainerNames(nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.CheckCrashLoopBackoff", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.CheckCrashLoopBackoff", func() string {
+			_ = podlifecycletest.CheckCrashLoopBackoff(nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.CheckInitOrder", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.CheckInitOrder", func() string {
+			_ = podlifecycletest.CheckInitOrder(nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.CheckRegularAfterInit", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.CheckRegularAfterInit", func() string {
+			_ = podlifecycletest.CheckRegularAfterInit(nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.CheckSidecarStartup", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.CheckSidecarStartup", func() string {
+			_ = podlifecycletest.CheckSidecarStartup(nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.CheckStatusTransitions", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.CheckStatusTransitions", func() string {
+			_ = podlifecycletest.CheckStatusTransitions(nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.CheckTerminalPhase", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.CheckTerminalPhase", func() string {
+			_ = podlifecycletest.CheckTerminalPhase(nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.CheckTerminationOrder", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.CheckTerminationOrder", func() string {
+			_ = podlifecycletest.CheckTerminationOrder(nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.CheckWakeups", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.CheckWakeups", func() string {
+			_ = podlifecycletest.CheckWakeups(nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.Checks", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.Checks", func() string {
+			_ = podlifecycletest.Checks()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.DefaultBehaviour", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.DefaultBehaviour", func() string {
+			_ = podlifecycletest.DefaultBehaviour(false)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.DefaultGenOptions", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.DefaultGenOptions", func() string {
+			_ = podlifecycletest.DefaultGenOptions()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.DefaultOptions", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.DefaultOptions", func() string {
+			_ = podlifecycletest.DefaultOptions()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.Deletions", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.Deletions", func() string {
+			_ = podlifecycletest.Deletions(0)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.DescribeObservation", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.DescribeObservation", func() string {
+			_ = podlifecycletest.DescribeObservation(podlifecycle.Observation{})
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*InputError).Error/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*InputError).Error/zero", func() string {
+			var r podlifecycletest.InputError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*InputError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*InputError).Unwrap/zero", func() string {
+			var r podlifecycletest.InputError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.NewRuntime", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.NewRuntime", func() string {
+			_, _ = podlifecycletest.NewRuntime(nil, nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*OptionError).Error/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*OptionError).Error/zero", func() string {
+			var r podlifecycletest.OptionError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*OptionError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*OptionError).Unwrap/zero", func() string {
+			var r podlifecycletest.OptionError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.ParseBehaviour", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.ParseBehaviour", func() string {
+			_, _ = podlifecycletest.ParseBehaviour("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.ParseBehaviours", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.ParseBehaviours", func() string {
+			_, _ = podlifecycletest.ParseBehaviours("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*ParseError).Error/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*ParseError).Error/zero", func() string {
+			var r podlifecycletest.ParseError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*ParseError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*ParseError).Unwrap/zero", func() string {
+			var r podlifecycletest.ParseError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.Pod", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.Pod", func() string {
+			_ = podlifecycletest.Pod()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.PodWith", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.PodWith", func() string {
+			_ = podlifecycletest.PodWith(podlifecycletest.GenOptions{})
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.Run", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.Run", func() string {
+			_, _ = podlifecycletest.Run(nil, nil, podlifecycletest.Options{})
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*RunError).Error/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*RunError).Error/zero", func() string {
+			var r podlifecycletest.RunError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*RunError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*RunError).Unwrap/zero", func() string {
+			var r podlifecycletest.RunError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*Runtime).Do/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Do/zero", func() string {
+			var r podlifecycletest.Runtime
+			r.Do(time.Time{}, nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*Runtime).Do/NewRuntime", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Do/NewRuntime", func() string {
+			r, err := build48(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewRuntime: %v", err)
+			}
+			r.Do(time.Time{}, nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*Runtime).Due/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Due/zero", func() string {
+			var r podlifecycletest.Runtime
+			_ = r.Due(time.Time{})
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*Runtime).Due/NewRuntime", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Due/NewRuntime", func() string {
+			r, err := build48(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewRuntime: %v", err)
+			}
+			_ = r.Due(time.Time{})
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*Runtime).Next/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Next/zero", func() string {
+			var r podlifecycletest.Runtime
+			_ = r.Next()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*Runtime).Next/NewRuntime", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Next/NewRuntime", func() string {
+			r, err := build48(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewRuntime: %v", err)
+			}
+			_ = r.Next()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*Trace).String/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*Trace).String/zero", func() string {
+			var r podlifecycletest.Trace
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*Trace).String/Run", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*Trace).String/Run", func() string {
+			r, err := build50(ctx)
+			if err != nil {
+				return fmt.Sprintf("Run: %v", err)
+			}
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*Violation).Error/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*Violation).Error/zero", func() string {
+			var r podlifecycletest.Violation
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/podlifecycletest.(*Violation).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.(*Violation).Unwrap/zero", func() string {
+			var r podlifecycletest.Violation
+			_ = r.Unwrap()
+			return ""
+		})
+	})
 	t.Run("podphase.CheckTransition", func(t *testing.T) {
 		guard(t, "podphase.CheckTransition", func() string {
 			_ = podphase.CheckTransition("", "")
@@ -3388,7 +4014,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Explanation.String/Explain", func(t *testing.T) {
 		guard(t, "podphase.Explanation.String/Explain", func() string {
-			r, err := build43(ctx)
+			r, err := build51(ctx)
 			if err != nil {
 				return fmt.Sprintf("Explain: %v", err)
 			}
@@ -3429,7 +4055,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Columns/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Columns/DefaultOptions", func() string {
-			r, err := build44(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3446,7 +4072,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Conditions/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/DefaultOptions", func() string {
-			r, err := build44(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3463,7 +4089,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.DisplayStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.DisplayStatus/DefaultOptions", func() string {
-			r, err := build44(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3480,7 +4106,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Explain/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/DefaultOptions", func() string {
-			r, err := build44(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3497,7 +4123,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.GenerateStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.GenerateStatus/DefaultOptions", func() string {
-			r, err := build44(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3514,7 +4140,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Phase/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/DefaultOptions", func() string {
-			r, err := build44(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3639,7 +4265,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).BackfillResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).BackfillResizeConditions/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3656,7 +4282,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Changed/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Changed/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3673,7 +4299,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizeInProgress/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3690,7 +4316,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizePending/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3707,7 +4333,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).GetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).GetPodStatus/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3724,7 +4350,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeDeferred/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeDeferred/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3741,7 +4367,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeInfeasible/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeInfeasible/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3758,7 +4384,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Len/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Len/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3775,7 +4401,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).RemoveOrphans/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).RemoveOrphans/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3792,7 +4418,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ResizeConditions/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3809,7 +4435,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerReadiness/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerReadiness/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3826,7 +4452,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerStartup/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerStartup/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3843,7 +4469,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetPodStatus/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3860,7 +4486,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizeInProgress/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3877,7 +4503,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizePending/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3894,7 +4520,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).TerminatePod/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).TerminatePod/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3911,7 +4537,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Version/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Version/NewCache", func() string {
-			r, err := build46(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -3940,7 +4566,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Observe/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Observe/NewEngine", func() string {
-			r, err := build49(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -3957,7 +4583,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Run/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Run/NewEngine", func() string {
-			r, err := build49(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -3974,7 +4600,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).SyncOnce/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).SyncOnce/NewEngine", func() string {
-			r, err := build49(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -4035,7 +4661,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptions", func() string {
-			r, err := build45(ctx)
+			r, err := build53(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4052,7 +4678,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptions", func() string {
-			r, err := build45(ctx)
+			r, err := build53(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4069,7 +4695,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptions", func() string {
-			r, err := build45(ctx)
+			r, err := build53(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4106,7 +4732,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPI", func() string {
-			r, err := build47(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4123,7 +4749,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPI", func() string {
-			r, err := build47(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4140,7 +4766,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPI", func() string {
-			r, err := build47(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4157,7 +4783,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPI", func() string {
-			r, err := build47(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4174,7 +4800,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func() string {
-			r, err := build47(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4191,7 +4817,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPI", func() string {
-			r, err := build47(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4208,7 +4834,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPI", func() string {
-			r, err := build47(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4225,7 +4851,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPI", func() string {
-			r, err := build47(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4242,7 +4868,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPI", func() string {
-			r, err := build47(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4259,7 +4885,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPI", func() string {
-			r, err := build47(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4276,7 +4902,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build50(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -4293,7 +4919,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build50(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -4310,7 +4936,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build50(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -4327,7 +4953,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build50(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -4344,7 +4970,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build50(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -4594,47 +5220,97 @@ func build42(ctx context.Context) (r nodecondition.ZoneState, err error) {
 	return nodecondition.ComputeZoneState(0, 0, 0), nil
 }
 
-// build43 builds a podphase.Explanation with podphase.Explain.
-func build43(ctx context.Context) (r podphase.Explanation, err error) {
+// build43 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
+func build43(ctx context.Context) (r podlifecycle.Options, err error) {
+	return podlifecycle.DefaultOptions(), nil
+}
+
+// build44 builds a *podlifecycle.Machine with podlifecycle.New.
+func build44(ctx context.Context) (r *podlifecycle.Machine, err error) {
+	a0, _ := build43(ctx)
+	return podlifecycle.New(a0, nil)
+}
+
+// build45 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.DefaultBehaviour.
+func build45(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
+	return podlifecycletest.DefaultBehaviour(false), nil
+}
+
+// build46 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.ParseBehaviour.
+func build46(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
+	return podlifecycletest.ParseBehaviour("")
+}
+
+// build47 builds a podlifecycletest.Behaviours with podlifecycle/podlifecycletest.ParseBehaviours.
+func build47(ctx context.Context) (r podlifecycletest.Behaviours, err error) {
+	return podlifecycletest.ParseBehaviours("")
+}
+
+// build48 builds a *podlifecycletest.Runtime with podlifecycle/podlifecycletest.NewRuntime.
+func build48(ctx context.Context) (r *podlifecycletest.Runtime, err error) {
+	a1, err := build47(ctx)
+	if err != nil {
+		return r, err
+	}
+	return podlifecycletest.NewRuntime(nil, a1)
+}
+
+// build49 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
+func build49(ctx context.Context) (r podlifecycletest.Options, err error) {
+	return podlifecycletest.DefaultOptions(), nil
+}
+
+// build50 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
+func build50(ctx context.Context) (r *podlifecycletest.Trace, err error) {
+	a1, err := build47(ctx)
+	if err != nil {
+		return r, err
+	}
+	a2, _ := build49(ctx)
+	return podlifecycletest.Run(nil, a1, a2)
+}
+
+// build51 builds a podphase.Explanation with podphase.Explain.
+func build51(ctx context.Context) (r podphase.Explanation, err error) {
 	return podphase.Explain(podphase.Input{})
 }
 
-// build44 builds a podphase.Options with podphase.DefaultOptions.
-func build44(ctx context.Context) (r podphase.Options, err error) {
+// build52 builds a podphase.Options with podphase.DefaultOptions.
+func build52(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptions(), nil
 }
 
-// build45 builds a statussync.Options with statussync.DefaultOptions.
-func build45(ctx context.Context) (r statussync.Options, err error) {
+// build53 builds a statussync.Options with statussync.DefaultOptions.
+func build53(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptions(), nil
 }
 
-// build46 builds a *statussync.Cache with statussync.NewCache.
-func build46(ctx context.Context) (r *statussync.Cache, err error) {
-	a0, _ := build45(ctx)
+// build54 builds a *statussync.Cache with statussync.NewCache.
+func build54(ctx context.Context) (r *statussync.Cache, err error) {
+	a0, _ := build53(ctx)
 	return statussync.NewCache(a0), nil
 }
 
-// build47 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
-func build47(ctx context.Context) (r *statussynctest.API, err error) {
+// build55 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
+func build55(ctx context.Context) (r *statussynctest.API, err error) {
 	return statussynctest.NewAPI(0), nil
 }
 
-// build48 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
-func build48(ctx context.Context) (r statussync.EngineOptions, err error) {
+// build56 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
+func build56(ctx context.Context) (r statussync.EngineOptions, err error) {
 	return statussync.DefaultEngineOptions(), nil
 }
 
-// build49 builds a *statussync.Engine with statussync.NewEngine.
-func build49(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, _ := build46(ctx)
-	a1, _ := build47(ctx)
-	a2, _ := build48(ctx)
+// build57 builds a *statussync.Engine with statussync.NewEngine.
+func build57(ctx context.Context) (r *statussync.Engine, err error) {
+	a0, _ := build54(ctx)
+	a1, _ := build55(ctx)
+	a2, _ := build56(ctx)
 	return statussync.NewEngine(a0, a1, a2)
 }
 
-// build50 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build50(ctx context.Context) (r *statussynctest.History, err error) {
+// build58 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build58(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 

@@ -25,7 +25,14 @@ var (
 	ErrViolation = errors.New("podlifecycletest: invariant violated")
 )
 
-func strip(err error) string { return strings.TrimPrefix(err.Error(), "podlifecycletest: ") }
+// strip gives err's text without the package prefix; a nil err (a zero
+// error value) reads as "unknown error" rather than panicking.
+func strip(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	return strings.TrimPrefix(err.Error(), "podlifecycletest: ")
+}
 
 // ParseError reports behaviour text ParseBehaviours refused. It unwraps to
 // ErrInvalidInput.
