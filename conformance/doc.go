@@ -32,6 +32,47 @@
 // Evicted and NodeLost, duplicated conditions, deletion timestamps, pod IPs
 // and node names.
 //
+// For podlifecycle the reference is the kubelet's runtime manager itself
+// (pkg/kubelet/kuberuntime), built with its exported constructor
+// NewKubeGenericRuntimeManager over the fake CRI services of
+// k8s.io/cri-api/pkg/apis/testing, wrapped to record each call with its
+// arguments and to stamp what they create with a virtual clock, which also
+// drives the crash-loop and image pull back-offs. A history is one pod and
+// a list of steps (advance the clock; containers exit with a code or turn
+// unknown; the sandbox is lost; pulls or exec hooks fail; probe results are
+// stored in the liveness, readiness and startup result managers; the pod
+// is deleted). Each step is one sync: the pod status read with GetPods and
+// GetPodStatus as the PLEG reads it, then SyncPod with the crash-loop
+// back-off, as Kubelet.SyncPod calls it; termination is KillPod with the
+// pod worker's grace as override. After each, the comparison holds the
+// machine's actions against the CRI calls in order (RunPodSandbox,
+// StopPodSandbox, PullImage, CreateContainer, StartContainer and
+// StopContainer with its timeout, RemoveContainer, ExecSync for exec
+// hooks), the Killing messages (the only visible trace of the kill
+// reason, whose other effect is the timeout) and the events with their
+// field paths, and the failed start results (the next status's Waiting
+// reasons). Two orders depend on scheduling, not on a rule: the kills of
+// a whole-pod kill run in one goroutine per container
+// (killContainersWithSyncResult; only terminationOrdering's sidecar order
+// is fixed, and it is checked on the raw calls), and SyncPod kills the
+// containers it does not keep in the iteration order of the
+// ContainersToKill map. The comparison puts both in one canonical order
+// (regular containers by name, then sidecars from last to first, each
+// container's preStop hook before its stop) and counts the histories where
+// only the raw order differed apart; without it 18 of 20 runs of the
+// termination history differ. Not driven, so covered by named cases from
+// upstream's tests: the pod worker and Kubelet.SyncPod around the manager
+// (status generation, effective grace, requeue times, the active deadline;
+// constructing a Kubelet needs the whole node), the prober workers (their
+// tickers run on the wall clock; results are set directly), and the
+// seconds terminationOrdering.waitForTurn and executePreStopHook measure on
+// the wall clock (the fake runtime stops at once, so PL33 and PL34's
+// deductions are 0 here), like sleep hooks, which sleep on it (histories
+// use exec hooks; HTTP hooks are answered 200). A stopped container
+// reports exit code 143, as a process that ends on SIGTERM; the fake's own
+// 0 would read as a success. The Pulled event's pull durations, also wall
+// clock, are masked.
+//
 // Not compared: the lastTransitionTime the status manager stamps (no
 // upstream function that computes it is exported). Inputs on a documented
 // difference are skipped and counted apart in the report; see the README's
