@@ -54,11 +54,25 @@
 //     runs at a time and always sends the newest cached status.
 //   - Any number of updates between passes become one write per pod.
 //   - A terminal phase is never written back to a non-terminal one, nor
-//     published while containers could still run.
+//     published while containers could still run; a terminal phase another
+//     writer set on the server is kept ([Options.Merge]).
 //   - A condition another controller owns is never lost: the patch is
-//     computed against the server's copy, merges conditions by type, and in
-//     NoGet mode carries the copy's resourceVersion, so a stale copy gets 409
-//     and a fresh read.
+//     computed against the server's copy, merges conditions by type, and
+//     carries the copy's resourceVersion, so a stale copy gets 409 and a
+//     fresh read (one retry per sync, then back-off).
+//   - A write stored late (a PATCH that timed out but reached the server
+//     after a newer one) cannot overwrite the newer status: its
+//     resourceVersion precondition no longer holds and the server refuses
+//     it. The kubelet patches without one and has this exposure.
+//   - A write whose outcome is unknown (a lost answer, a timeout) makes the
+//     engine read the pod before its next patch, also in NoGet mode, and a
+//     finished pod is read before it is patched unless its known copy is
+//     already deleting, so NoGet deletes it without a watch.
+//   - A PATCH answer that shows another writer's change of a kubelet-owned
+//     field is not taken as synced: the next full pass writes again.
+//   - Run wakes up for a pod's back-off only when a fast pass will sync it
+//     then, and at most once per back-off: a pod waiting for the full pass
+//     (a 404, a failed deletion) costs no wake-ups.
 //   - After faults stop, every pod on the server holds the newest cached
 //     status (the model tests check this against an API failing 30-60% of
 //     requests).

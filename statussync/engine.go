@@ -103,6 +103,7 @@ type podState struct {
 	notFound   uint64  // version for which the pod was not found
 	failures   int
 	retryAt    time.Time
+	pending    bool // a fast pass syncs it once retryAt has passed
 	// verified is the server copy last found to hold version verifiedAt of
 	// the cache, so that a full pass compares each copy only once.
 	verified   *v1.Pod
@@ -234,6 +235,7 @@ func (e *Engine) SyncOnce(ctx context.Context, full bool) Result {
 			e.states[en.uid] = st
 		}
 		st.pass = e.pass
+		st.pending = false
 		if pod := observed[en.uid]; pod != nil && (st.server == nil || !olderRV(pod.ResourceVersion, st.server.ResourceVersion)) {
 			st.server = pod
 		}
@@ -249,7 +251,11 @@ func (e *Engine) SyncOnce(ctx context.Context, full bool) Result {
 		// A pod the server said it does not have is asked for again only
 		// when its status changes, or by a full pass once its back-off is
 		// over (a 404 from a stale cache in front of the server heals).
-		if st.retryAt.After(now) || (st.notFound == en.version && !full) {
+		if st.retryAt.After(now) {
+			st.pending = st.apiVersion < en.version && st.notFound != en.version
+			continue
+		}
+		if st.notFound == en.version && !full {
 			continue
 		}
 		switch {
@@ -295,11 +301,13 @@ func (e *Engine) SyncOnce(ctx context.Context, full bool) Result {
 }
 
 // drifted reports whether the server's kubelet-owned status differs from
-// the cached one.
+// what the engine would write over it.
 func (e *Engine) drifted(server *v1.Pod, en *entry) bool {
 	s := server.Status.DeepCopy()
 	Normalize(&en.pod.Spec, s)
-	return !e.cache.opts.EqualByKubelet(s, &en.status)
+	merged := e.cache.opts.Merge(&server.Status, &en.status, e.couldHaveRunningContainers(server, en))
+	Normalize(&en.pod.Spec, &merged)
+	return !e.cache.opts.EqualByKubelet(s, &merged)
 }
 
 func canBeDeleted(pod *v1.Pod, en *entry) bool {
@@ -329,8 +337,9 @@ func (e *Engine) request(verb string, err error) {
 	}
 }
 
-func (e *Engine) fail(st *podState, now time.Time, res *Result) {
+func (e *Engine) fail(st *podState, en *entry, now time.Time, res *Result) {
 	res.Failed++
+	st.pending = st.apiVersion < en.version && st.notFound != en.version
 	st.failures++
 	d := e.opts.RetryInitial
 	for i := 1; i < st.failures && d < e.opts.RetryMax; i++ {
@@ -356,7 +365,12 @@ func recreated(err error) bool {
 
 func (e *Engine) syncPod(ctx context.Context, q queued, now time.Time, res *Result) {
 	en, st := q.e, q.st
-	useBase := e.opts.NoGet && st.server != nil && st.server.UID == q.apiUID
+	// A finished pod is read first unless its known copy is deleting:
+	// whether it may be deleted depends on a deletionTimestamp that another
+	// writer set, which the engine's own writes do not show.
+	useBase := e.opts.NoGet && st.server != nil && st.server.UID == q.apiUID &&
+		!(en.finished && st.server.DeletionTimestamp == nil)
+	conflicts := 0
 	for {
 		server := st.server
 		if !useBase {
@@ -364,11 +378,11 @@ func (e *Engine) syncPod(ctx context.Context, q queued, now time.Time, res *Resu
 			e.request("get", err)
 			if apierrors.IsNotFound(err) {
 				st.notFound = en.version
-				e.fail(st, now, res)
+				e.fail(st, en, now, res)
 				return
 			}
 			if err != nil {
-				e.fail(st, now, res)
+				e.fail(st, en, now, res)
 				return
 			}
 			translated := pod.UID
@@ -385,13 +399,11 @@ func (e *Engine) syncPod(ctx context.Context, q queued, now time.Time, res *Resu
 			server = pod
 		}
 		merged := e.cache.opts.Merge(&server.Status, &en.status, e.couldHaveRunningContainers(server, en))
-		rv := ""
-		if useBase {
-			rv = server.ResourceVersion
-		}
-		patch, unchanged, err := Patch(server.UID, rv, &server.Status, &merged)
+		// The patch carries the resourceVersion of the copy it was computed
+		// against, so a write stored late cannot overwrite a newer one.
+		patch, unchanged, err := Patch(server.UID, server.ResourceVersion, &server.Status, &merged)
 		if err != nil {
-			e.fail(st, now, res)
+			e.fail(st, en, now, res)
 			return
 		}
 		written := server
@@ -403,7 +415,8 @@ func (e *Engine) syncPod(ctx context.Context, q queued, now time.Time, res *Resu
 			e.request("patch", err)
 			switch {
 			case err == nil:
-			case useBase && apierrors.IsConflict(err):
+			case apierrors.IsConflict(err) && conflicts == 0:
+				conflicts++
 				useBase = false // the server moved on: read it and try again
 				continue
 			case recreated(err):
@@ -412,11 +425,14 @@ func (e *Engine) syncPod(ctx context.Context, q queued, now time.Time, res *Resu
 				res.Dropped++
 				return
 			case apierrors.IsNotFound(err):
-				st.notFound = en.version
-				e.fail(st, now, res)
+				st.notFound, st.server = en.version, nil
+				e.fail(st, en, now, res)
 				return
 			default:
-				e.fail(st, now, res)
+				// The write may have been stored (a lost answer, a
+				// timeout): the known copy is no base for the next patch.
+				st.server = nil
+				e.fail(st, en, now, res)
 				return
 			}
 		}
@@ -430,7 +446,13 @@ func (e *Engine) syncPod(ctx context.Context, q queued, now time.Time, res *Resu
 func (e *Engine) done(ctx context.Context, q queued, written *v1.Pod, now time.Time, res *Result) {
 	en, st := q.e, q.st
 	st.server, st.apiVersion, st.failures, st.retryAt, st.notFound = written, en.version, 0, time.Time{}, 0
-	st.verified, st.verifiedAt = written, en.version // it holds what was just merged from this version
+	// The answer holds what was just merged from this version, unless
+	// another writer changed a kubelet-owned field between the read and the
+	// write: then the next full pass writes it again.
+	st.verified, st.verifiedAt = nil, 0
+	if !e.drifted(written, en) {
+		st.verified, st.verifiedAt = written, en.version
+	}
 	res.Synced++
 	if e.opts.Hooks.Synced != nil && !en.at.IsZero() {
 		e.opts.Hooks.Synced(en.uid, en.version, now.Sub(en.at))
@@ -442,7 +464,7 @@ func (e *Engine) done(ctx context.Context, q queued, written *v1.Pod, now time.T
 	err := e.transport.DeletePod(ctx, en.namespace, en.name, written.UID)
 	e.request("delete", err)
 	if err != nil && !apierrors.IsNotFound(err) {
-		e.fail(st, now, res)
+		e.fail(st, en, now, res)
 		return
 	}
 	e.cache.remove(en.uid, nil)
@@ -489,9 +511,13 @@ func (e *Engine) Run(ctx context.Context) error {
 func (e *Engine) nextRetry() (time.Time, bool) {
 	e.syncMu.Lock()
 	defer e.syncMu.Unlock()
+	now := e.opts.Clock.Now()
 	var next time.Time
 	for _, st := range e.states {
-		if !st.retryAt.IsZero() && (next.IsZero() || st.retryAt.Before(next)) {
+		// Only a back-off a fast pass ends wakes Run, and only once: a pod
+		// that waits for the full pass (a 404, a failed deletion) or whose
+		// back-off has passed does not.
+		if st.pending && st.retryAt.After(now) && (next.IsZero() || st.retryAt.Before(next)) {
 			next = st.retryAt
 		}
 	}
