@@ -46,7 +46,7 @@ type node struct {
 func newNode(tb testing.TB, n int, noGet bool) *node {
 	nd := &node{api: statussynctest.NewAPI(1), cache: statussync.NewCache(statussync.DefaultOptions()), clock: clocktesting.NewFakeClock(epoch)}
 	opts := statussync.DefaultEngineOptions()
-	opts.Clock, opts.NoGet = nd.clock, noGet
+	opts.Clock, opts.Planner.NoGet = nd.clock, noGet
 	e, err := statussync.NewEngine(nd.cache, nd.api, opts)
 	if err != nil {
 		tb.Fatal(err)

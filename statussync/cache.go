@@ -92,6 +92,15 @@ func NewCache(opts Options) *Cache {
 	return &Cache{opts: opts, pods: make(map[types.UID]*entry), signal: make(chan struct{}, 1)}
 }
 
+// staticUID maps a mirror pod's UID to its static pod's, and any other UID
+// to itself.
+func (c *Cache) staticUID(uid types.UID) types.UID {
+	if c.opts.Mirrors != nil {
+		return c.opts.Mirrors.StaticUID(uid)
+	}
+	return uid
+}
+
 // Changed returns the cache's dirty signal: a channel with room for one
 // value that receives one after any number of accepted updates. An Engine
 // waits on it; a user driving SyncOnce may too.

@@ -32,6 +32,16 @@
 // change is not sent. A finished pod whose server copy is terminal and
 // deleting is deleted with grace period 0 and its UID as precondition.
 //
+// The decisions live in a [Planner], which has no transport and no clock,
+// the way raft's RawNode holds the logic its Node runs: it owns each pod's
+// sync state and back-off, answers which request to make now
+// ([Planner.Next]) and takes how each one ended ([Planner.Done]), with the
+// time as an argument. The Engine is a loop around it: SyncOnce is one pass
+// with the transport's calls in between, Run makes passes when the cache
+// changes, when a back-off ends ([Planner.NextWake]) and every full period.
+// A user with their own loop (or a recorded trace: see testdata) drives
+// the Planner directly.
+//
 // One pod, as the engine sees it:
 //
 //	```mermaid

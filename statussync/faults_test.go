@@ -37,7 +37,7 @@ func newScripted(t *testing.T, noGet bool) *scripted {
 	s := &scripted{t: t, api: statussynctest.NewAPI(1), hist: statussynctest.NewHistory(), clock: clocktesting.NewFakeClock(epoch)}
 	s.cache = newCache(t, statussync.DefaultOptions())
 	opts := statussync.DefaultEngineOptions()
-	opts.Clock, opts.NoGet = s.clock, noGet
+	opts.Clock, opts.Planner.NoGet = s.clock, noGet
 	e, err := statussync.NewEngine(s.cache, s.api, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func TestRunDoesNotSpinAfterBackOff(t *testing.T) {
 				defer cancel()
 				var passes atomic.Int64
 				opts := statussync.DefaultEngineOptions()
-				opts.NoGet = noGet
+				opts.Planner.NoGet = noGet
 				opts.Hooks.Pass = func(bool, statussync.Result) {
 					if passes.Add(1) > 1000 {
 						cancel() // spinning: stop it so that time can move on

@@ -46,7 +46,7 @@ func newWorld(t *rapid.T, noGet bool, passes bool) *world {
 	w := &world{api: statussynctest.NewAPI(rapid.Int64().Draw(t, "seed")), hist: statussynctest.NewHistory(),
 		clock: clocktesting.NewFakeClock(epoch), cache: statussync.NewCache(statussync.DefaultOptions())}
 	opts := statussync.DefaultEngineOptions()
-	opts.Clock, opts.NoGet = w.clock, noGet
+	opts.Clock, opts.Planner.NoGet = w.clock, noGet
 	if passes {
 		w.passes = make(chan statussync.Result, 64)
 		opts.Hooks.Pass = func(full bool, r statussync.Result) {

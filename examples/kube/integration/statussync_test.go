@@ -38,7 +38,7 @@ func newAgent(t *testing.T, identity string, noGet bool) *agent {
 	cs, calls := client(t, identity)
 	a := &agent{cache: statussync.NewCache(statussync.DefaultOptions()), clock: clocktesting.NewFakeClock(epoch), calls: calls, client: cs}
 	opts := statussync.DefaultEngineOptions()
-	opts.Clock, opts.NoGet = a.clock, noGet
+	opts.Clock, opts.Planner.NoGet = a.clock, noGet
 	e, err := statussync.NewEngine(a.cache, &kube.StatusTransport{Client: cs}, opts)
 	if err != nil {
 		t.Fatal(err)
