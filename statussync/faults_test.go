@@ -301,3 +301,66 @@ func newCache(tb testing.TB, o statussync.Options) *statussync.Cache {
 	tb.Helper()
 	return statussync.NewCache(o)
 }
+
+// quietPasses runs an engine with pods in back-off that only full passes
+// retry (one the server does not have, a finished pod whose DELETE keeps
+// failing) for wait after the first passes, and returns the fast passes it
+// made while waiting.
+func quietPasses(t *testing.T, wait time.Duration) (fast int64) {
+	synctest.Test(t, func(t *testing.T) {
+		api := statussynctest.NewAPI(1)
+		cache := newCache(t, statussync.DefaultOptions())
+		var passes atomic.Int64
+		opts := statussync.DefaultEngineOptions()
+		opts.Hooks.Pass = func(full bool, _ statussync.Result) {
+			if !full {
+				passes.Add(1)
+			}
+		}
+		engine, err := statussync.NewEngine(cache, api, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := cache.SetPodStatus(scriptedPod("ghost", v1.RestartPolicyAlways), readyStatus(true), time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		now := metav1.NewTime(time.Now())
+		job := scriptedPod("job", v1.RestartPolicyNever)
+		job.DeletionTimestamp = &now
+		if job, err = api.Create(job); err != nil {
+			t.Fatal(err)
+		}
+		for range 1000 {
+			api.FailNext("delete", statussynctest.FaultError)
+		}
+		if err := cache.TerminatePod(job, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- engine.Run(ctx) }()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		before := passes.Load()
+		time.Sleep(wait)
+		synctest.Wait()
+		fast = passes.Load() - before
+		cancel()
+		<-done
+		if req := api.Requests(); req["delete"] < int(wait/statussync.DefaultFullSyncPeriod)-1 {
+			t.Errorf("the full passes retry the deletion: %v", req)
+		}
+	})
+	return fast
+}
+
+// TestRunQuietPassesDoNotGrow: with pods in back-off that only full passes
+// retry, the fast passes Run makes over a quiet period do not grow with
+// the time spent waiting (issue 17, what to build, item 3).
+func TestRunQuietPassesDoNotGrow(t *testing.T) {
+	minute, hour := quietPasses(t, time.Minute), quietPasses(t, time.Hour)
+	t.Logf("fast passes while waiting: %d in a minute, %d in an hour", minute, hour)
+	if minute != hour || hour > 1 {
+		t.Errorf("fast passes while waiting: %d in a minute, %d in an hour; want the same, at most 1", minute, hour)
+	}
+}

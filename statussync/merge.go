@@ -27,7 +27,7 @@ import (
 //   - a terminal phase on the API is kept, with its reason and message,
 //     whatever the kubelet's phase: another writer (pod garbage
 //     collection, the eviction API) may have ended the pod, and a terminal
-//     phase never goes back;
+//     phase never changes;
 //   - on a terminal phase, a True Ready or ContainersReady becomes False
 //     with reason PodFailed or PodCompleted.
 //
@@ -63,7 +63,7 @@ func (o Options) Merge(api, kubelet *v1.PodStatus, couldHaveRunningContainers bo
 	out.ExtendedResourceClaimStatus = a.ExtendedResourceClaimStatus
 	out.NodeAllocatableResourceClaimStatuses = a.NodeAllocatableResourceClaimStatuses
 
-	if transitioning && couldHaveRunningContainers || podphase.IsTerminal(api.Phase) && !podphase.IsTerminal(kubelet.Phase) {
+	if transitioning && couldHaveRunningContainers || podphase.IsTerminal(api.Phase) && api.Phase != kubelet.Phase {
 		out.Phase, out.Reason, out.Message = api.Phase, api.Reason, api.Message
 	}
 

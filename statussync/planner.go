@@ -411,6 +411,7 @@ func (p *Planner) Done(now time.Time, pod *v1.Pod, err error) Outcome {
 			p.synced(s, pod, now)
 		case apierrors.IsConflict(err) && s.conflicts == 0:
 			s.conflicts++ // the server moved on: read it and try again
+			s.noGet = false
 			p.ask(s, VerbGet, nil)
 		case recreated(err):
 			p.drop(s)
@@ -449,6 +450,17 @@ func (p *Planner) patch(s *syncing, server *v1.Pod, now time.Time) {
 	switch {
 	case err != nil:
 		p.fail(s, now)
+	case unchanged && s.noGet:
+		// Nothing to change against a copy the server has not confirmed:
+		// another writer may have changed the pod since (without a watch,
+		// nothing says so). A patch of the preconditions alone is a
+		// conditional read: the server answers 409 if the copy is stale.
+		if patch, err = withResourceVersion(patch, server.ResourceVersion); err != nil {
+			p.fail(s, now)
+			return
+		}
+		s.noGet = false
+		p.ask(s, VerbPatch, patch)
 	case unchanged:
 		p.synced(s, server, now)
 	default:

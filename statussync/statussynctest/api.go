@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -413,6 +414,9 @@ func (a *API) apply(namespace, name string, patch []byte) (*v1.Pod, error) {
 	if err := a.features.ValidateStatusTransition(&p.Spec, &p.Status, &patched.Status); err != nil {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, name, field.ErrorList{
 			field.Forbidden(field.NewPath("status", "containerStatuses"), err.Error())})
+	}
+	if equality.Semantic.DeepEqual(p.Status, patched.Status) {
+		return p.DeepCopy(), nil // a write that changes nothing stores nothing
 	}
 	n := p.DeepCopy()
 	n.Status = patched.Status
