@@ -283,6 +283,8 @@ type runStats struct {
 	passes   []passRecord
 	requests int // requests since the last pass ended
 	err      error
+	stop     func() // ends Run: a spinning Run never lets the bubble's time move
+	same     int    // passes at the instant of the last one
 }
 
 type passRecord struct {
@@ -307,6 +309,18 @@ func (r *runStats) hooks() statussync.Hooks {
 				r.err = fmt.Errorf("a pass at %s made %d requests for %d pods", res.At.Format(time.TimeOnly), r.requests, res.Attempted)
 			}
 			r.requests = 0
+			if n := len(r.passes); n > 0 && r.passes[n-1].at.Equal(res.At) {
+				r.same++
+			} else {
+				r.same = 1
+			}
+			if r.same > 100 {
+				if r.err == nil {
+					r.err = fmt.Errorf("Run spins: %d passes at %s", r.same, res.At.Format(time.TimeOnly))
+				}
+				r.stop()
+				return
+			}
 			r.passes = append(r.passes, passRecord{at: res.At, full: full, res: res})
 		},
 	}
@@ -383,7 +397,8 @@ type bubbleTB struct{ testing.TB }
 
 func runModel(t *rapid.T, noGet, observe bool) {
 	w := &world{now: time.Now}
-	stats := &runStats{}
+	ctx, cancel := context.WithCancel(context.Background())
+	stats := &runStats{stop: cancel}
 	opts := statussync.DefaultEngineOptions()
 	opts.Planner.NoGet, opts.Hooks = noGet, stats.hooks()
 	w.setup(t, opts, observe)
@@ -400,16 +415,21 @@ func runModel(t *rapid.T, noGet, observe bool) {
 		from := stats.count()
 		time.Sleep(d)
 		synctest.Wait()
-		if err := checkWakeUps(stats.since(from)); err != nil {
+		stats.mu.Lock()
+		err := stats.err
+		stats.mu.Unlock()
+		if err == nil {
+			err = checkWakeUps(stats.since(from))
+		}
+		if err != nil {
 			t.Fatalf("waiting %s: %v", d, err)
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.engine.Run(ctx) }()
 	defer func() {
 		cancel()
-		if err := <-done; err != context.Canceled {
+		if err := <-done; err != context.Canceled && err != nil {
 			t.Fatalf("Run returned %v, want context.Canceled", err)
 		}
 	}()
