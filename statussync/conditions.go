@@ -53,7 +53,15 @@ func updateTransitionTimes(old, s *v1.PodStatus, now time.Time) {
 // status, reason and message, and every other field except the conditions
 // and the resource claim statuses others write. It is the test that decides
 // whether a new status is a new version and whether the API has drifted.
+//
+// A nil status is an empty one.
 func (o Options) EqualByKubelet(old, new *v1.PodStatus) bool {
+	if old == nil {
+		old = &v1.PodStatus{}
+	}
+	if new == nil {
+		new = &v1.PodStatus{}
+	}
 	var oldN, newN int
 	for i := range old.Conditions {
 		if o.OwnershipOf(old.Conditions[i].Type) != NotOwned {

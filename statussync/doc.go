@@ -113,7 +113,7 @@
 //
 // # Usage
 //
-//	cache := statussync.NewCache(statussync.DefaultOptions())
+//	cache, err := statussync.NewCache(statussync.DefaultOptions())
 //	engine, err := statussync.NewEngine(cache, transport, statussync.DefaultEngineOptions())
 //	go engine.Run(ctx)
 //	...

@@ -297,9 +297,12 @@ func TestLateWriteDoesNotOverwriteNewer(t *testing.T) {
 	}
 }
 
-func newCache(tb testing.TB, o statussync.Options) *statussync.Cache {
-	tb.Helper()
-	return statussync.NewCache(o)
+func newCache(tb interface{ Fatal(...any) }, o statussync.Options) *statussync.Cache {
+	c, err := statussync.NewCache(o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
 }
 
 // quietPasses runs an engine with pods in back-off that only full passes

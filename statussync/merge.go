@@ -31,8 +31,15 @@ import (
 //   - on a terminal phase, a True Ready or ContainersReady becomes False
 //     with reason PodFailed or PodCompleted.
 //
-// Neither input is modified; the result shares nothing with them.
+// Neither input is modified; the result shares nothing with them. A nil
+// status is an empty one (a pod not read yet).
 func (o Options) Merge(api, kubelet *v1.PodStatus, couldHaveRunningContainers bool) v1.PodStatus {
+	if api == nil {
+		api = &v1.PodStatus{}
+	}
+	if kubelet == nil {
+		kubelet = &v1.PodStatus{}
+	}
 	out := *kubelet.DeepCopy()
 	transitioning := !podphase.IsTerminal(api.Phase) && podphase.IsTerminal(kubelet.Phase)
 
@@ -88,7 +95,12 @@ func (o Options) Merge(api, kubelet *v1.PodStatus, couldHaveRunningContainers bo
 // resourceVersion too, so that the server refuses it (409) if the pod changed
 // since. unchanged is true when the patch carries nothing else: then there is
 // nothing to send.
+//
+// A nil status is an error wrapping ErrInvalidInput.
 func Patch(uid types.UID, resourceVersion string, api, merged *v1.PodStatus) (patch []byte, unchanged bool, err error) {
+	if api == nil || merged == nil {
+		return nil, false, fmt.Errorf("%w: nil status for Patch", ErrInvalidInput)
+	}
 	oldJSON, err := json.Marshal(v1.Pod{Status: *api})
 	if err != nil {
 		return nil, false, fmt.Errorf("statussync: encoding the API status: %w", err)

@@ -81,7 +81,7 @@ func newWorld(t *rapid.T, noGet bool, passes bool) *world {
 // observe, every write the API stores reaches Observe (a watch).
 func (w *world) setup(t *rapid.T, opts statussync.EngineOptions, observe bool) {
 	w.api, w.hist = statussynctest.NewAPI(rapid.Int64().Draw(t, "seed")), statussynctest.NewHistory()
-	w.cache = statussync.NewCache(statussync.DefaultOptions())
+	w.cache = newCache(t, statussync.DefaultOptions())
 	e, err := statussync.NewEngine(w.cache, w.api, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -93,7 +93,8 @@ func (f Fault) String() string {
 	return fmt.Sprintf("Fault(%d)", uint8(f))
 }
 
-// API is an in-memory pod API. It is safe for simultaneous use.
+// API is an in-memory pod API. It is safe for simultaneous use. Its zero
+// value is an empty API whose faults draw from seed 0.
 type API struct {
 	mu       sync.Mutex
 	pods     map[string]*v1.Pod // by namespace/name
@@ -118,6 +119,20 @@ func NewAPI(seed int64) *API {
 
 func key(ns, name string) string { return ns + "/" + name }
 
+// init readies a zero API; the caller holds the lock.
+func (a *API) init() {
+	if a.pods == nil {
+		a.pods = map[string]*v1.Pod{}
+	}
+	if a.requests == nil {
+		a.requests = map[string]int{}
+	}
+	if a.rand == nil {
+		a.rand = rand.New(rand.NewSource(0))
+		a.features = containerstate.DefaultFeatures()
+	}
+}
+
 type lateWrite struct {
 	namespace, name string
 	patch           []byte
@@ -130,6 +145,7 @@ type lateWrite struct {
 func (a *API) FailNext(verb string, f Fault) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	if a.script == nil {
 		a.script = map[string][]Fault{}
 	}
@@ -141,8 +157,12 @@ func (a *API) FailNext(verb string, f Fault) {
 // an engine's GET and its PATCH). The change bumps the resource version and
 // is reported to OnWrite as "foreign".
 func (a *API) BeforeNextPatch(change func(*v1.Pod)) {
+	if change == nil {
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	a.before = append(a.before, change)
 }
 
@@ -150,6 +170,7 @@ func (a *API) BeforeNextPatch(change func(*v1.Pod)) {
 func (a *API) Pending() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	return len(a.late)
 }
 
@@ -167,6 +188,7 @@ func (a *API) scripted(verb string) Fault {
 func (a *API) SetFaults(f Faults) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	a.faults = f
 }
 
@@ -175,6 +197,7 @@ func (a *API) SetFaults(f Faults) {
 func (a *API) OnWrite(f func(pod *v1.Pod, by string)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	a.onWrite = f
 }
 
@@ -183,6 +206,7 @@ func (a *API) OnWrite(f func(pod *v1.Pod, by string)) {
 func (a *API) Requests() map[string]int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	out := make(map[string]int, len(a.requests))
 	for k, v := range a.requests {
 		out[k] = v
@@ -200,6 +224,10 @@ func (a *API) nextRV() string {
 func (a *API) Create(pod *v1.Pod) (*v1.Pod, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
+	if pod == nil {
+		return nil, apierrors.NewBadRequest("nil pod")
+	}
 	k := key(pod.Namespace, pod.Name)
 	if _, ok := a.pods[k]; ok {
 		return nil, apierrors.NewAlreadyExists(podsResource, pod.Name)
@@ -217,6 +245,7 @@ func (a *API) Create(pod *v1.Pod) (*v1.Pod, error) {
 func (a *API) Pod(namespace, name string) (*v1.Pod, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	p, ok := a.pods[key(namespace, name)]
 	if !ok {
 		return nil, false
@@ -230,9 +259,13 @@ func (a *API) Pod(namespace, name string) (*v1.Pod, bool) {
 func (a *API) Update(namespace, name string, change func(*v1.Pod)) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	p, ok := a.pods[key(namespace, name)]
 	if !ok {
 		return apierrors.NewNotFound(podsResource, name)
+	}
+	if change == nil {
+		return apierrors.NewBadRequest("nil change")
 	}
 	a.foreignWrite(p, change)
 	return nil
@@ -252,6 +285,7 @@ func (a *API) foreignWrite(p *v1.Pod, change func(*v1.Pod)) {
 func (a *API) Recreate(namespace, name string, uid types.UID) (*v1.Pod, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	p, ok := a.pods[key(namespace, name)]
 	if !ok {
 		return nil, apierrors.NewNotFound(podsResource, name)
@@ -287,6 +321,7 @@ func (a *API) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, erro
 	a.delay("get")
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	a.requests["get"]++
 	switch a.scripted("get") {
 	case 0:
@@ -319,6 +354,7 @@ func (a *API) PatchPodStatus(ctx context.Context, namespace, name string, patch 
 	a.delay("patch")
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	a.requests["patch"]++
 	late := a.late
 	a.late = nil
@@ -437,6 +473,7 @@ func (a *API) DeletePod(ctx context.Context, namespace, name string, uid types.U
 	a.delay("delete")
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	a.requests["delete"]++
 	f := a.scripted("delete")
 	switch {

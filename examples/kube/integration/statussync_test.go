@@ -36,7 +36,11 @@ type agent struct {
 func newAgent(t *testing.T, identity string, noGet bool) *agent {
 	t.Helper()
 	cs, calls := client(t, identity)
-	a := &agent{cache: statussync.NewCache(statussync.DefaultOptions()), clock: clocktesting.NewFakeClock(epoch), calls: calls, client: cs}
+	cache, err := statussync.NewCache(statussync.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{cache: cache, clock: clocktesting.NewFakeClock(epoch), calls: calls, client: cs}
 	opts := statussync.DefaultEngineOptions()
 	opts.Clock, opts.Planner.NoGet = a.clock, noGet
 	e, err := statussync.NewEngine(a.cache, &kube.StatusTransport{Client: cs}, opts)

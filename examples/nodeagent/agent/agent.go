@@ -166,7 +166,9 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 		return nil, err
 	}
 
-	a.cache = statussync.NewCache(statussync.DefaultOptions())
+	if a.cache, err = statussync.NewCache(statussync.DefaultOptions()); err != nil {
+		return nil, err
+	}
 	eo := statussync.DefaultEngineOptions()
 	eo.Clock = clk
 	eo.Planner.NoGet = cfg.NoGet
