@@ -455,10 +455,6 @@ func (p *Planner) patch(s *syncing, server *v1.Pod, now time.Time) {
 		// another writer may have changed the pod since (without a watch,
 		// nothing says so). A patch of the preconditions alone is a
 		// conditional read: the server answers 409 if the copy is stale.
-		if patch, err = withResourceVersion(patch, server.ResourceVersion); err != nil {
-			p.fail(s, now)
-			return
-		}
 		s.noGet = false
 		p.ask(s, VerbPatch, patch)
 	case unchanged:
