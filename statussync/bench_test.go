@@ -44,9 +44,9 @@ type node struct {
 }
 
 func newNode(tb testing.TB, n int, noGet bool) *node {
-	nd := &node{api: statussynctest.NewAPI(1), cache: statussync.NewCache(statussync.DefaultOptions()), clock: clocktesting.NewFakeClock(epoch)}
+	nd := &node{api: statussynctest.NewAPI(1), cache: newCache(tb, statussync.DefaultOptions()), clock: clocktesting.NewFakeClock(epoch)}
 	opts := statussync.DefaultEngineOptions()
-	opts.Clock, opts.NoGet = nd.clock, noGet
+	opts.Clock, opts.Planner.NoGet = nd.clock, noGet
 	e, err := statussync.NewEngine(nd.cache, nd.api, opts)
 	if err != nil {
 		tb.Fatal(err)
@@ -73,7 +73,7 @@ func (nd *node) setAll(tb testing.TB, ready bool, msg string) {
 // BenchmarkSetPodStatus caches a new status of one pod, alternating between
 // two that differ in readiness, so every call stores a new version.
 func BenchmarkSetPodStatus(b *testing.B) {
-	cache := statussync.NewCache(statussync.DefaultOptions())
+	cache := newCache(b, statussync.DefaultOptions())
 	pod := benchPod(0)
 	statuses := [2]v1.PodStatus{benchStatus(true, ""), benchStatus(false, "")}
 	now := epoch
@@ -184,7 +184,7 @@ func BenchmarkHeapPerPod(b *testing.B) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		cache := statussync.NewCache(statussync.DefaultOptions())
+		cache := newCache(b, statussync.DefaultOptions())
 		for i := range pods {
 			if _, _, err := cache.SetPodStatus(benchPod(i), benchStatus(true, ""), epoch.Add(time.Duration(i))); err != nil {
 				b.Fatal(err)

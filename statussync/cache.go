@@ -26,12 +26,18 @@ const (
 // IsStatic reports whether pod is a static pod (it came from a file or URL,
 // not the API server).
 func IsStatic(pod *v1.Pod) bool {
+	if pod == nil {
+		return false
+	}
 	src, ok := pod.Annotations[ConfigSourceAnnotation]
 	return ok && src != "api"
 }
 
-// IsMirror reports whether pod is a mirror pod.
+// IsMirror reports whether pod is a mirror pod; nil is not.
 func IsMirror(pod *v1.Pod) bool {
+	if pod == nil {
+		return false
+	}
 	_, ok := pod.Annotations[ConfigMirrorAnnotation]
 	return ok
 }
@@ -78,7 +84,9 @@ type entry struct {
 // the API server.
 //
 // A Cache is safe for simultaneous use by multiple goroutines. Time is an
-// argument of every method that stamps something.
+// argument of every method that stamps something. Use NewCache: the zero
+// value holds nothing, its mutators return ErrNotInitialized and its
+// Changed channel never fires.
 type Cache struct {
 	opts   Options
 	mu     sync.RWMutex
@@ -87,9 +95,20 @@ type Cache struct {
 	signal chan struct{}
 }
 
-// NewCache returns an empty cache.
-func NewCache(opts Options) *Cache {
-	return &Cache{opts: opts, pods: make(map[types.UID]*entry), signal: make(chan struct{}, 1)}
+// NewCache returns an empty cache. It returns an error wrapping
+// ErrInvalidOptions for options it refuses; every combination of feature
+// gates and any Mirrors (nil: no static pods) is valid today.
+func NewCache(opts Options) (*Cache, error) {
+	return &Cache{opts: opts, pods: make(map[types.UID]*entry), signal: make(chan struct{}, 1)}, nil
+}
+
+// staticUID maps a mirror pod's UID to its static pod's, and any other UID
+// to itself.
+func (c *Cache) staticUID(uid types.UID) types.UID {
+	if c.opts.Mirrors != nil {
+		return c.opts.Mirrors.StaticUID(uid)
+	}
+	return uid
 }
 
 // Changed returns the cache's dirty signal: a channel with room for one
@@ -155,6 +174,9 @@ func (c *Cache) SetPodStatus(pod *v1.Pod, status v1.PodStatus, now time.Time) (v
 	if err := validPod(pod, &status); err != nil {
 		return v1.PodStatus{}, false, err
 	}
+	if c.pods == nil {
+		return v1.PodStatus{}, false, ErrNotInitialized
+	}
 	s := status.DeepCopy()
 	s.ObservedGeneration = pod.Generation
 	c.mu.Lock()
@@ -176,6 +198,9 @@ func (c *Cache) SetPodStatus(pod *v1.Pod, status v1.PodStatus, now time.Time) (v
 func (c *Cache) TerminatePod(pod *v1.Pod, now time.Time) error {
 	if err := validPod(pod, nil); err != nil {
 		return err
+	}
+	if c.pods == nil {
+		return ErrNotInitialized
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -155,11 +155,11 @@ func TestS14NoOpPatch(t *testing.T) {
 	pod := h.create(testPod("u1", "p1"))
 	h.set(pod, runningStatus("app"))
 	h.sync()
-	h.engine.states[pod.UID].apiVersion-- // as if the write was not recorded
+	h.engine.planner.states[pod.UID].apiVersion-- // as if the write was not recorded
 	var last = h.api.Requests()
 	h.engine.SyncOnce(context.Background(), true)
 	wantRequests(t, "S14", h.requests(&last), map[string]int{"get": 1})
-	if h.engine.states[pod.UID].apiVersion != h.cache.Version(pod.UID) {
+	if h.engine.planner.states[pod.UID].apiVersion != h.cache.Version(pod.UID) {
 		t.Error("S14: the version is recorded again")
 	}
 }
@@ -423,12 +423,12 @@ func TestS34ForgetsUnknownUIDs(t *testing.T) {
 	pod := h.create(testPod("u1", "p1"))
 	h.set(pod, runningStatus("app"))
 	h.sync()
-	h.engine.states["gone"] = &podState{apiVersion: 3}
+	h.engine.planner.states["gone"] = &podState{apiVersion: 3}
 	h.engine.SyncOnce(context.Background(), true)
-	if _, ok := h.engine.states["gone"]; ok {
+	if _, ok := h.engine.planner.states["gone"]; ok {
 		t.Error("S34: the state of an unknown UID is removed")
 	}
-	if _, ok := h.engine.states[pod.UID]; !ok {
+	if _, ok := h.engine.planner.states[pod.UID]; !ok {
 		t.Error("S34: the state of a cached pod is kept")
 	}
 }

@@ -5,9 +5,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodestate/nodestate/internal/podcond"
+	"github.com/nodestate/nodestate/podphase"
 )
 
 // Ownership is who decides a pod condition (spec section 2).
@@ -24,42 +24,26 @@ const (
 	Shared
 )
 
-// OwnershipOf returns who decides conditions of type t with the 1.37
-// default gates (PodReadyToStartContainers GA, AllContainersRestarting on).
+// OwnershipOf returns who decides conditions of type t under o's feature
+// gates: the kubelet-owned types are podphase's ([podphase.Options.KubeletOwned],
+// one list for both packages), DisruptionTarget is Shared.
 func (o Options) OwnershipOf(t v1.PodConditionType) Ownership {
-	switch t {
-	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady,
-		v1.PodResizeInProgress, v1.PodResizePending, v1.PodReadyToStartContainers:
-		return Owned
-	case v1.AllContainersRestarting:
-		if o.Features.RestartAllContainersOnContainerExits {
-			return Owned
-		}
-	case v1.DisruptionTarget:
+	switch {
+	case t == v1.DisruptionTarget:
 		return Shared
+	case podphase.Options{Features: o.Features}.KubeletOwned(t):
+		return Owned
 	}
 	return NotOwned
 }
 
-// ltTypes are the conditions whose lastTransitionTime the cache maintains,
-// in the kubelet's order (spec section 6, step 3).
-var ltTypes = [...]v1.PodConditionType{
-	v1.ContainersReady, v1.PodReady, v1.PodInitialized, v1.PodReadyToStartContainers,
-	v1.PodScheduled, v1.DisruptionTarget, v1.AllContainersRestarting,
-}
-
-// updateTransitionTimes sets the lastTransitionTime of the maintained
-// conditions of s: now, unless old has the same type with the same status.
+// updateTransitionTimes sets the lastTransitionTime of the conditions of s
+// the status manager maintains ([podphase.TransitionTime]).
 func updateTransitionTimes(old, s *v1.PodStatus, now time.Time) {
-	for _, t := range ltTypes {
-		c := podcond.Find(s.Conditions, t)
-		if c == nil {
-			continue
-		}
-		if oc := podcond.Find(old.Conditions, t); oc != nil && oc.Status == c.Status {
-			c.LastTransitionTime = oc.LastTransitionTime
-		} else {
-			c.LastTransitionTime = metav1.NewTime(now)
+	for i := range s.Conditions {
+		c := &s.Conditions[i]
+		if t, ok := podphase.TransitionTime(old.Conditions, *c, now); ok {
+			c.LastTransitionTime = t
 		}
 	}
 }
@@ -69,7 +53,15 @@ func updateTransitionTimes(old, s *v1.PodStatus, now time.Time) {
 // status, reason and message, and every other field except the conditions
 // and the resource claim statuses others write. It is the test that decides
 // whether a new status is a new version and whether the API has drifted.
+//
+// A nil status is an empty one.
 func (o Options) EqualByKubelet(old, new *v1.PodStatus) bool {
+	if old == nil {
+		old = &v1.PodStatus{}
+	}
+	if new == nil {
+		new = &v1.PodStatus{}
+	}
 	var oldN, newN int
 	for i := range old.Conditions {
 		if o.OwnershipOf(old.Conditions[i].Type) != NotOwned {

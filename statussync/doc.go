@@ -32,6 +32,16 @@
 // change is not sent. A finished pod whose server copy is terminal and
 // deleting is deleted with grace period 0 and its UID as precondition.
 //
+// The decisions live in a [Planner], which has no transport and no clock,
+// the way raft's RawNode holds the logic its Node runs: it owns each pod's
+// sync state and back-off, answers which request to make now
+// ([Planner.Next]) and takes how each one ended ([Planner.Done]), with the
+// time as an argument. The Engine is a loop around it: SyncOnce is one pass
+// with the transport's calls in between, Run makes passes when the cache
+// changes, when a back-off ends ([Planner.NextWake]) and every full period.
+// A user with their own loop (or a recorded trace: see testdata) drives
+// the Planner directly.
+//
 // One pod, as the engine sees it:
 //
 //	```mermaid
@@ -54,11 +64,25 @@
 //     runs at a time and always sends the newest cached status.
 //   - Any number of updates between passes become one write per pod.
 //   - A terminal phase is never written back to a non-terminal one, nor
-//     published while containers could still run.
+//     published while containers could still run; a terminal phase another
+//     writer set on the server is kept ([Options.Merge]).
 //   - A condition another controller owns is never lost: the patch is
-//     computed against the server's copy, merges conditions by type, and in
-//     NoGet mode carries the copy's resourceVersion, so a stale copy gets 409
-//     and a fresh read.
+//     computed against the server's copy, merges conditions by type, and
+//     carries the copy's resourceVersion, so a stale copy gets 409 and a
+//     fresh read (one retry per sync, then back-off).
+//   - A write stored late (a PATCH that timed out but reached the server
+//     after a newer one) cannot overwrite the newer status: its
+//     resourceVersion precondition no longer holds and the server refuses
+//     it. The kubelet patches without one and has this exposure.
+//   - A write whose outcome is unknown (a lost answer, a timeout) makes the
+//     engine read the pod before its next patch, also in NoGet mode, and a
+//     finished pod is read before it is patched unless its known copy is
+//     already deleting, so NoGet deletes it without a watch.
+//   - A PATCH answer that shows another writer's change of a kubelet-owned
+//     field is not taken as synced: the next full pass writes again.
+//   - Run wakes up for a pod's back-off only when a fast pass will sync it
+//     then, and at most once per back-off: a pod waiting for the full pass
+//     (a 404, a failed deletion) costs no wake-ups.
 //   - After faults stop, every pod on the server holds the newest cached
 //     status (the model tests check this against an API failing 30-60% of
 //     requests).
@@ -89,7 +113,7 @@
 //
 // # Usage
 //
-//	cache := statussync.NewCache(statussync.DefaultOptions())
+//	cache, err := statussync.NewCache(statussync.DefaultOptions())
 //	engine, err := statussync.NewEngine(cache, transport, statussync.DefaultEngineOptions())
 //	go engine.Run(ctx)
 //	...

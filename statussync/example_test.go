@@ -34,7 +34,7 @@ func ExampleEngine_SyncOnce() {
 		p.Status.Conditions = []v1.PodCondition{{Type: "example.com/gate", Status: v1.ConditionTrue}}
 	})
 	clock := clocktesting.NewFakeClock(epoch)
-	cache := statussync.NewCache(statussync.DefaultOptions())
+	cache, _ := statussync.NewCache(statussync.DefaultOptions())
 	opts := statussync.DefaultEngineOptions()
 	opts.Clock = clock
 	engine, _ := statussync.NewEngine(cache, api, opts)
@@ -62,7 +62,7 @@ func ExampleCache_TerminatePod() {
 	pod, _ := api.Create(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "default", UID: "u2", DeletionTimestamp: &now},
 		Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "app"}}}})
 	clock := clocktesting.NewFakeClock(epoch)
-	cache := statussync.NewCache(statussync.DefaultOptions())
+	cache, _ := statussync.NewCache(statussync.DefaultOptions())
 	opts := statussync.DefaultEngineOptions()
 	opts.Clock = clock
 	engine, _ := statussync.NewEngine(cache, api, opts)

@@ -22,7 +22,7 @@ func FuzzSetPodStatus(f *testing.F) {
 		if json.Unmarshal(first, &a) != nil || json.Unmarshal(second, &b) != nil {
 			return
 		}
-		c := NewCache(DefaultOptions())
+		c, _ := NewCache(DefaultOptions())
 		pod := testPod("u1", "p1", "app", "side")
 		pod.Spec.InitContainers = []v1.Container{{Name: "init"}}
 		now := t0

@@ -25,7 +25,11 @@ type harness struct {
 
 func newHarness(t *testing.T, opts Options, mutate ...func(*EngineOptions)) *harness {
 	t.Helper()
-	h := &harness{t: t, api: statussynctest.NewAPI(1), cache: NewCache(opts), clock: clocktesting.NewFakeClock(t0)}
+	cache, err := NewCache(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, api: statussynctest.NewAPI(1), cache: cache, clock: clocktesting.NewFakeClock(t0)}
 	eo := DefaultEngineOptions()
 	eo.Clock = h.clock
 	for _, m := range mutate {

@@ -24,11 +24,22 @@ import (
 //   - resource claim statuses come from api;
 //   - a move to a terminal phase is held back (the API's phase, reason and
 //     message are kept) while couldHaveRunningContainers is true;
+//   - a terminal phase on the API is kept, with its reason and message,
+//     whatever the kubelet's phase: another writer (pod garbage
+//     collection, the eviction API) may have ended the pod, and a terminal
+//     phase never changes;
 //   - on a terminal phase, a True Ready or ContainersReady becomes False
 //     with reason PodFailed or PodCompleted.
 //
-// Neither input is modified; the result shares nothing with them.
+// Neither input is modified; the result shares nothing with them. A nil
+// status is an empty one (a pod not read yet).
 func (o Options) Merge(api, kubelet *v1.PodStatus, couldHaveRunningContainers bool) v1.PodStatus {
+	if api == nil {
+		api = &v1.PodStatus{}
+	}
+	if kubelet == nil {
+		kubelet = &v1.PodStatus{}
+	}
 	out := *kubelet.DeepCopy()
 	transitioning := !podphase.IsTerminal(api.Phase) && podphase.IsTerminal(kubelet.Phase)
 
@@ -59,7 +70,7 @@ func (o Options) Merge(api, kubelet *v1.PodStatus, couldHaveRunningContainers bo
 	out.ExtendedResourceClaimStatus = a.ExtendedResourceClaimStatus
 	out.NodeAllocatableResourceClaimStatuses = a.NodeAllocatableResourceClaimStatuses
 
-	if transitioning && couldHaveRunningContainers {
+	if transitioning && couldHaveRunningContainers || podphase.IsTerminal(api.Phase) && api.Phase != kubelet.Phase {
 		out.Phase, out.Reason, out.Message = api.Phase, api.Reason, api.Message
 	}
 
@@ -83,13 +94,19 @@ func (o Options) Merge(api, kubelet *v1.PodStatus, couldHaveRunningContainers bo
 // it if the pod was recreated; and, when resourceVersion is not empty, that
 // resourceVersion too, so that the server refuses it (409) if the pod changed
 // since. unchanged is true when the patch carries nothing else: then there is
-// nothing to send.
+// nothing to send (the patch returned then carries the metadata alone: a
+// conditional read when it has a resourceVersion).
+//
+// A nil status is an error wrapping ErrInvalidInput.
 func Patch(uid types.UID, resourceVersion string, api, merged *v1.PodStatus) (patch []byte, unchanged bool, err error) {
+	if api == nil || merged == nil {
+		return nil, false, fmt.Errorf("%w: nil status for Patch", ErrInvalidInput)
+	}
 	oldJSON, err := json.Marshal(v1.Pod{Status: *api})
 	if err != nil {
 		return nil, false, fmt.Errorf("statussync: encoding the API status: %w", err)
 	}
-	newJSON, err := json.Marshal(v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: *merged})
+	newJSON, err := json.Marshal(v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid, ResourceVersion: resourceVersion}, Status: *merged})
 	if err != nil {
 		return nil, false, fmt.Errorf("statussync: encoding the merged status: %w", err)
 	}
@@ -97,37 +114,22 @@ func Patch(uid types.UID, resourceVersion string, api, merged *v1.PodStatus) (pa
 	if err != nil {
 		return nil, false, fmt.Errorf("statussync: building the status patch: %w", err)
 	}
-	if bytes.Equal(patch, uidOnly(uid)) {
-		return patch, true, nil
-	}
-	if resourceVersion != "" {
-		patch, err = withResourceVersion(patch, resourceVersion)
-	}
-	return patch, false, err
+	// The metadata differs from the empty one of api, so the patch carries
+	// it; a patch of the metadata alone changes nothing.
+	return patch, bytes.Equal(patch, metadataOnly(uid, resourceVersion)), nil
 }
 
-func uidOnly(uid types.UID) []byte {
-	b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"uid": uid}})
+func metadataOnly(uid types.UID, rv string) []byte {
+	meta := map[string]any{}
+	if uid != "" {
+		meta["uid"] = uid
+	}
+	if rv != "" {
+		meta["resourceVersion"] = rv
+	}
+	if len(meta) == 0 {
+		return []byte("{}")
+	}
+	b, _ := json.Marshal(map[string]any{"metadata": meta})
 	return b
-}
-
-// withResourceVersion adds metadata.resourceVersion to a patch.
-func withResourceVersion(patch []byte, rv string) ([]byte, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(patch, &m); err != nil {
-		return nil, fmt.Errorf("statussync: decoding the status patch: %w", err)
-	}
-	var meta map[string]json.RawMessage
-	if raw, ok := m["metadata"]; ok {
-		if err := json.Unmarshal(raw, &meta); err != nil {
-			return nil, fmt.Errorf("statussync: decoding the patch metadata: %w", err)
-		}
-	} else {
-		meta = map[string]json.RawMessage{}
-	}
-	rvJSON, _ := json.Marshal(rv)
-	meta["resourceVersion"] = rvJSON
-	metaJSON, _ := json.Marshal(meta)
-	m["metadata"] = metaJSON
-	return json.Marshal(m)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -14,6 +16,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"pgregory.net/rapid"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/nodestate/nodestate/internal/rapidcheck"
 	"github.com/nodestate/nodestate/statussync"
 	"github.com/nodestate/nodestate/statussync/statussynctest"
@@ -39,14 +42,21 @@ type world struct {
 	pods   []*v1.Pod
 	n      []int // per pod, how many statuses were set
 	done   []bool
-	passes chan statussync.Result
+	// deleting is set for pods terminated with a deletionTimestamp: they
+	// must be gone once the engine converged.
+	deleting []bool
+	passes   chan statussync.Result
+	// now and advance are the world's time: the fake clock, or the real
+	// clock of a synctest bubble.
+	now     func() time.Time
+	advance func(time.Duration)
 }
 
 func newWorld(t *rapid.T, noGet bool, passes bool) *world {
-	w := &world{api: statussynctest.NewAPI(rapid.Int64().Draw(t, "seed")), hist: statussynctest.NewHistory(),
-		clock: clocktesting.NewFakeClock(epoch), cache: statussync.NewCache(statussync.DefaultOptions())}
+	w := &world{clock: clocktesting.NewFakeClock(epoch)}
+	w.now, w.advance = w.clock.Now, w.clock.Step
 	opts := statussync.DefaultEngineOptions()
-	opts.Clock, opts.NoGet = w.clock, noGet
+	opts.Clock, opts.Planner.NoGet = w.clock, noGet
 	if passes {
 		w.passes = make(chan statussync.Result, 64)
 		opts.Hooks.Pass = func(full bool, r statussync.Result) {
@@ -58,6 +68,20 @@ func newWorld(t *rapid.T, noGet bool, passes bool) *world {
 			}
 		}
 	}
+	w.setup(t, opts, true)
+	w.api.SetFaults(statussynctest.Faults{
+		ErrorRate:    rapid.Float64Range(0.3, 0.6).Draw(t, "errorRate"),
+		ConflictRate: rapid.Float64Range(0, 0.2).Draw(t, "conflictRate"),
+		NotFoundRate: rapid.Float64Range(0, 0.1).Draw(t, "notFoundRate"),
+	})
+	return w
+}
+
+// setup makes the API, the cache, the engine with opts and the pods; with
+// observe, every write the API stores reaches Observe (a watch).
+func (w *world) setup(t *rapid.T, opts statussync.EngineOptions, observe bool) {
+	w.api, w.hist = statussynctest.NewAPI(rapid.Int64().Draw(t, "seed")), statussynctest.NewHistory()
+	w.cache = newCache(t, statussync.DefaultOptions())
 	e, err := statussync.NewEngine(w.cache, w.api, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +89,9 @@ func newWorld(t *rapid.T, noGet bool, passes bool) *world {
 	w.engine = e
 	w.api.OnWrite(func(p *v1.Pod, by string) {
 		w.hist.Write(p, by)
-		e.Observe(p) // a watch
+		if observe {
+			e.Observe(p)
+		}
 	})
 	for i := range rapid.IntRange(1, 4).Draw(t, "pods") {
 		policy := rapid.SampledFrom([]v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever}).Draw(t, "policy")
@@ -78,12 +104,7 @@ func newWorld(t *rapid.T, noGet bool, passes bool) *world {
 	}
 	w.n = make([]int, len(w.pods))
 	w.done = make([]bool, len(w.pods))
-	w.api.SetFaults(statussynctest.Faults{
-		ErrorRate:    rapid.Float64Range(0.3, 0.6).Draw(t, "errorRate"),
-		ConflictRate: rapid.Float64Range(0, 0.2).Draw(t, "conflictRate"),
-		NotFoundRate: rapid.Float64Range(0, 0.1).Draw(t, "notFoundRate"),
-	})
-	return w
+	w.deleting = make([]bool, len(w.pods))
 }
 
 // nextStatus draws a status the kubelet could write after the cached one:
@@ -140,7 +161,7 @@ func (w *world) actions(t *rapid.T) map[string]func(*rapid.T) {
 			s := w.nextStatus(t, i)
 			uid := w.pods[i].UID
 			s.Message = w.hist.Tag(uid, w.cache.Version(uid)+1)
-			if _, changed, err := w.cache.SetPodStatus(w.pods[i], s, w.clock.Now()); err != nil {
+			if _, changed, err := w.cache.SetPodStatus(w.pods[i], s, w.now()); err != nil {
 				t.Fatalf("SetPodStatus: %v", err)
 			} else if changed {
 				w.hist.Cached(uid, w.cache.Version(uid), s.Message)
@@ -180,10 +201,12 @@ func (w *world) actions(t *rapid.T) map[string]func(*rapid.T) {
 				t.Skip("nothing cached")
 			}
 			if rapid.Bool().Draw(t, "deleting") {
-				_ = w.api.Update("ns", w.pods[i].Name, func(p *v1.Pod) { now := metav1.NewTime(w.clock.Now()); p.DeletionTimestamp = &now })
-				w.pods[i].DeletionTimestamp = &metav1.Time{Time: w.clock.Now()}
+				now := metav1.NewTime(w.now())
+				_ = w.api.Update("ns", w.pods[i].Name, func(p *v1.Pod) { p.DeletionTimestamp = &now })
+				w.pods[i].DeletionTimestamp = &now
+				w.deleting[i] = true
 			}
-			if err := w.cache.TerminatePod(w.pods[i], w.clock.Now()); err != nil {
+			if err := w.cache.TerminatePod(w.pods[i], w.now()); err != nil {
 				t.Fatal(err)
 			}
 			// TerminatePod kept the message of the last set status; record
@@ -194,8 +217,15 @@ func (w *world) actions(t *rapid.T) map[string]func(*rapid.T) {
 		},
 		"fast pass": func(t *rapid.T) { w.engine.SyncOnce(ctx, false) },
 		"full pass": func(t *rapid.T) { w.engine.SyncOnce(ctx, true) },
+		"foreign terminal": func(t *rapid.T) {
+			// Pod garbage collection or the eviction API ends the pod.
+			i, _ := pick(t)
+			_ = w.api.Update("ns", w.pods[i].Name, func(p *v1.Pod) {
+				p.Status.Phase, p.Status.Reason, p.Status.Message = v1.PodFailed, "Evicted", "foreign"
+			})
+		},
 		"time": func(t *rapid.T) {
-			w.clock.Step(time.Duration(rapid.IntRange(0, 20).Draw(t, "seconds")) * time.Second)
+			w.advance(time.Duration(rapid.IntRange(0, 20).Draw(t, "seconds")) * time.Second)
 		},
 	}
 }
@@ -206,19 +236,22 @@ func (w *world) converged(t *rapid.T) {
 	if err := w.hist.Err(); err != nil {
 		t.Fatal(err)
 	}
-	for _, pod := range w.pods {
+	for i, pod := range w.pods {
 		cached, ok := w.cache.GetPodStatus(pod.UID)
+		server, onServer := w.api.Pod("ns", pod.Name)
+		if w.deleting[i] && (ok || onServer) {
+			t.Fatalf("pod %s is finished and deleting but not deleted (cached %t, on the server %t)", pod.Name, ok, onServer)
+		}
 		if !ok {
 			continue // finished and deleted
 		}
-		server, ok := w.api.Pod("ns", pod.Name)
-		if !ok {
+		if !onServer {
 			t.Fatalf("pod %s cached but gone from the server", pod.Name)
 		}
 		merged := statussync.DefaultOptions().Merge(&server.Status, &cached, false)
 		statussync.Normalize(&pod.Spec, &server.Status)
 		if !statussync.DefaultOptions().EqualByKubelet(&server.Status, &merged) {
-			t.Fatalf("pod %s: the server holds %q (phase %s), the cache %q (phase %s)", pod.Name, server.Status.Message, server.Status.Phase, cached.Message, cached.Phase)
+			t.Fatalf("pod %s: the server holds %q (phase %s), the cache %q (phase %s):\n%s", pod.Name, server.Status.Message, server.Status.Phase, cached.Message, cached.Phase, cmp.Diff(merged, server.Status))
 		}
 	}
 }
@@ -244,45 +277,209 @@ func TestEngineModelSyncOnce(t *testing.T) {
 	}
 }
 
-// TestEngineModelRun does the same with the engine running in a goroutine
-// on the fake clock; goleak (TestMain) checks that Run leaves nothing
-// behind.
-func TestEngineModelRun(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		w := newWorld(t, rapid.Bool().Draw(t, "noGet"), true)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- w.engine.Run(ctx) }()
-		acts := w.actions(t)
-		delete(acts, "fast pass") // Run makes the passes
-		delete(acts, "full pass")
-		t.Repeat(acts)
-		w.api.SetFaults(statussynctest.Faults{})
-		for range 20 {
-			// Wait for the ticker to be armed, then fire a full pass.
-			for !w.clock.HasWaiters() {
-				select {
-				case err := <-done:
-					t.Fatalf("Run returned early: %v", err)
-				default:
+// runStats is what a running engine did, from its hooks.
+type runStats struct {
+	mu       sync.Mutex
+	passes   []passRecord
+	requests int // requests since the last pass ended
+	err      error
+	stop     func() // ends Run: a spinning Run never lets the bubble's time move
+	same     int    // passes at the instant of the last one
+}
+
+type passRecord struct {
+	at   time.Time
+	full bool
+	res  statussync.Result
+}
+
+func (r *runStats) hooks() statussync.Hooks {
+	return statussync.Hooks{
+		Request: func(string, error) {
+			r.mu.Lock()
+			r.requests++
+			r.mu.Unlock()
+		},
+		Pass: func(full bool, res statussync.Result) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			// Bounded requests: a pod costs at most a GET, a PATCH, a GET
+			// and a PATCH after a conflict, and a DELETE.
+			if r.requests > 5*res.Attempted && r.err == nil {
+				r.err = fmt.Errorf("a pass at %s made %d requests for %d pods", res.At.Format(time.TimeOnly), r.requests, res.Attempted)
+			}
+			r.requests = 0
+			if n := len(r.passes); n > 0 && r.passes[n-1].at.Equal(res.At) {
+				r.same++
+			} else {
+				r.same = 1
+			}
+			if r.same > 100 {
+				if r.err == nil {
+					r.err = fmt.Errorf("Run spins: %d passes at %s", r.same, res.At.Format(time.TimeOnly))
 				}
+				r.stop()
+				return
 			}
-			for len(w.passes) > 0 {
-				<-w.passes
-			}
-			w.clock.Step(2 * time.Minute)
-			r := <-w.passes
-			for r.At.Before(w.clock.Now()) {
-				r = <-w.passes // a pass from before this step
-			}
-			if r.Attempted == 0 {
-				break
-			}
+			r.passes = append(r.passes, passRecord{at: res.At, full: full, res: res})
+		},
+	}
+}
+
+// since returns the passes recorded from index i on.
+func (r *runStats) since(i int) []passRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]passRecord(nil), r.passes[i:]...)
+}
+
+func (r *runStats) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.passes)
+}
+
+// checkWakeUps checks the passes Run made while the world only waited: at
+// most one pass per wake-up that has work. A fast pass without work is the
+// echo of the writes of a pass before it (their Observe signal) or of the
+// change that started the wait, so there are at most as many of them as
+// passes with work plus one; and no instant sees more than four passes (a
+// full pass, a back-off's fast pass, and an echo of each).
+func checkWakeUps(passes []passRecord) error {
+	idle, busy, at, n := 0, 0, time.Time{}, 0
+	for _, p := range passes {
+		if p.at.Equal(at) {
+			n++
+		} else {
+			at, n = p.at, 1
 		}
+		if n > 4 {
+			return fmt.Errorf("%d passes at %s", n, at.Format(time.TimeOnly))
+		}
+		switch {
+		case p.res.Attempted > 0:
+			busy++
+		case !p.full:
+			idle++
+		}
+	}
+	if idle > busy+1 {
+		return fmt.Errorf("%d fast passes without work and %d with work while waiting", idle, busy)
+	}
+	return nil
+}
+
+// TestEngineModelRun drives cache and engine with Run on the real clock of
+// a synctest bubble, where zero-length timers fire at once as on a real
+// node, in every mode (GET or NoGet, with or without a watch feeding
+// Observe), against an API failing up to 60% of requests with lost
+// answers, late-stored writes, conflicts, 404s and writes between GET and
+// PATCH, while other writers add conditions, flip kubelet-owned ones and
+// end pods. It checks after every step the History's rules (no older
+// version after a newer one, no terminal phase reverted, no condition of
+// another writer lost) and bounded requests per pass; after every wait at
+// most one pass per wake-up that has work; and, once faults stop, that
+// every pod converges and every finished deleting pod is deleted. goleak
+// (TestMain) checks that Run leaves nothing behind.
+func TestEngineModelRun(t *testing.T) {
+	for _, mode := range []struct{ noGet, observe bool }{{false, true}, {true, true}, {false, false}, {true, false}} {
+		t.Run(fmt.Sprintf("noGet=%v/observe=%v", mode.noGet, mode.observe), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				// rapid asks a *testing.T for its deadline, which a bubble
+				// forbids; behind the TB interface it does not.
+				rapid.Check(bubbleTB{t}, func(t *rapid.T) { runModel(t, mode.noGet, mode.observe) })
+			})
+		})
+	}
+}
+
+type bubbleTB struct{ testing.TB }
+
+func runModel(t *rapid.T, noGet, observe bool) {
+	w := &world{now: time.Now}
+	ctx, cancel := context.WithCancel(context.Background())
+	stats := &runStats{stop: cancel}
+	opts := statussync.DefaultEngineOptions()
+	opts.Planner.NoGet, opts.Hooks = noGet, stats.hooks()
+	w.setup(t, opts, observe)
+	faults := statussynctest.Faults{
+		ErrorRate:      rapid.Float64Range(0, 0.6).Draw(t, "errorRate"),
+		ConflictRate:   rapid.Float64Range(0, 0.2).Draw(t, "conflictRate"),
+		NotFoundRate:   rapid.Float64Range(0, 0.1).Draw(t, "notFoundRate"),
+		LostAnswerRate: rapid.Float64Range(0, 0.3).Draw(t, "lostAnswerRate"),
+		LateRate:       rapid.Float64Range(0, 0.2).Draw(t, "lateRate"),
+		InterleaveRate: rapid.Float64Range(0, 0.2).Draw(t, "interleaveRate"),
+	}
+	w.api.SetFaults(faults)
+	w.advance = func(d time.Duration) {
+		from := stats.count()
+		time.Sleep(d)
+		synctest.Wait()
+		stats.mu.Lock()
+		err := stats.err
+		stats.mu.Unlock()
+		if err == nil {
+			err = checkWakeUps(stats.since(from))
+		}
+		if err != nil {
+			t.Fatalf("waiting %s: %v", d, err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.engine.Run(ctx) }()
+	defer func() {
 		cancel()
-		if err := <-done; err != context.Canceled {
+		if err := <-done; err != context.Canceled && err != nil {
 			t.Fatalf("Run returned %v, want context.Canceled", err)
 		}
-		w.converged(t)
-	})
+	}()
+
+	acts := w.actions(t)
+	delete(acts, "fast pass") // Run makes the passes
+	delete(acts, "full pass")
+	for name, act := range acts {
+		acts[name] = func(t *rapid.T) {
+			act(t)
+			synctest.Wait() // Run has made the passes this step called for
+			if err := w.hist.Err(); err != nil {
+				t.Fatal(err)
+			}
+			stats.mu.Lock()
+			err := stats.err
+			stats.mu.Unlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	acts[""] = func(t *rapid.T) {}
+	t.Repeat(acts)
+
+	w.api.SetFaults(statussynctest.Faults{})
+	w.advance(3 * time.Minute) // past every back-off, with full passes
+	if observe {
+		w.converged(t) // a watch shows every drift
+	}
+	// Without a watch, drift of the kubelet's fields is invisible until the
+	// kubelet has something new to say: say it for every pod.
+	for i, pod := range w.pods {
+		if _, cached := w.cache.GetPodStatus(pod.UID); !cached {
+			continue
+		}
+		if w.done[i] {
+			if err := w.cache.TerminatePod(pod, w.now()); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		s := w.nextStatus(t, i)
+		s.Message = w.hist.Tag(pod.UID, w.cache.Version(pod.UID)+1)
+		if _, changed, err := w.cache.SetPodStatus(pod, s, w.now()); err != nil {
+			t.Fatal(err)
+		} else if changed {
+			w.hist.Cached(pod.UID, w.cache.Version(pod.UID), s.Message)
+		}
+	}
+	w.advance(statussync.DefaultFullSyncPeriod)
+	w.converged(t)
 }

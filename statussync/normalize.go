@@ -14,8 +14,12 @@ import (
 // status read back compares equal to the one written (spec section 6,
 // step 6): timestamps cut to whole seconds, each terminated message cut to
 // its share of 12 KiB, regular and ephemeral container statuses sorted by
-// name and init container statuses in spec order. It changes s in place.
+// name and init container statuses in spec order. It changes s in place;
+// a nil s is left alone, a nil spec leaves init containers in their order.
 func Normalize(spec *v1.PodSpec, s *v1.PodStatus) {
+	if s == nil {
+		return
+	}
 	limit := containerstate.MaxPodTerminationMessageLength
 	if spec != nil {
 		limit = containerstate.TerminationMessageLimit(len(spec.Containers) + len(spec.InitContainers) + len(spec.EphemeralContainers))

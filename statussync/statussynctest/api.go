@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -39,12 +40,61 @@ type Faults struct {
 	// NotFoundRate is the share of GET requests answered 404 although the
 	// pod exists (a stale cache in front of the server).
 	NotFoundRate float64
+	// LostAnswerRate is the share of PATCH requests that are stored but
+	// answered 500 Internal Error, as when a connection breaks after the
+	// server acted.
+	LostAnswerRate float64
+	// LateRate is the share of PATCH requests answered 504 Gateway Timeout
+	// that the server stores later: after it has served the next PATCH (of
+	// any pod), with the checks of that moment (UID, resourceVersion,
+	// container states).
+	LateRate float64
+	// InterleaveRate is the share of PATCH requests before which another
+	// writer flips the pod's PodScheduled condition (a kubelet-owned
+	// condition), as a write landing between the engine's GET and PATCH.
+	InterleaveRate float64
 	// Delay, if set, is called before each request is served, outside the
 	// API's lock: a test can advance a fake clock there to model latency.
 	Delay func(verb string)
 }
 
-// API is an in-memory pod API. It is safe for simultaneous use.
+// Fault is a scripted fault for one request; see [API.FailNext].
+type Fault uint8
+
+const (
+	// FaultError answers 500 Internal Error before the server acts.
+	FaultError Fault = iota + 1
+	// FaultLostAnswer lets the server act, then answers 500 Internal
+	// Error: the write is stored but the client does not know.
+	FaultLostAnswer
+	// FaultLate answers 504 Gateway Timeout and stores a PATCH later,
+	// after the next PATCH has been served (see [Faults.LateRate]).
+	FaultLate
+	// FaultConflict answers 409 Conflict.
+	FaultConflict
+	// FaultNotFound answers 404 Not Found.
+	FaultNotFound
+)
+
+// String names the fault.
+func (f Fault) String() string {
+	switch f {
+	case FaultError:
+		return "error"
+	case FaultLostAnswer:
+		return "lost answer"
+	case FaultLate:
+		return "late"
+	case FaultConflict:
+		return "conflict"
+	case FaultNotFound:
+		return "not found"
+	}
+	return fmt.Sprintf("Fault(%d)", uint8(f))
+}
+
+// API is an in-memory pod API. It is safe for simultaneous use. Its zero
+// value is an empty API whose faults draw from seed 0.
 type API struct {
 	mu       sync.Mutex
 	pods     map[string]*v1.Pod // by namespace/name
@@ -53,6 +103,9 @@ type API struct {
 	faults   Faults
 	requests map[string]int
 	features containerstate.Features
+	script   map[string][]Fault // scripted faults by verb, in order
+	before   []func(*v1.Pod)    // foreign writes before the next PATCH
+	late     []lateWrite        // PATCHes to store after the next one
 	// OnWrite, if set, is called with every status the API stores, after
 	// a patch or a foreign write, under the API's lock.
 	onWrite func(pod *v1.Pod, by string)
@@ -66,10 +119,76 @@ func NewAPI(seed int64) *API {
 
 func key(ns, name string) string { return ns + "/" + name }
 
+// init readies a zero API; the caller holds the lock.
+func (a *API) init() {
+	if a.pods == nil {
+		a.pods = map[string]*v1.Pod{}
+	}
+	if a.requests == nil {
+		a.requests = map[string]int{}
+	}
+	if a.rand == nil {
+		a.rand = rand.New(rand.NewSource(0))
+		a.features = containerstate.DefaultFeatures()
+	}
+}
+
+type lateWrite struct {
+	namespace, name string
+	patch           []byte
+}
+
+// FailNext makes the next request of verb ("get", "patch" or "delete") fail
+// with f, before any random fault is drawn. Several calls queue in order. A
+// fault that does not apply to the verb (a late GET) is an error before the
+// server acts.
+func (a *API) FailNext(verb string, f Fault) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.init()
+	if a.script == nil {
+		a.script = map[string][]Fault{}
+	}
+	a.script[verb] = append(a.script[verb], f)
+}
+
+// BeforeNextPatch makes change a write by another writer, applied to the
+// pod of the next PATCH right before that PATCH is served (a write between
+// an engine's GET and its PATCH). The change bumps the resource version and
+// is reported to OnWrite as "foreign".
+func (a *API) BeforeNextPatch(change func(*v1.Pod)) {
+	if change == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.init()
+	a.before = append(a.before, change)
+}
+
+// Pending returns the number of late PATCHes not stored yet.
+func (a *API) Pending() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.init()
+	return len(a.late)
+}
+
+// scripted pops the next scripted fault of verb; the caller holds the lock.
+func (a *API) scripted(verb string) Fault {
+	q := a.script[verb]
+	if len(q) == 0 {
+		return 0
+	}
+	a.script[verb] = q[1:]
+	return q[0]
+}
+
 // SetFaults sets the fault rates; the zero Faults turns them off.
 func (a *API) SetFaults(f Faults) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	a.faults = f
 }
 
@@ -78,6 +197,7 @@ func (a *API) SetFaults(f Faults) {
 func (a *API) OnWrite(f func(pod *v1.Pod, by string)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	a.onWrite = f
 }
 
@@ -86,6 +206,7 @@ func (a *API) OnWrite(f func(pod *v1.Pod, by string)) {
 func (a *API) Requests() map[string]int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	out := make(map[string]int, len(a.requests))
 	for k, v := range a.requests {
 		out[k] = v
@@ -103,6 +224,10 @@ func (a *API) nextRV() string {
 func (a *API) Create(pod *v1.Pod) (*v1.Pod, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
+	if pod == nil {
+		return nil, apierrors.NewBadRequest("nil pod")
+	}
 	k := key(pod.Namespace, pod.Name)
 	if _, ok := a.pods[k]; ok {
 		return nil, apierrors.NewAlreadyExists(podsResource, pod.Name)
@@ -120,6 +245,7 @@ func (a *API) Create(pod *v1.Pod) (*v1.Pod, error) {
 func (a *API) Pod(namespace, name string) (*v1.Pod, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	p, ok := a.pods[key(namespace, name)]
 	if !ok {
 		return nil, false
@@ -133,16 +259,25 @@ func (a *API) Pod(namespace, name string) (*v1.Pod, bool) {
 func (a *API) Update(namespace, name string, change func(*v1.Pod)) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	p, ok := a.pods[key(namespace, name)]
 	if !ok {
 		return apierrors.NewNotFound(podsResource, name)
 	}
+	if change == nil {
+		return apierrors.NewBadRequest("nil change")
+	}
+	a.foreignWrite(p, change)
+	return nil
+}
+
+// foreignWrite changes p as another writer; the caller holds the lock.
+func (a *API) foreignWrite(p *v1.Pod, change func(*v1.Pod)) {
 	change(p)
 	p.ResourceVersion = a.nextRV()
 	if a.onWrite != nil {
 		a.onWrite(p.DeepCopy(), "foreign")
 	}
-	return nil
 }
 
 // Recreate deletes the pod and creates it again under the same name with a
@@ -150,6 +285,7 @@ func (a *API) Update(namespace, name string, change func(*v1.Pod)) error {
 func (a *API) Recreate(namespace, name string, uid types.UID) (*v1.Pod, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	p, ok := a.pods[key(namespace, name)]
 	if !ok {
 		return nil, apierrors.NewNotFound(podsResource, name)
@@ -185,7 +321,17 @@ func (a *API) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, erro
 	a.delay("get")
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	a.requests["get"]++
+	switch a.scripted("get") {
+	case 0:
+	case FaultNotFound:
+		return nil, apierrors.NewNotFound(podsResource, name)
+	case FaultConflict:
+		return nil, apierrors.NewConflict(podsResource, name, errors.New("injected conflict"))
+	default:
+		return nil, internalError()
+	}
 	if a.fault(a.faults.ErrorRate) {
 		return nil, internalError()
 	}
@@ -208,16 +354,69 @@ func (a *API) PatchPodStatus(ctx context.Context, namespace, name string, patch 
 	a.delay("patch")
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	a.requests["patch"]++
-	if a.fault(a.faults.ErrorRate / 2) {
-		return nil, internalError()
+	late := a.late
+	a.late = nil
+	defer func() {
+		// Late writes of earlier requests land after this one.
+		for _, w := range late {
+			_, _ = a.apply(w.namespace, w.name, w.patch)
+		}
+	}()
+	if len(a.before) > 0 {
+		change := a.before[0]
+		a.before = a.before[1:]
+		if p, ok := a.pods[key(namespace, name)]; ok {
+			a.foreignWrite(p, change)
+		}
+	} else if p, ok := a.pods[key(namespace, name)]; ok && a.fault(a.faults.InterleaveRate) {
+		a.foreignWrite(p, flipScheduled)
 	}
+	f := a.scripted("patch")
+	switch {
+	case f == FaultError, f == 0 && a.fault(a.faults.ErrorRate/2):
+		return nil, internalError()
+	case f == FaultNotFound:
+		return nil, apierrors.NewNotFound(podsResource, name)
+	case f == FaultLate, f == 0 && a.fault(a.faults.LateRate):
+		a.late = append(a.late, lateWrite{namespace: namespace, name: name, patch: append([]byte(nil), patch...)})
+		return nil, apierrors.NewTimeoutError("injected timeout: the request may still complete", 0)
+	}
+	if _, ok := a.pods[key(namespace, name)]; ok && (f == FaultConflict || f == 0 && a.fault(a.faults.ConflictRate)) {
+		return nil, apierrors.NewConflict(podsResource, name, fmt.Errorf("injected conflict"))
+	}
+	n, err := a.apply(namespace, name, patch)
+	if err != nil {
+		return nil, err
+	}
+	if f == FaultLostAnswer || f == 0 && (a.fault(a.faults.ErrorRate/2) || a.fault(a.faults.LostAnswerRate)) {
+		return nil, internalError() // stored, but the answer was lost
+	}
+	return n, nil
+}
+
+// flipScheduled is another writer's change of a kubelet-owned condition.
+func flipScheduled(p *v1.Pod) {
+	for i := range p.Status.Conditions {
+		if c := &p.Status.Conditions[i]; c.Type == v1.PodScheduled {
+			if c.Status == v1.ConditionTrue {
+				c.Status = v1.ConditionFalse
+			} else {
+				c.Status = v1.ConditionTrue
+			}
+			return
+		}
+	}
+	p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse})
+}
+
+// apply stores a status patch as kube-apiserver does and returns a copy of
+// the stored pod; the caller holds the lock.
+func (a *API) apply(namespace, name string, patch []byte) (*v1.Pod, error) {
 	p, ok := a.pods[key(namespace, name)]
 	if !ok {
 		return nil, apierrors.NewNotFound(podsResource, name)
-	}
-	if a.fault(a.faults.ConflictRate) {
-		return nil, apierrors.NewConflict(podsResource, name, fmt.Errorf("injected conflict"))
 	}
 	var meta struct {
 		Metadata struct {
@@ -252,15 +451,15 @@ func (a *API) PatchPodStatus(ctx context.Context, namespace, name string, patch 
 		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, name, field.ErrorList{
 			field.Forbidden(field.NewPath("status", "containerStatuses"), err.Error())})
 	}
+	if equality.Semantic.DeepEqual(p.Status, patched.Status) {
+		return p.DeepCopy(), nil // a write that changes nothing stores nothing
+	}
 	n := p.DeepCopy()
 	n.Status = patched.Status
 	n.ResourceVersion = a.nextRV()
 	a.pods[key(namespace, name)] = n
 	if a.onWrite != nil {
 		a.onWrite(n.DeepCopy(), "patch")
-	}
-	if a.fault(a.faults.ErrorRate / 2) {
-		return nil, internalError() // stored, but the answer was lost
 	}
 	return n.DeepCopy(), nil
 }
@@ -274,8 +473,15 @@ func (a *API) DeletePod(ctx context.Context, namespace, name string, uid types.U
 	a.delay("delete")
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.init()
 	a.requests["delete"]++
-	if a.fault(a.faults.ErrorRate) {
+	f := a.scripted("delete")
+	switch {
+	case f == FaultNotFound:
+		return apierrors.NewNotFound(podsResource, name)
+	case f == FaultConflict:
+		return apierrors.NewConflict(podsResource, name, errors.New("injected conflict"))
+	case f == FaultError, f == FaultLate, f == 0 && a.fault(a.faults.ErrorRate):
 		return internalError()
 	}
 	p, ok := a.pods[key(namespace, name)]
@@ -286,5 +492,8 @@ func (a *API) DeletePod(ctx context.Context, namespace, name string, uid types.U
 		return apierrors.NewConflict(podsResource, name, errors.New("Precondition failed: UID in precondition: "+string(uid)+", UID in object meta: "+string(p.UID)))
 	}
 	delete(a.pods, key(namespace, name))
+	if f == FaultLostAnswer {
+		return internalError()
+	}
 	return nil
 }

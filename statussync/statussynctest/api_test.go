@@ -115,3 +115,56 @@ func TestHistoryCatches(t *testing.T) {
 		t.Errorf("writes counted: %d", h.Writes())
 	}
 }
+
+// TestScriptedFaults: each scripted fault answers as documented; a late
+// PATCH lands after the next one, with the checks of that moment.
+func TestScriptedFaults(t *testing.T) {
+	ctx := context.Background()
+	api := NewAPI(1)
+	newPod(api, t)
+	api.FailNext("get", FaultNotFound)
+	if _, err := api.GetPod(ctx, "ns", "p"); !apierrors.IsNotFound(err) {
+		t.Errorf("FaultNotFound on a GET: %v", err)
+	}
+	api.FailNext("patch", FaultLostAnswer)
+	if _, err := api.PatchPodStatus(ctx, "ns", "p", []byte(`{"status":{"phase":"Running"}}`)); !apierrors.IsInternalError(err) {
+		t.Errorf("FaultLostAnswer answers 500: %v", err)
+	}
+	if p, _ := api.Pod("ns", "p"); p.Status.Phase != v1.PodRunning {
+		t.Errorf("FaultLostAnswer stores the write: %s", p.Status.Phase)
+	}
+	cur, _ := api.Pod("ns", "p")
+	api.FailNext("patch", FaultLate)
+	late := []byte(`{"metadata":{"resourceVersion":"` + cur.ResourceVersion + `"},"status":{"message":"late"}}`)
+	if _, err := api.PatchPodStatus(ctx, "ns", "p", late); !apierrors.IsTimeout(err) || api.Pending() != 1 {
+		t.Errorf("FaultLate answers 504 and keeps the write pending: %v, %d pending", err, api.Pending())
+	}
+	if _, err := api.PatchPodStatus(ctx, "ns", "p", []byte(`{"status":{"message":"newer"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := api.Pod("ns", "p"); p.Status.Message != "newer" || api.Pending() != 0 {
+		t.Errorf("the late write with a stale resourceVersion is refused when it lands: %q, %d pending", p.Status.Message, api.Pending())
+	}
+	api.FailNext("patch", FaultLate)
+	if _, err := api.PatchPodStatus(ctx, "ns", "p", []byte(`{"status":{"message":"late"}}`)); !apierrors.IsTimeout(err) {
+		t.Fatal(err)
+	}
+	if _, err := api.PatchPodStatus(ctx, "ns", "p", []byte(`{"status":{"message":"newer"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := api.Pod("ns", "p"); p.Status.Message != "late" {
+		t.Errorf("a late write without a precondition overwrites the newer one: %q", p.Status.Message)
+	}
+	api.BeforeNextPatch(func(p *v1.Pod) { p.Status.Reason = "other" })
+	got, err := api.PatchPodStatus(ctx, "ns", "p", []byte(`{"status":{"message":"x"}}`))
+	if err != nil || got.Status.Reason != "other" {
+		t.Errorf("BeforeNextPatch writes before the patch is served: %v %+v", err, got)
+	}
+	api.FailNext("delete", FaultConflict)
+	if err := api.DeletePod(ctx, "ns", "p", "u1"); !apierrors.IsConflict(err) {
+		t.Errorf("FaultConflict on a DELETE: %v", err)
+	}
+	if FaultLate.String() != "late" || Fault(99).String() != "Fault(99)" {
+		t.Error("Fault.String")
+	}
+}

@@ -19,7 +19,7 @@ import (
 //   - a condition another writer set (a type the kubelet does not own) is
 //     never lost by an engine write.
 //
-// It is safe for simultaneous use.
+// It is safe for simultaneous use; the zero value is an empty history.
 type History struct {
 	mu sync.Mutex
 	// versions maps a pod's tagged message to its cache version.
@@ -29,6 +29,14 @@ type History struct {
 	foreign  map[types.UID]map[v1.PodConditionType]v1.ConditionStatus
 	writes   int
 	errs     []string
+}
+
+// init readies a zero History; the caller holds the lock.
+func (h *History) init() {
+	if h.versions == nil {
+		h.versions, h.written = map[types.UID]map[string]uint64{}, map[types.UID]uint64{}
+		h.phase, h.foreign = map[types.UID]v1.PodPhase{}, map[types.UID]map[v1.PodConditionType]v1.ConditionStatus{}
+	}
 }
 
 // NewHistory returns an empty history.
@@ -47,6 +55,7 @@ func (h *History) Tag(uid types.UID, version uint64) string {
 func (h *History) Cached(uid types.UID, version uint64, msg string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.init()
 	if h.versions[uid] == nil {
 		h.versions[uid] = map[string]uint64{}
 	}
@@ -55,8 +64,12 @@ func (h *History) Cached(uid types.UID, version uint64, msg string) {
 
 // Write is the function to give API.OnWrite.
 func (h *History) Write(pod *v1.Pod, by string) {
+	if pod == nil {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.init()
 	uid := pod.UID
 	if by != "patch" {
 		f := map[v1.PodConditionType]v1.ConditionStatus{}

@@ -36,9 +36,13 @@ type agent struct {
 func newAgent(t *testing.T, identity string, noGet bool) *agent {
 	t.Helper()
 	cs, calls := client(t, identity)
-	a := &agent{cache: statussync.NewCache(statussync.DefaultOptions()), clock: clocktesting.NewFakeClock(epoch), calls: calls, client: cs}
+	cache, err := statussync.NewCache(statussync.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{cache: cache, clock: clocktesting.NewFakeClock(epoch), calls: calls, client: cs}
 	opts := statussync.DefaultEngineOptions()
-	opts.Clock, opts.NoGet = a.clock, noGet
+	opts.Clock, opts.Planner.NoGet = a.clock, noGet
 	e, err := statussync.NewEngine(a.cache, &kube.StatusTransport{Client: cs}, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -165,10 +165,12 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 		return nil, err
 	}
 
-	a.cache = statussync.NewCache(statussync.DefaultOptions())
+	if a.cache, err = statussync.NewCache(statussync.DefaultOptions()); err != nil {
+		return nil, err
+	}
 	eo := statussync.DefaultEngineOptions()
 	eo.Clock = clk
-	eo.NoGet = cfg.NoGet
+	eo.Planner.NoGet = cfg.NoGet
 	eo.Hooks = statussync.Hooks{
 		Request: func(verb string, _ error) { a.stats.Requests[verb]++ },
 		Synced:  func(types.UID, uint64, time.Duration) { a.stats.Synced++ },
