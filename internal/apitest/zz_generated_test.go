@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 192 functions and 272 methods of 95 types, in 653 calls (19 skipped as
-// known panics, listed at the end); receivers built by 59 constructors.
+// Covered: 195 functions and 287 methods of 100 types, in 682 calls (3 skipped as
+// known panics, listed at the end); receivers built by 61 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -4131,6 +4131,40 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podphase.Options.KubeletOwned/zero", func(t *testing.T) {
+		guard(t, "podphase.Options.KubeletOwned/zero", func() string {
+			var r podphase.Options
+			_ = r.KubeletOwned("")
+			return ""
+		})
+	})
+	t.Run("podphase.Options.KubeletOwned/DefaultOptions", func(t *testing.T) {
+		guard(t, "podphase.Options.KubeletOwned/DefaultOptions", func() string {
+			r, err := build52(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.KubeletOwned("")
+			return ""
+		})
+	})
+	t.Run("podphase.Options.OwnedConditionTypes/zero", func(t *testing.T) {
+		guard(t, "podphase.Options.OwnedConditionTypes/zero", func() string {
+			var r podphase.Options
+			_ = r.OwnedConditionTypes()
+			return ""
+		})
+	})
+	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptions", func(t *testing.T) {
+		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptions", func() string {
+			r, err := build52(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.OwnedConditionTypes()
+			return ""
+		})
+	})
 	t.Run("podphase.Options.Phase/zero", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/zero", func() string {
 			var r podphase.Options
@@ -4191,6 +4225,12 @@ func TestNoPanic(t *testing.T) {
 		guard(t, "podphase.(*TransitionError).Unwrap/zero", func() string {
 			var r podphase.TransitionError
 			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("podphase.TransitionTime", func(t *testing.T) {
+		guard(t, "podphase.TransitionTime", func() string {
+			_, _ = podphase.TransitionTime(nil, v1.PodCondition{}, time.Time{})
 			return ""
 		})
 	})
@@ -4557,6 +4597,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync.DefaultPlannerOptions", func(t *testing.T) {
+		guard(t, "statussync.DefaultPlannerOptions", func() string {
+			_ = statussync.DefaultPlannerOptions()
+			return ""
+		})
+	})
 	t.Run("statussync.(*Engine).Observe/zero", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Observe/zero", func() string {
 			var r statussync.Engine
@@ -4622,13 +4668,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.NewCache", func(t *testing.T) {
 		guard(t, "statussync.NewCache", func() string {
-			_ = statussync.NewCache(statussync.Options{})
+			_, _ = statussync.NewCache(statussync.Options{})
 			return ""
 		})
 	})
 	t.Run("statussync.NewEngine", func(t *testing.T) {
 		guard(t, "statussync.NewEngine", func() string {
 			_, _ = statussync.NewEngine(nil, nil, statussync.EngineOptions{})
+			return ""
+		})
+	})
+	t.Run("statussync.NewPlanner", func(t *testing.T) {
+		guard(t, "statussync.NewPlanner", func() string {
+			_, _ = statussync.NewPlanner(nil, statussync.PlannerOptions{})
 			return ""
 		})
 	})
@@ -4703,9 +4755,118 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync.Outcome.String/zero", func(t *testing.T) {
+		guard(t, "statussync.Outcome.String/zero", func() string {
+			var r statussync.Outcome
+			_ = r.String()
+			return ""
+		})
+	})
 	t.Run("statussync.Patch", func(t *testing.T) {
 		guard(t, "statussync.Patch", func() string {
 			_, _, _ = statussync.Patch("", "", nil, nil)
+			return ""
+		})
+	})
+	t.Run("statussync.(*Planner).Begin/zero", func(t *testing.T) {
+		guard(t, "statussync.(*Planner).Begin/zero", func() string {
+			var r statussync.Planner
+			r.Begin(time.Time{}, false)
+			return ""
+		})
+	})
+	t.Run("statussync.(*Planner).Begin/NewPlanner", func(t *testing.T) {
+		guard(t, "statussync.(*Planner).Begin/NewPlanner", func() string {
+			r, err := build59(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewPlanner: %v", err)
+			}
+			r.Begin(time.Time{}, false)
+			return ""
+		})
+	})
+	t.Run("statussync.(*Planner).Done/zero", func(t *testing.T) {
+		guard(t, "statussync.(*Planner).Done/zero", func() string {
+			var r statussync.Planner
+			_ = r.Done(time.Time{}, nil, nil)
+			return ""
+		})
+	})
+	t.Run("statussync.(*Planner).Done/NewPlanner", func(t *testing.T) {
+		guard(t, "statussync.(*Planner).Done/NewPlanner", func() string {
+			r, err := build59(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewPlanner: %v", err)
+			}
+			_ = r.Done(time.Time{}, nil, nil)
+			return ""
+		})
+	})
+	t.Run("statussync.(*Planner).End/zero", func(t *testing.T) {
+		guard(t, "statussync.(*Planner).End/zero", func() string {
+			var r statussync.Planner
+			_ = r.End()
+			return ""
+		})
+	})
+	t.Run("statussync.(*Planner).End/NewPlanner", func(t *testing.T) {
+		guard(t, "statussync.(*Planner).End/NewPlanner", func() string {
+			r, err := build59(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewPlanner: %v", err)
+			}
+			_ = r.End()
+			return ""
+		})
+	})
+	t.Run("statussync.(*Planner).Next/zero", func(t *testing.T) {
+		guard(t, "statussync.(*Planner).Next/zero", func() string {
+			var r statussync.Planner
+			_, _ = r.Next()
+			return ""
+		})
+	})
+	t.Run("statussync.(*Planner).Next/NewPlanner", func(t *testing.T) {
+		guard(t, "statussync.(*Planner).Next/NewPlanner", func() string {
+			r, err := build59(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewPlanner: %v", err)
+			}
+			_, _ = r.Next()
+			return ""
+		})
+	})
+	t.Run("statussync.(*Planner).NextWake/zero", func(t *testing.T) {
+		guard(t, "statussync.(*Planner).NextWake/zero", func() string {
+			var r statussync.Planner
+			_, _ = r.NextWake(time.Time{})
+			return ""
+		})
+	})
+	t.Run("statussync.(*Planner).NextWake/NewPlanner", func(t *testing.T) {
+		guard(t, "statussync.(*Planner).NextWake/NewPlanner", func() string {
+			r, err := build59(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewPlanner: %v", err)
+			}
+			_, _ = r.NextWake(time.Time{})
+			return ""
+		})
+	})
+	t.Run("statussync.(*Planner).Observe/zero", func(t *testing.T) {
+		guard(t, "statussync.(*Planner).Observe/zero", func() string {
+			var r statussync.Planner
+			r.Observe(nil)
+			return ""
+		})
+	})
+	t.Run("statussync.(*Planner).Observe/NewPlanner", func(t *testing.T) {
+		guard(t, "statussync.(*Planner).Observe/NewPlanner", func() string {
+			r, err := build59(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewPlanner: %v", err)
+			}
+			r.Observe(nil)
 			return ""
 		})
 	})
@@ -4720,6 +4881,37 @@ func TestNoPanic(t *testing.T) {
 		guard(t, "statussync.(*PodError).Unwrap/zero", func() string {
 			var r statussync.PodError
 			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("statussync.Request.String/zero", func(t *testing.T) {
+		guard(t, "statussync.Request.String/zero", func() string {
+			var r statussync.Request
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("statussync.Verb.String/zero", func(t *testing.T) {
+		guard(t, "statussync.Verb.String/zero", func() string {
+			var r statussync.Verb
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/zero", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/zero", func() string {
+			var r statussynctest.API
+			r.BeforeNextPatch(nil)
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func() string {
+			r, err := build55(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPI: %v", err)
+			}
+			r.BeforeNextPatch(nil)
 			return ""
 		})
 	})
@@ -4754,6 +4946,23 @@ func TestNoPanic(t *testing.T) {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
 			_ = r.DeletePod(ctx, "", "", "")
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.(*API).FailNext/zero", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).FailNext/zero", func() string {
+			var r statussynctest.API
+			r.FailNext("", 0)
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.(*API).FailNext/NewAPI", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPI", func() string {
+			r, err := build55(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPI: %v", err)
+			}
+			r.FailNext("", 0)
 			return ""
 		})
 	})
@@ -4805,6 +5014,23 @@ func TestNoPanic(t *testing.T) {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
 			_, _ = r.PatchPodStatus(ctx, "", "", nil)
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.(*API).Pending/zero", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).Pending/zero", func() string {
+			var r statussynctest.API
+			_ = r.Pending()
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.(*API).Pending/NewAPI", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).Pending/NewAPI", func() string {
+			r, err := build55(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPI: %v", err)
+			}
+			_ = r.Pending()
 			return ""
 		})
 	})
@@ -4893,6 +5119,13 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync/statussynctest.Fault.String/zero", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.Fault.String/zero", func() string {
+			var r statussynctest.Fault
+			_ = r.String()
+			return ""
+		})
+	})
 	t.Run("statussync/statussynctest.(*History).Cached/zero", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/zero", func() string {
 			var r statussynctest.History
@@ -4902,7 +5135,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build58(ctx)
+			r, err := build60(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -4919,7 +5152,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build58(ctx)
+			r, err := build60(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -4936,7 +5169,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build58(ctx)
+			r, err := build60(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -4953,7 +5186,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build58(ctx)
+			r, err := build60(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -4970,7 +5203,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build58(ctx)
+			r, err := build60(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5288,7 +5521,7 @@ func build53(ctx context.Context) (r statussync.Options, err error) {
 // build54 builds a *statussync.Cache with statussync.NewCache.
 func build54(ctx context.Context) (r *statussync.Cache, err error) {
 	a0, _ := build53(ctx)
-	return statussync.NewCache(a0), nil
+	return statussync.NewCache(a0)
 }
 
 // build55 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
@@ -5303,36 +5536,38 @@ func build56(ctx context.Context) (r statussync.EngineOptions, err error) {
 
 // build57 builds a *statussync.Engine with statussync.NewEngine.
 func build57(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, _ := build54(ctx)
+	a0, err := build54(ctx)
+	if err != nil {
+		return r, err
+	}
 	a1, _ := build55(ctx)
 	a2, _ := build56(ctx)
 	return statussync.NewEngine(a0, a1, a2)
 }
 
-// build58 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build58(ctx context.Context) (r *statussynctest.History, err error) {
+// build58 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
+func build58(ctx context.Context) (r statussync.PlannerOptions, err error) {
+	return statussync.DefaultPlannerOptions(), nil
+}
+
+// build59 builds a *statussync.Planner with statussync.NewPlanner.
+func build59(ctx context.Context) (r *statussync.Planner, err error) {
+	a0, err := build54(ctx)
+	if err != nil {
+		return r, err
+	}
+	a1, _ := build58(ctx)
+	return statussync.NewPlanner(a0, a1)
+}
+
+// build60 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build60(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 
 // knownPanics are the calls that panic today (internal/cmd/apigen's list).
 var knownPanics = map[string]string{
-	"nodecondition.(*Controller).UpsertLease/zero":          "assignment to entry in nil map",
-	"nodecondition.(*Kubelet).Observe/NewKubelet":           "runtime error: invalid memory address or nil pointer dereference",
-	"nodecondition.Tolerates":                               "runtime error: invalid memory address or nil pointer dereference",
-	"statussync.(*Engine).Run/zero":                         "runtime error: invalid memory address or nil pointer dereference",
-	"statussync.(*Engine).SyncOnce/zero":                    "runtime error: invalid memory address or nil pointer dereference",
-	"statussync.(*PodError).Error/zero":                     "runtime error: invalid memory address or nil pointer dereference",
-	"statussync.IsMirror":                                   "runtime error: invalid memory address or nil pointer dereference",
-	"statussync.IsStatic":                                   "runtime error: invalid memory address or nil pointer dereference",
-	"statussync.Normalize":                                  "runtime error: invalid memory address or nil pointer dereference",
-	"statussync.Options.EqualByKubelet/DefaultOptions":      "runtime error: invalid memory address or nil pointer dereference",
-	"statussync.Options.EqualByKubelet/zero":                "runtime error: invalid memory address or nil pointer dereference",
-	"statussync.Options.Merge/DefaultOptions":               "runtime error: invalid memory address or nil pointer dereference",
-	"statussync.Options.Merge/zero":                         "runtime error: invalid memory address or nil pointer dereference",
-	"statussync.Patch":                                      "runtime error: invalid memory address or nil pointer dereference",
-	"statussync/statussynctest.(*API).Create/NewAPI":        "runtime error: invalid memory address or nil pointer dereference",
-	"statussync/statussynctest.(*API).Create/zero":          "runtime error: invalid memory address or nil pointer dereference",
-	"statussync/statussynctest.(*History).Cached/zero":      "assignment to entry in nil map",
-	"statussync/statussynctest.(*History).Write/NewHistory": "runtime error: invalid memory address or nil pointer dereference",
-	"statussync/statussynctest.(*History).Write/zero":       "runtime error: invalid memory address or nil pointer dereference",
+	"nodecondition.(*Controller).UpsertLease/zero": "assignment to entry in nil map",
+	"nodecondition.(*Kubelet).Observe/NewKubelet":  "runtime error: invalid memory address or nil pointer dereference",
+	"nodecondition.Tolerates":                      "runtime error: invalid memory address or nil pointer dereference",
 }

@@ -62,23 +62,6 @@ var knownPanics = map[string]string{
 	"nodecondition.(*Kubelet).Observe/NewKubelet":  "runtime error: invalid memory address or nil pointer dereference", // nil sample
 	"nodecondition.Tolerates":                      "runtime error: invalid memory address or nil pointer dereference", // nil taint
 
-	"statussync.(*Engine).Run/zero":                    "runtime error: invalid memory address or nil pointer dereference", // zero Engine: no clock
-	"statussync.(*Engine).SyncOnce/zero":               "runtime error: invalid memory address or nil pointer dereference", // zero Engine: no clock
-	"statussync.(*PodError).Error/zero":                "runtime error: invalid memory address or nil pointer dereference", // zero PodError: nil Err
-	"statussync.IsMirror":                              "runtime error: invalid memory address or nil pointer dereference", // nil pod
-	"statussync.IsStatic":                              "runtime error: invalid memory address or nil pointer dereference", // nil pod
-	"statussync.Normalize":                             "runtime error: invalid memory address or nil pointer dereference", // nil status
-	"statussync.Options.EqualByKubelet/DefaultOptions": "runtime error: invalid memory address or nil pointer dereference", // nil old status
-	"statussync.Options.EqualByKubelet/zero":           "runtime error: invalid memory address or nil pointer dereference", // nil old status
-	"statussync.Options.Merge/DefaultOptions":          "runtime error: invalid memory address or nil pointer dereference", // nil API status (a pod not yet read)
-	"statussync.Options.Merge/zero":                    "runtime error: invalid memory address or nil pointer dereference", // nil API status (a pod not yet read)
-	"statussync.Patch":                                 "runtime error: invalid memory address or nil pointer dereference", // nil API status
-
-	"statussync/statussynctest.(*API).Create/NewAPI":        "runtime error: invalid memory address or nil pointer dereference", // nil pod
-	"statussync/statussynctest.(*API).Create/zero":          "runtime error: invalid memory address or nil pointer dereference", // nil pod
-	"statussync/statussynctest.(*History).Cached/zero":      "assignment to entry in nil map",                                   // zero History: writes to its nil map of versions
-	"statussync/statussynctest.(*History).Write/NewHistory": "runtime error: invalid memory address or nil pointer dereference", // nil pod
-	"statussync/statussynctest.(*History).Write/zero":       "runtime error: invalid memory address or nil pointer dereference", // nil pod
 }
 
 // versionRE matches an import path element that is a version, imported with
