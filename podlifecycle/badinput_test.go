@@ -1,0 +1,143 @@
+package podlifecycle
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+)
+
+// TestBadInput checks that every kind of bad input is refused with a typed
+// error unwrapping to the right sentinel, and that the machine is unchanged
+// (spec/podlifecycle.md section 15, decision 7, and docs/conventions.md).
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		now    time.Duration
+		pod    func(*v1.Pod) *v1.Pod
+		obs    []Observation
+		target error
+	}{
+		{"nil pod", 0, func(*v1.Pod) *v1.Pod { return nil }, nil, ErrInvalidInput},
+		{"pod without a UID", 0, func(p *v1.Pod) *v1.Pod { p = p.DeepCopy(); p.UID = ""; return p }, nil, ErrInvalidInput},
+		{"another pod", 0, func(p *v1.Pod) *v1.Pod { p = p.DeepCopy(); p.UID = "other"; return p }, nil, ErrInvalidInput},
+		{"duplicate container names", 0, func(p *v1.Pod) *v1.Pod {
+			p = p.DeepCopy()
+			p.Spec.Containers[1].Name = "foo1"
+			return p
+		}, nil, ErrInvalidInput},
+		{"init and regular share a name", 0, func(p *v1.Pod) *v1.Pod {
+			p = p.DeepCopy()
+			p.Spec.InitContainers = []v1.Container{{Name: "foo3"}}
+			return p
+		}, nil, ErrInvalidInput},
+		{"a container removed from the spec", 0, func(p *v1.Pod) *v1.Pod {
+			p = p.DeepCopy()
+			p.Spec.Containers = p.Spec.Containers[:2]
+			return p
+		}, nil, ErrInvalidInput},
+		{"observation for a container the spec lacks", 0, nil,
+			[]Observation{{Kind: ContainerCreated, Container: "nope", ContainerID: "c://1"}}, ErrInvalidInput},
+		{"exit of a container that never started", 0, nil,
+			[]Observation{{Kind: ContainerExited, Container: "foo1", ContainerID: "c://never", ExitCode: 1}}, ErrInvalidInput},
+		{"probe result of an unknown instance", 0, nil,
+			[]Observation{{Kind: ProbeResult, Container: "foo1", ContainerID: "c://never", Probe: Liveness, Outcome: ProbeFailure}}, ErrInvalidInput},
+		{"undefined observation kind", 0, nil, []Observation{{Kind: 99}}, ErrInvalidInput},
+		{"observation without a container ID", 0, nil, []Observation{{Kind: ContainerStarted, Container: "foo1"}}, ErrInvalidInput},
+		{"container ID of another container", 0, nil,
+			[]Observation{{Kind: ContainerCreated, Container: "foo2", ContainerID: "containerd://foo1-1"}}, ErrInvalidInput},
+		{"observation from the future", 0, nil,
+			[]Observation{{Kind: SandboxNotReady, At: t0.Add(time.Hour)}}, ErrInvalidInput},
+		{"time earlier than accepted", -time.Second, nil, nil, ErrTimeWentBackwards},
+		{"observation earlier than accepted", 0, nil,
+			[]Observation{{Kind: SandboxNotReady, At: t0.Add(-time.Second)}}, ErrTimeWentBackwards},
+		{"a good observation then a bad one", 0, nil, []Observation{
+			{Kind: ContainerExited, Container: "foo1", ContainerID: "containerd://foo1-1", ExitCode: 1},
+			{Kind: ContainerExited, Container: "foo9", ContainerID: "x"}}, ErrInvalidInput},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSim(t, podP3(), DefaultOptions())
+			s.settle() // the pod runs: sandbox ready, foo1..foo3 started
+			s.now = s.now.Add(time.Second)
+			s.step()
+			before := snapshotOf(s.m)
+			pod := s.pod
+			if tc.pod != nil {
+				pod = tc.pod(s.pod)
+			}
+			_, err := s.m.Step(s.now.Add(tc.now), pod, tc.obs)
+			if !errors.Is(err, tc.target) {
+				t.Fatalf("got %v, want %v", err, tc.target)
+			}
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("error %T is not an *InputError", err)
+			}
+			if after := snapshotOf(s.m); !reflect.DeepEqual(before, after) {
+				t.Fatalf("the machine changed on bad input:\nbefore %+v\nafter  %+v", before, after)
+			}
+			t.Log(err)
+		})
+	}
+}
+
+// snapshotOf copies what a Step may change.
+func snapshotOf(m *Machine) any {
+	type view struct {
+		Ctrs     []ctr
+		Insts    [][]inst
+		SB       sandbox
+		Last     time.Time
+		State    WorkerState
+		SyncAt   time.Time
+		Dirty    bool
+		Pending  bool
+		Pod      *v1.Pod
+		Status   *v1.PodStatus
+		Crash    int
+		Pulls    int
+		Override int64
+	}
+	v := view{SB: m.sb, Last: m.last, State: m.state, SyncAt: m.syncAt, Dirty: m.dirty, Pending: m.pendingErr,
+		Pod: m.pod, Status: m.lastStatus, Crash: m.crash.Len(), Pulls: m.pulls.Len(), Override: m.override}
+	for _, c := range m.ctrs {
+		c2 := c
+		c2.insts = nil
+		v.Ctrs = append(v.Ctrs, c2)
+		v.Insts = append(v.Insts, append([]inst(nil), c.insts...))
+	}
+	return v
+}
+
+func TestZeroValues(t *testing.T) {
+	var m *Machine
+	if _, err := m.Step(t0, podP3(), nil); !errors.Is(err, ErrNotInitialized) {
+		t.Fatalf("nil machine: %v", err)
+	}
+	var z Machine
+	if err := z.StepTo(t0, nil, nil, nil); !errors.Is(err, ErrNotInitialized) {
+		t.Fatalf("zero machine: %v", err)
+	}
+	m2, err := New(DefaultOptions(), podP3())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m2.StepTo(t0, podP3(), nil, nil); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("nil result: %v", err)
+	}
+	var r *Result
+	r.Reset()
+	for _, o := range []Options{
+		func() Options { o := DefaultOptions(); o.SyncFrequency = 0; return o }(),
+		func() Options { o := DefaultOptions(); o.ErrorRequeue = -1; return o }(),
+		func() Options { o := DefaultOptions(); o.ImagePullBackoff.Initial = 0; return o }(),
+		func() Options { o := DefaultOptions(); o.CrashLoop.MaxContainerRestartPeriod = time.Hour; return o }(),
+	} {
+		var oe *OptionError
+		if _, err := New(o, podP3()); !errors.Is(err, ErrInvalidOptions) || !errors.As(err, &oe) {
+			t.Errorf("options %+v: got %v", o, err)
+		}
+	}
+}

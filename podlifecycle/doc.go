@@ -1,0 +1,161 @@
+// Package podlifecycle is one pod on one node as a pure machine: the
+// kubelet's computePodActions and SyncPod, its pod worker (syncing,
+// terminating, terminated, finished), its prober's thresholds, graceful
+// termination with preStop hooks and the sidecar order,
+// activeDeadlineSeconds, image pull policy and pull back-off, and the
+// kubelet's event vocabulary, the way Kubernetes v1.37.2 with default
+// feature gates does them. The reference is spec/podlifecycle.md (sections
+// 1 to 15, cases PL01 to PL45); the tests name the rule or case each checks.
+//
+// # The machine
+//
+// Like raft's RawNode, a [Machine] reads no clock and does no I/O. One call
+// of [Machine.Step] (or [Machine.StepTo], which reuses a [Result]) is one
+// kubelet sync. It takes the time, the API pod (spec, deletionTimestamp and
+// deletionGracePeriodSeconds, activeDeadlineSeconds, ephemeral containers
+// added) and what the runtime observed since the previous call, as
+// [Observation]s: sandbox ready or gone, image present, pulled or failed,
+// container created, started, exited, unknown or removed, create and start
+// failures, probe results and hook results. It returns plain data:
+//
+//   - [Action]s for a runtime, in the kubelet's order: create or kill the
+//     sandbox, pull an image under its pull policy, create and start a
+//     container, kill one with its grace, reason and message, remove one,
+//     run a preStop or postStart hook, run a probe;
+//   - the status versions the sync produced (podphase's GenerateStatus on
+//     containerstate's conversion of the runtime view), in order;
+//   - the [Event]s the kubelet records, with type, reason, exact message
+//     and field path (see the Reason constants and the message functions,
+//     usable by agents that record events themselves);
+//   - when the next sync is due: the earliest crash-loop expiry, pull or
+//     error requeue, probe tick, deadline, end of a preStop hook or of a
+//     sidecar's wait, or the resync;
+//   - whether the pod is finished: every container and the sandbox stopped
+//     after a deletion or a terminal phase, and the terminal status
+//     produced, so the runner can call statussync's TerminatePod.
+//
+// A runner carries the actions out and reports what happened in the next
+// Step; it calls Step again when it has observations, when the pod
+// changed, or at Result.NextSync. A Step with nothing due allocates
+// nothing.
+//
+//	m, err := podlifecycle.New(podlifecycle.DefaultOptions(), pod)
+//	var res podlifecycle.Result
+//	for {
+//		if err := m.StepTo(now, pod, observations, &res); err != nil {
+//			return err // *InputError: the machine is unchanged
+//		}
+//		statuses <- res.Statuses; events <- res.Events
+//		observations = runtime.Do(res.Actions) // pulls, starts, kills, probes, hooks
+//		if res.Finished { break }
+//		now = wait(res.NextSync, runtime)
+//	}
+//
+// Actions of one Result are carried out in order. A PullImage, the
+// StartContainer of the same container after it and its postStart RunHook
+// form a chain: a failed pull skips the start, a failed start skips the
+// hook (the hook of a StartContainer has no ContainerID: it is the
+// instance just started). When a regular init container's start fails the
+// runner skips the remaining starts of the Result. KillContainer is a
+// request whose grace is already final (the machine ran the preStop hook
+// and the sidecar wait before it); the runner answers with ContainerExited
+// when the runtime stopped the container.
+//
+// A Machine is not safe for concurrent use: it has one owner. Bad input
+// (a nil pod, a pod without a UID, another pod's UID, duplicate or changed
+// container names, an observation for a container the spec lacks, an exit
+// for an instance that never started, a time earlier than one already
+// accepted) returns an [*InputError] unwrapping to [ErrInvalidInput] or
+// [ErrTimeWentBackwards], and changes nothing.
+//
+// # Pod worker states
+//
+// The state never goes backwards:
+//
+//	stateDiagram-v2
+//	    [*] --> Syncing
+//	    Syncing --> Terminating: deletionTimestamp, or a terminal phase (restart policy, activeDeadlineSeconds)
+//	    Terminating --> Terminated: every container and the sandbox stopped; the terminal status is produced
+//	    Terminated --> Finished: the next Step
+//	    Finished --> [*]
+//
+//	| state | what a Step does |
+//	|---|---|
+//	| Syncing | status, computePodActions (section 3), starts with crash-loop and pull back-off, kills, probes |
+//	| Terminating | status, whole-pod kill with the effective grace (7.2-7.5), then the sandbox, then the terminal status |
+//	| Terminated | reported once, with Finished true |
+//	| Finished | nothing; NextSync is zero |
+//
+// # Decisions (spec/podlifecycle.md section 15)
+//
+//  1. Status lag, faithful: the status of a Step is generated before it
+//     decides anything, from the runtime view with the observations applied
+//     and the reason cache of the previous sync, so CrashLoopBackOff and
+//     ImagePullBackOff show at the sync after the one that decided them
+//     (with the requeue at the back-off expiry, at the sync that ends it).
+//  2. A shorter grace during termination does not shorten kills already
+//     under way, as the kubelet's detached context does not: the effective
+//     grace only applies to kills that have not begun.
+//  3. A lost sandbox with mixed restart policies, and in-place restarts
+//     (RestartAllContainers resets) with no crash-loop back-off after them,
+//     are copied from the kubelet; they are upstream behaviours at v1.37.2.
+//  4. Probe ticks start at the container's start time: the first at start +
+//     initialDelaySeconds, then every periodSeconds. No jitter unless
+//     Options.Rand is set, which adds a random first delay of up to one
+//     period.
+//  5. Requeues after a failed sync (pull failures and back-off, config and
+//     create errors, sandbox errors) use Options.ErrorRequeue (10 s) with no
+//     jitter unless Options.Rand is set (up to 50 %).
+//  6. PodReadyToStartContainers: the Step that asks for the sandbox outputs
+//     the status with the condition False; the Step that sees the sandbox
+//     ready outputs the one with it True, before any pull. The two versions
+//     are in order, in two Results instead of one.
+//  7. Time is an argument: a time earlier than one already accepted is
+//     refused with ErrTimeWentBackwards and changes nothing.
+//
+// # Differences from Kubernetes
+//
+//   - The kubelet's sync blocks on each runtime call; the machine issues the
+//     calls and waits for their observations. An action under way counts as
+//     done for later decisions: a container being started is not started
+//     again, a container being killed neither keeps the pod alive nor frees
+//     it, and its restart after the kill waits for the stop, with crash-loop
+//     back-off checked against the instance before the killed one, as the
+//     kubelet does within one sync. A kill from an earlier sync still under
+//     way when termination begins holds the sidecars' turn, as it would have
+//     been over in the kubelet.
+//   - The Pulling event is recorded when the pull is asked for, and Pulled,
+//     Failed, Created, Started, FailedPostStartHook and Unhealthy when the
+//     observation arrives, so they come one Step after the kubelet's in
+//     Step counts, in the same order.
+//   - Image presence is what the runner reported (ImagePresent, ImagePulled);
+//     an image the machine has not heard of is absent, so IfNotPresent
+//     pulls it. Present images are assumed accessible with the pod's
+//     credentials (KubeletEnsureSecretPulledImages). Image references are
+//     not parsed beyond the default pull policy: InvalidImageName and
+//     ImageInspectError are not produced.
+//   - The final phase guard is also applied against the status the machine
+//     produced last, not only the API pod's, so a terminal phase never
+//     changes even before the runner writes it to the API.
+//   - Not modelled: a network mode change of the sandbox (hostNetwork is
+//     fixed for a pod), network readiness of the node (NetworkNotReady),
+//     volumes (FailedMount), dynamic resources, in-place resize, kill
+//     requests with a grace override and ExceededGracePeriod (evictions,
+//     preemption), kubelet restarts, FailedKillPod and FailedSync. Their
+//     reasons and messages are in the vocabulary for agents that produce
+//     them.
+//   - The machine keeps the three newest instances of each container; the
+//     kubelet's garbage collector keeps more, which changes nothing the
+//     machine decides.
+//   - Ephemeral container statuses are reported once the container has an
+//     instance or a start error.
+//
+// # Feature gates
+//
+// Options.Features carries ContainerRestartRules and
+// RestartAllContainersOnContainerExits (both on),
+// ChangeContainerStatusOnKubeletRestart (off); Options.CrashLoop carries
+// KubeletCrashLoopBackOffMax (on) and ReduceDefaultCrashLoopBackOffDecay
+// (off); Options.EnsureSecretPulledImages is KubeletEnsureSecretPulledImages
+// (on). Gates that are locked on at v1.37.2 are not switches.
+package podlifecycle

@@ -1,0 +1,441 @@
+package podlifecycle
+
+import (
+	"time"
+
+	"github.com/nodestate/nodestate/containerstate"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// maxInstances is how many instances of one container name the machine
+// keeps: the newest, the previous one (for the status's lastState) and the
+// one before (the back-off reference of a restart after a kill).
+const maxInstances = 3
+
+// inst is one runtime instance of a container, as the relist sees it.
+type inst struct {
+	id                         string
+	state                      containerstate.RuntimeState
+	created, started, finished time.Time
+	exitCode                   int32
+	reason, message            string
+	image                      string
+	restartCount               int32
+	sandbox                    uint32 // the sandbox attempt it was created in
+	unknownSince               time.Time
+	probes                     [3]probeState // by Probe - 1
+	kill                       killState
+	removing                   bool // RemoveContainer issued
+}
+
+// ctr is one container of the spec and the machine's view of it.
+type ctr struct {
+	name    string
+	kind    containerstate.Kind
+	index   int // index in its spec list
+	spec    *v1.Container
+	sidecar bool
+	insts   []inst // newest first
+
+	startErr    containerstate.StartError
+	hasStartErr bool
+	lastPull    containerstate.StartError // the last pull error, for ImagePullBackOff messages
+	// inFlight: a PullImage or StartContainer was issued and not answered.
+	inFlight bool
+	// restartAfterKill: a kill with restart is under way; start once the
+	// instance stopped, with back-off against backoffRef (4.2 step 1).
+	restartAfterKill bool
+	backoffRef       time.Time
+	// removedByReset: the instances were removed by a RestartAllContainers
+	// reset; the next start is not backed off (4.4).
+	removedByReset bool
+	everStarted    bool // ephemeral containers start once
+}
+
+// sandbox is the newest sandbox.
+type sandbox struct {
+	attempt  uint32
+	exists   bool // a sandbox was ever asked for
+	ready    bool
+	ip       string
+	creating bool   // CreateSandbox in flight
+	pending  uint32 // its attempt
+	stopping bool   // KillSandbox in flight
+	changed  bool   // SandboxChanged recorded for the current recreation
+}
+
+// Machine is one pod on one node (spec/podlifecycle.md). Use New; the
+// methods of the zero value return ErrNotInitialized. A Machine is not
+// safe for concurrent use: it has one owner, like raft's RawNode.
+type Machine struct {
+	opts   Options
+	csOpts containerstate.Options
+	crash  *containerstate.Backoff
+	pulls  *containerstate.Backoff
+
+	uid       types.UID
+	name, ns  string
+	pod       *v1.Pod // the pod of the current step
+	spec      *v1.PodSpec
+	ctrs      []ctr // init, regular, ephemeral, in spec order
+	nInit     int
+	nRegular  int
+	sb        sandbox
+	images    map[string]bool // images known present on the node
+	last      time.Time       // the latest accepted time
+	started   bool            // a step ran
+	startTime time.Time       // the first status write (status.startTime)
+
+	state      WorkerState
+	lastStatus *v1.PodStatus
+	syncAt     time.Time // next full sync (requeue, back-off, deadline, kill timers)
+	dirty      bool
+	podSig     podSig
+	override   int64 // the effective grace of a deletion (7.2); 0 none
+	pendingErr bool  // the previous sync had an error (requeue)
+	marked     bool  // AllContainersRestarting was True at the start of the sync (3.2)
+
+	plan    plan
+	scratch []string // IDs created within one batch, for validation
+}
+
+// podSig is what of the API pod the machine reacts to; a change of it is a
+// spec update that syncs at once.
+type podSig struct {
+	rv         string
+	generation int64
+	deleting   bool
+	delGrace   int64
+	deadline   int64
+	nEph       int
+}
+
+func signature(pod *v1.Pod) podSig {
+	s := podSig{rv: pod.ResourceVersion, generation: pod.Generation, deleting: pod.DeletionTimestamp != nil,
+		delGrace: -1, deadline: -1, nEph: len(pod.Spec.EphemeralContainers)}
+	if pod.DeletionGracePeriodSeconds != nil {
+		s.delGrace = *pod.DeletionGracePeriodSeconds
+	}
+	if pod.Spec.ActiveDeadlineSeconds != nil {
+		s.deadline = *pod.Spec.ActiveDeadlineSeconds
+	}
+	return s
+}
+
+// New returns a machine for pod, or an error: an *OptionError for options
+// out of range, an *InputError for a nil pod, a pod without a UID or with
+// duplicate container names.
+func New(opts Options, pod *v1.Pod) (*Machine, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	if err := checkPod(pod, ""); err != nil {
+		return nil, err
+	}
+	cfg, _ := opts.CrashLoop.CrashLoopConfig()
+	crash, _ := containerstate.NewBackoff(cfg)
+	pulls, _ := containerstate.NewBackoff(opts.ImagePullBackoff)
+	m := &Machine{
+		opts: opts, csOpts: containerstate.Options{Features: opts.Features},
+		crash: crash, pulls: pulls,
+		uid: pod.UID, name: pod.Name, ns: pod.Namespace,
+		images: map[string]bool{},
+	}
+	m.adopt(pod)
+	m.dirty = true
+	return m, nil
+}
+
+// adopt takes pod as the current pod: it points the containers at its spec
+// and adds ephemeral containers the spec gained.
+func (m *Machine) adopt(pod *v1.Pod) {
+	m.pod, m.spec = pod, &pod.Spec
+	s := &pod.Spec
+	if m.ctrs == nil {
+		m.nInit, m.nRegular = len(s.InitContainers), len(s.Containers)
+		m.ctrs = make([]ctr, 0, len(s.InitContainers)+len(s.Containers)+len(s.EphemeralContainers))
+		for i := range s.InitContainers {
+			c := &s.InitContainers[i]
+			m.ctrs = append(m.ctrs, ctr{name: c.Name, kind: containerstate.Init, index: i, sidecar: containerstate.IsSidecar(c)})
+		}
+		for i := range s.Containers {
+			m.ctrs = append(m.ctrs, ctr{name: s.Containers[i].Name, kind: containerstate.Regular, index: i})
+		}
+	}
+	for i := len(m.ctrs) - m.nInit - m.nRegular; i < len(s.EphemeralContainers); i++ {
+		m.ctrs = append(m.ctrs, ctr{name: s.EphemeralContainers[i].Name, kind: containerstate.Ephemeral, index: i})
+	}
+	for i := range m.ctrs {
+		c := &m.ctrs[i]
+		switch c.kind {
+		case containerstate.Init:
+			if c.index < len(s.InitContainers) {
+				c.spec = &s.InitContainers[c.index]
+			}
+		case containerstate.Regular:
+			if c.index < len(s.Containers) {
+				c.spec = &s.Containers[c.index]
+			}
+		case containerstate.Ephemeral:
+			if c.index < len(s.EphemeralContainers) {
+				c.spec = (*v1.Container)(&s.EphemeralContainers[c.index].EphemeralContainerCommon)
+			}
+		}
+	}
+}
+
+// sameContainers reports whether pod has the containers the machine has,
+// by name, kind and order (ephemeral containers may only be added).
+func (m *Machine) sameContainers(pod *v1.Pod) bool {
+	s := &pod.Spec
+	if len(s.InitContainers) != m.nInit || len(s.Containers) != m.nRegular ||
+		len(s.EphemeralContainers) < len(m.ctrs)-m.nInit-m.nRegular {
+		return false
+	}
+	for i := range m.ctrs {
+		c := &m.ctrs[i]
+		var name string
+		switch c.kind {
+		case containerstate.Init:
+			name = s.InitContainers[c.index].Name
+		case containerstate.Regular:
+			name = s.Containers[c.index].Name
+		default:
+			name = s.EphemeralContainers[c.index].Name
+		}
+		if name != c.name {
+			return false
+		}
+	}
+	return true
+}
+
+// find returns the container named name, or nil.
+func (m *Machine) find(name string) *ctr {
+	for i := range m.ctrs {
+		if m.ctrs[i].name == name {
+			return &m.ctrs[i]
+		}
+	}
+	return nil
+}
+
+// Step is one kubelet sync at now: it applies obs to the machine's view of
+// the runtime, generates the status, decides the actions and returns them.
+// The returned Result's slices are new; see StepTo to reuse them.
+//
+// Bad input (a nil pod, another UID, duplicate or changed container names,
+// an observation for a container the spec lacks or that never started, a
+// time earlier than one already accepted) returns an *InputError and leaves
+// the machine unchanged.
+func (m *Machine) Step(now time.Time, pod *v1.Pod, obs []Observation) (Result, error) {
+	var r Result
+	err := m.StepTo(now, pod, obs, &r)
+	return r, err
+}
+
+// StepTo is Step writing into res, whose slices are truncated and reused:
+// a sync with nothing due allocates nothing. A nil res is refused.
+func (m *Machine) StepTo(now time.Time, pod *v1.Pod, obs []Observation, res *Result) error {
+	if m == nil || m.uid == "" {
+		return ErrNotInitialized
+	}
+	if res == nil {
+		return &InputError{Index: -1, Reason: "nil result", Err: ErrInvalidInput}
+	}
+	res.Reset()
+	if err := m.validate(now, pod, obs); err != nil {
+		res.State, res.Finished, res.NextSync = m.state, m.state >= Terminated, m.syncAt
+		return err
+	}
+	// Accepted: from here on the machine changes.
+	m.last = now
+	if sig := signature(pod); !m.started || sig != m.podSig || m.pod != pod {
+		if sig != m.podSig {
+			m.dirty = true
+		}
+		m.podSig = sig
+		m.adopt(pod)
+	}
+	m.started = true
+	for i := range obs {
+		m.apply(now, &obs[i], res)
+	}
+	if m.state != Finished {
+		if m.dirty || !now.Before(m.syncAt) || m.imageChanged() {
+			m.sync(now, res)
+		}
+		m.probeTicks(now, res)
+	}
+	res.State = m.state
+	res.Finished = m.state >= Terminated
+	res.NextSync = m.nextWake()
+	if m.state == Terminated {
+		m.state = Finished
+	}
+	return nil
+}
+
+// imageChanged reports whether a running container's image differs from the
+// spec: the only spec change that restarts a container (section 1).
+func (m *Machine) imageChanged() bool {
+	for i := range m.ctrs {
+		c := &m.ctrs[i]
+		if len(c.insts) > 0 && c.insts[0].state == containerstate.RuntimeRunning && c.spec != nil &&
+			c.insts[0].image != c.spec.Image && c.kind != containerstate.Ephemeral && !c.insts[0].kill.active {
+			return true
+		}
+	}
+	return false
+}
+
+// validate refuses bad input without changing the machine.
+func (m *Machine) validate(now time.Time, pod *v1.Pod, obs []Observation) error {
+	if err := checkPod(pod, m.uid); err != nil {
+		return err
+	}
+	if !m.sameContainers(pod) {
+		return &InputError{Index: -1, Reason: "the pod's containers changed (only ephemeral containers may be added)", Err: ErrInvalidInput}
+	}
+	if now.Before(m.last) {
+		return &InputError{Index: -1, At: now, Last: m.last, Err: ErrTimeWentBackwards}
+	}
+	m.scratch = m.scratch[:0]
+	s := &pod.Spec
+	for i := range obs {
+		o := &obs[i]
+		bad := func(reason string) error {
+			return &InputError{Index: i, Container: o.Container, Reason: reason, Err: ErrInvalidInput}
+		}
+		if !o.At.IsZero() {
+			if o.At.After(now) {
+				return bad("observation at " + o.At.Format(time.RFC3339Nano) + " is after now " + now.Format(time.RFC3339Nano))
+			}
+			if o.At.Before(m.last) {
+				return &InputError{Index: i, Container: o.Container, At: o.At, Last: m.last, Err: ErrTimeWentBackwards}
+			}
+		}
+		switch o.Kind {
+		case SandboxReady, SandboxNotReady, SandboxCreateFailed, ImagePresent:
+			if o.Kind == ImagePresent && o.Image == "" {
+				return bad("ImagePresent without an image")
+			}
+			continue
+		case ImagePulled, ImagePullFailed, ContainerCreateFailed:
+		case ContainerCreated, ContainerStarted, ContainerStartFailed, ContainerExited, ContainerUnknown,
+			ContainerRemoved, ProbeResult, HookResult:
+			if o.ContainerID == "" {
+				return bad("observation without a container ID")
+			}
+		default:
+			return bad("unknown observation kind")
+		}
+		if !specHas(s, o.Container) {
+			return bad("container not in the pod spec")
+		}
+		if o.Kind == ContainerCreated {
+			if owner := m.ownerOf(o.ContainerID); owner != "" && owner != o.Container {
+				return bad("container ID " + o.ContainerID + " belongs to container " + owner)
+			}
+			m.scratch = append(m.scratch, o.Container, o.ContainerID)
+			continue
+		}
+		if o.Kind == ProbeResult && (o.Probe < Startup || o.Probe > Liveness || o.Outcome < ProbeSuccess || o.Outcome > ProbeError) {
+			return bad("undefined probe or outcome")
+		}
+		if o.Kind == HookResult && o.Hook != PostStart && o.Hook != PreStop {
+			return bad("undefined hook")
+		}
+		if o.ContainerID == "" {
+			continue
+		}
+		known := m.ownerOf(o.ContainerID) == o.Container
+		for j := 0; !known && j+1 < len(m.scratch); j += 2 {
+			known = m.scratch[j] == o.Container && m.scratch[j+1] == o.ContainerID
+		}
+		if !known {
+			if o.Kind == ContainerExited {
+				return bad("exit of container ID " + o.ContainerID + " that never started")
+			}
+			return bad("unknown container ID " + o.ContainerID)
+		}
+	}
+	return nil
+}
+
+// ownerOf returns the name of the container with instance id, or "".
+func (m *Machine) ownerOf(id string) string {
+	for i := range m.ctrs {
+		for j := range m.ctrs[i].insts {
+			if m.ctrs[i].insts[j].id == id {
+				return m.ctrs[i].name
+			}
+		}
+	}
+	return ""
+}
+
+func specHas(s *v1.PodSpec, name string) bool {
+	for i := range s.InitContainers {
+		if s.InitContainers[i].Name == name {
+			return true
+		}
+	}
+	for i := range s.Containers {
+		if s.Containers[i].Name == name {
+			return true
+		}
+	}
+	for i := range s.EphemeralContainers {
+		if s.EphemeralContainers[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPod refuses a nil pod, a pod without a UID, one whose UID is not uid
+// (when set) and one with duplicate or empty container names.
+func checkPod(pod *v1.Pod, uid types.UID) error {
+	switch {
+	case pod == nil:
+		return &InputError{Index: -1, Reason: "nil pod", Err: ErrInvalidInput}
+	case pod.UID == "":
+		return &InputError{Index: -1, Reason: "pod without a UID", Err: ErrInvalidInput}
+	case uid != "" && pod.UID != uid:
+		return &InputError{Index: -1, Reason: "pod UID " + string(pod.UID) + " is not the machine's " + string(uid), Err: ErrInvalidInput}
+	}
+	s := &pod.Spec
+	name := func(k, i int) string {
+		switch k {
+		case 0:
+			return s.InitContainers[i].Name
+		case 1:
+			return s.Containers[i].Name
+		}
+		return s.EphemeralContainers[i].Name
+	}
+	lens := [3]int{len(s.InitContainers), len(s.Containers), len(s.EphemeralContainers)}
+	// Quadratic, but allocation-free; pods have few containers.
+	for k := 0; k < 3; k++ {
+		for i := 0; i < lens[k]; i++ {
+			n := name(k, i)
+			if n == "" {
+				return &InputError{Index: -1, Reason: "container without a name", Err: ErrInvalidInput}
+			}
+			for k2 := 0; k2 <= k; k2++ {
+				end := lens[k2]
+				if k2 == k {
+					end = i
+				}
+				for j := 0; j < end; j++ {
+					if name(k2, j) == n {
+						return &InputError{Index: -1, Container: n, Reason: "duplicate container name", Err: ErrInvalidInput}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}

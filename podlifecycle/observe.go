@@ -1,0 +1,213 @@
+package podlifecycle
+
+import (
+	"time"
+
+	"github.com/nodestate/nodestate/containerstate"
+)
+
+// apply takes one validated observation into the machine's view of the
+// runtime, recording the events the kubelet records when the runtime call
+// behind it returns.
+func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
+	at := o.At
+	if at.IsZero() {
+		at = now
+	}
+	switch o.Kind {
+	case SandboxReady:
+		if !m.sb.exists || o.Attempt >= m.sb.attempt {
+			m.sb.attempt, m.sb.exists, m.sb.ready, m.sb.ip = o.Attempt, true, true, o.IP
+			m.sb.creating, m.sb.changed = false, false
+			m.dirty = true
+		}
+		return
+	case SandboxNotReady:
+		if o.Attempt == m.sb.attempt {
+			m.sb.ready, m.sb.stopping, m.sb.creating = false, false, false
+			m.dirty = true
+		}
+		return
+	case SandboxCreateFailed:
+		m.sb.creating = false
+		if m.pod.DeletionTimestamp == nil {
+			res.Events = append(res.Events, warning(ReasonFailedCreatePodSandBox, FailedCreatePodSandBoxMessage(o.Message), ""))
+		}
+		m.pendingErr, m.dirty = true, true
+		return
+	case ImagePresent:
+		if !m.images[o.Image] {
+			m.images[o.Image] = true
+		}
+		return
+	}
+	c := m.find(o.Container)
+	fp := FieldPath(c.kind, c.name)
+	switch o.Kind {
+	case ImagePulled:
+		img := o.Image
+		if img == "" {
+			img = c.spec.Image
+		}
+		if !m.images[img] {
+			m.images[img] = true
+		}
+		res.Events = append(res.Events, normal(ReasonPulled, PulledMessage(img, o.Duration, o.Duration, o.Size), fp))
+		m.pulls.GC(at)
+	case ImagePullFailed:
+		img := o.Image
+		if img == "" {
+			img = c.spec.Image
+		}
+		ev := containerstate.PullErrorEvent(at, img, o.Message)
+		res.Events = append(res.Events,
+			warning(ReasonFailed, PullFailedMessage(img, o.Message), fp),
+			warning(ReasonFailed, ErrorMessage(ev.Reason), fp))
+		if len(o.MissingSecrets) > 0 && ev.Reason == containerstate.ReasonErrImagePull {
+			res.Events = append(res.Events, warning(ReasonFailedToRetrieveImagePullSecret,
+				FailedToRetrieveImagePullSecretMessage(o.MissingSecrets), ""))
+		}
+		c.setStartErr(ev.Reason, ev.Message)
+		c.lastPull = c.startErr
+		m.pulls.Next(containerstate.ImagePullKey(m.uid, img), at, at)
+		c.inFlight = false
+		m.pendingErr = true
+	case ContainerCreated:
+		if c.instance(o.ContainerID) == nil {
+			rc := int32(0)
+			if len(c.insts) > 0 {
+				rc = c.insts[0].restartCount + 1
+			}
+			c.push(inst{id: o.ContainerID, state: containerstate.RuntimeCreated, created: at,
+				image: c.spec.Image, restartCount: rc, sandbox: m.sb.attempt})
+			res.Events = append(res.Events, normal(ReasonCreated, MessageCreated, fp))
+		}
+	case ContainerCreateFailed:
+		reason := o.Reason
+		if reason == "" {
+			reason = containerstate.ReasonCreateContainerError
+		}
+		c.setStartErr(reason, o.Message)
+		res.Events = append(res.Events, warning(ReasonFailed, ErrorMessage(o.Message), fp))
+		c.inFlight = false
+		m.pendingErr = true
+	case ContainerStarted:
+		in := c.instance(o.ContainerID)
+		if in.state == containerstate.RuntimeCreated {
+			in.state, in.started = containerstate.RuntimeRunning, at
+			res.Events = append(res.Events, normal(ReasonStarted, MessageStarted, fp))
+			if c.spec.LivenessProbe != nil {
+				in.probes[Liveness-1].result = containerstate.ProbeSuccess // section 6: the initial value
+			}
+		}
+		c.hasStartErr, c.inFlight, c.everStarted, c.removedByReset = false, false, true, false
+	case ContainerStartFailed:
+		c.setStartErr(containerstate.ReasonRunContainerError, o.Message)
+		res.Events = append(res.Events, warning(ReasonFailed, ErrorMessage(o.Message), fp))
+		c.inFlight = false
+		m.pendingErr = true
+	case ContainerExited:
+		in := c.instance(o.ContainerID)
+		if in.state != containerstate.RuntimeExited {
+			in.state, in.finished, in.exitCode = containerstate.RuntimeExited, at, o.ExitCode
+			in.reason, in.message = o.Reason, o.Message
+			if in.reason == "" {
+				in.reason = containerstate.ReasonCompleted
+				if o.ExitCode != 0 {
+					in.reason = containerstate.ReasonError
+				}
+			}
+			if in.started.IsZero() {
+				in.started = at
+			}
+		}
+		c.inFlight = false
+	case ContainerUnknown:
+		in := c.instance(o.ContainerID)
+		if in.state != containerstate.RuntimeUnknown && in.state != containerstate.RuntimeExited {
+			in.state, in.unknownSince = containerstate.RuntimeUnknown, at
+		}
+	case ContainerRemoved:
+		if in := c.instance(o.ContainerID); in != nil && in.removing {
+			c.removedByReset = true // 4.4: no back-off for the next start
+		}
+		c.remove(o.ContainerID)
+	case ProbeResult:
+		in := c.instance(o.ContainerID)
+		if in != &c.insts[0] || in.state != containerstate.RuntimeRunning {
+			return // a result for an instance that is no longer current counts for nothing
+		}
+		if m.probeResult(c, in, o, fp, res) {
+			m.dirty = true
+		}
+		return
+	case HookResult:
+		in := c.instance(o.ContainerID)
+		switch o.Hook {
+		case PostStart:
+			if o.Failed && in.state == containerstate.RuntimeRunning && !in.kill.active {
+				res.Events = append(res.Events, warning(ReasonFailedPostStartHook, MessagePostStartHookFailed, fp))
+				c.setStartErr(containerstate.ReasonPostStartHookError, o.Message)
+				m.beginKill(c, in, KillFailedPostStartHook, MessageKillFailedPostStartHook,
+					m.podGrace(c, KillFailedPostStartHook), false, false, at, res)
+			}
+		case PreStop:
+			if o.Failed {
+				res.Events = append(res.Events, warning(ReasonFailedPreStopHook, MessagePreStopHookFailed, fp))
+			}
+			if k := &in.kill; k.active && k.hook {
+				k.hook = false
+				k.g -= wholeSeconds(at.Sub(k.begin))
+				k.waitFrom = at
+			}
+		}
+	}
+	m.dirty = true
+}
+
+// setStartErr stores the reason cache entry of c.
+func (c *ctr) setStartErr(reason, message string) {
+	c.startErr = containerstate.StartError{Reason: reason, Message: message}
+	c.hasStartErr = true
+}
+
+// instance returns the instance with id, or nil.
+func (c *ctr) instance(id string) *inst {
+	for i := range c.insts {
+		if c.insts[i].id == id {
+			return &c.insts[i]
+		}
+	}
+	return nil
+}
+
+// push adds in as the newest instance, dropping the oldest beyond
+// maxInstances.
+func (c *ctr) push(in inst) {
+	if c.insts == nil {
+		c.insts = make([]inst, 0, maxInstances)
+	}
+	if len(c.insts) < maxInstances {
+		c.insts = append(c.insts, inst{})
+	}
+	copy(c.insts[1:], c.insts[:len(c.insts)-1])
+	c.insts[0] = in
+}
+
+// remove drops instance id.
+func (c *ctr) remove(id string) {
+	for i := range c.insts {
+		if c.insts[i].id == id {
+			c.insts = append(c.insts[:i], c.insts[i+1:]...)
+			return
+		}
+	}
+}
+
+// wholeSeconds is d in whole seconds, as the kubelet subtracts time spent.
+func wholeSeconds(d time.Duration) int64 {
+	if d < 0 {
+		return 0
+	}
+	return int64(d / time.Second)
+}

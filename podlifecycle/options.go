@@ -1,0 +1,72 @@
+package podlifecycle
+
+import (
+	"time"
+
+	"github.com/nodestate/nodestate/containerstate"
+)
+
+// Kubelet defaults (spec/podlifecycle.md sections 4.5 and 5).
+const (
+	// DefaultSyncFrequency is the kubelet's syncFrequency: the resync after
+	// a sync without error.
+	DefaultSyncFrequency = time.Minute
+	// DefaultErrorRequeue is the pod worker's requeue after a sync error
+	// other than a crash-loop back-off.
+	DefaultErrorRequeue = 10 * time.Second
+)
+
+// Options configures a Machine. Start from DefaultOptions; the zero value
+// is refused by New.
+type Options struct {
+	// Features are the container feature gates (spec/podlifecycle.md
+	// section 14): ContainerRestartRules, RestartAllContainersOnContainerExits
+	// and ChangeContainerStatusOnKubeletRestart.
+	Features containerstate.Features
+	// CrashLoop shapes crash-loop back-off (KubeletCrashLoopBackOffMax,
+	// ReduceDefaultCrashLoopBackOffDecay, maxContainerRestartPeriod).
+	CrashLoop containerstate.CrashLoopOptions
+	// ImagePullBackoff shapes image-pull back-off: 10 s doubling to 300 s.
+	ImagePullBackoff containerstate.BackoffConfig
+	// EnsureSecretPulledImages is the KubeletEnsureSecretPulledImages gate
+	// (beta, on): the wording of the Pulled event for a present image.
+	EnsureSecretPulledImages bool
+	// SyncFrequency is the resync interval after a sync without error.
+	SyncFrequency time.Duration
+	// ErrorRequeue is the requeue after a failed sync (pulls, create and
+	// config errors, sandbox errors); at most SyncFrequency.
+	ErrorRequeue time.Duration
+	// Rand, when set, adds the kubelet's jitter: up to 50 % to requeues and
+	// a random first probe delay. Nil means no jitter, so runs are
+	// reproducible (spec/podlifecycle.md section 15, decisions 4 and 5).
+	Rand Rand
+}
+
+// DefaultOptions returns the Kubernetes v1.37.2 defaults, without jitter.
+func DefaultOptions() Options {
+	return Options{
+		Features:                 containerstate.DefaultFeatures(),
+		CrashLoop:                containerstate.DefaultCrashLoopOptions(),
+		ImagePullBackoff:         containerstate.ImagePullConfig(),
+		EnsureSecretPulledImages: true,
+		SyncFrequency:            DefaultSyncFrequency,
+		ErrorRequeue:             DefaultErrorRequeue,
+	}
+}
+
+// validate checks every field; it returns an *OptionError.
+func (o Options) validate() error {
+	if o.SyncFrequency <= 0 {
+		return &OptionError{Field: "SyncFrequency", Value: o.SyncFrequency, Reason: "must be positive"}
+	}
+	if o.ErrorRequeue <= 0 {
+		return &OptionError{Field: "ErrorRequeue", Value: o.ErrorRequeue, Reason: "must be positive"}
+	}
+	if _, err := o.CrashLoop.CrashLoopConfig(); err != nil {
+		return &OptionError{Field: "CrashLoop", Value: o.CrashLoop, Reason: err.Error()}
+	}
+	if _, err := containerstate.NewBackoff(o.ImagePullBackoff); err != nil {
+		return &OptionError{Field: "ImagePullBackoff", Value: o.ImagePullBackoff, Reason: err.Error()}
+	}
+	return nil
+}

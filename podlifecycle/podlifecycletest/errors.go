@@ -1,0 +1,137 @@
+package podlifecycletest
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The package's sentinel errors. Every error it returns wraps one of them.
+var (
+	// ErrInvalidInput is returned for malformed behaviour text, a nil pod,
+	// or behaviours for a container the pod does not have.
+	ErrInvalidInput = errors.New("podlifecycletest: invalid input")
+	// ErrInvalidOptions is returned by Run for options out of range.
+	ErrInvalidOptions = errors.New("podlifecycletest: invalid options")
+	// ErrNoProgress is returned by Run when the machine asks for a sync at
+	// the same instant again and again with nothing happening (a livelock
+	// of the machine under test).
+	ErrNoProgress = errors.New("podlifecycletest: no progress")
+	// ErrStep is returned by Run when the machine refused a Step: the
+	// simulated runtime handed it something it did not accept.
+	ErrStep = errors.New("podlifecycletest: step refused")
+	// ErrViolation is returned by the invariant checks.
+	ErrViolation = errors.New("podlifecycletest: invariant violated")
+)
+
+func strip(err error) string { return strings.TrimPrefix(err.Error(), "podlifecycletest: ") }
+
+// ParseError reports behaviour text ParseBehaviours refused. It unwraps to
+// ErrInvalidInput.
+type ParseError struct {
+	// Line is the 1-based line of the text.
+	Line int
+	// Container is the container the line is about, when known.
+	Container string
+	// Clause is the offending clause as written, when there is one.
+	Clause string
+	// Reason says what is wrong.
+	Reason string
+}
+
+// Error names the line, the container, the clause and what is wrong.
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "podlifecycletest: invalid input: line %d", e.Line)
+	if e.Container != "" {
+		fmt.Fprintf(&b, ": container %q", e.Container)
+	}
+	if e.Clause != "" {
+		fmt.Fprintf(&b, ": clause %q", e.Clause)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Reason)
+	return b.String()
+}
+
+// Unwrap returns ErrInvalidInput.
+func (e *ParseError) Unwrap() error { return ErrInvalidInput }
+
+// InputError reports a pod or behaviours NewRuntime or Run refused. It
+// unwraps to ErrInvalidInput.
+type InputError struct {
+	// Container is the container concerned, if any.
+	Container string
+	// Reason says what is wrong.
+	Reason string
+}
+
+// Error names the container and what is wrong.
+func (e *InputError) Error() string {
+	if e.Container != "" {
+		return fmt.Sprintf("podlifecycletest: invalid input: container %q: %s", e.Container, e.Reason)
+	}
+	return "podlifecycletest: invalid input: " + e.Reason
+}
+
+// Unwrap returns ErrInvalidInput.
+func (e *InputError) Unwrap() error { return ErrInvalidInput }
+
+// OptionError reports an option Run refused. It unwraps to
+// ErrInvalidOptions.
+type OptionError struct {
+	// Field is the option's name, Value its value.
+	Field string
+	Value any
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error names the option, its value and what is wrong.
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("podlifecycletest: invalid options: %s %v: %s", e.Field, e.Value, e.Reason)
+}
+
+// Unwrap returns ErrInvalidOptions.
+func (e *OptionError) Unwrap() error { return ErrInvalidOptions }
+
+// RunError reports why Run stopped early: the machine refused a Step (Err
+// wraps the machine's error and ErrStep) or made no progress
+// (ErrNoProgress). The trace up to that step is returned with it.
+type RunError struct {
+	// Step is the index of the step in the trace; At its offset from the
+	// start of the run.
+	Step int
+	At   time.Duration
+	// Err is the cause.
+	Err error
+}
+
+// Error names the step and the cause.
+func (e *RunError) Error() string {
+	return fmt.Sprintf("podlifecycletest: step %d (+%v): %s", e.Step, e.At, strip(e.Err))
+}
+
+// Unwrap returns the cause.
+func (e *RunError) Unwrap() error { return e.Err }
+
+// Violation is an invariant a trace breaks. It unwraps to ErrViolation.
+type Violation struct {
+	// Check is the name of the invariant (see [Checks]).
+	Check string
+	// Step is the index of the step in the trace where the violation is
+	// seen, and At its offset from the start of the run.
+	Step int
+	At   time.Duration
+	// Detail says what happened.
+	Detail string
+}
+
+// Error names the invariant, the step and what happened.
+func (e *Violation) Error() string {
+	return fmt.Sprintf("podlifecycletest: invariant %s violated at step %d (+%v): %s", e.Check, e.Step, e.At, e.Detail)
+}
+
+// Unwrap returns ErrViolation.
+func (e *Violation) Unwrap() error { return ErrViolation }

@@ -1,0 +1,350 @@
+package podlifecycletest
+
+import (
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/podlifecycle"
+	v1 "k8s.io/api/core/v1"
+)
+
+// Runtime is a simulated container runtime for one pod. It carries out a
+// machine's [podlifecycle.Action]s in virtual time, following each
+// container's [Behaviour], and holds the [podlifecycle.Observation]s they
+// lead to until their time comes: a pull that takes 20 s reports at +20 s,
+// an instance that runs 30 s reports its exit 30 s after it started.
+//
+// Within one Result, pulls, starts and postStart hooks happen one after the
+// other, as the kubelet's sync does them; kills, preStop hooks, probes and
+// sandbox calls happen at the time Do is called.
+//
+// Use NewRuntime; the zero value has no pod and does nothing. A Runtime is
+// not safe for concurrent use.
+type Runtime struct {
+	ctrs    map[string]*simCtr
+	queue   []timedObs
+	seq     int
+	ids     int
+	attempt uint32
+	ready   bool
+	host    bool
+}
+
+type simCtr struct {
+	name    string
+	kind    containerstate.Kind
+	regInit bool
+	b       Behaviour
+	pulls   int
+	insts   map[string]*simInst
+}
+
+type simInst struct {
+	id      string
+	started time.Time
+	exitAt  time.Time // zero: runs until killed
+	exitSeq int       // the queued exit, 0 none
+	seqs    []int     // its queued create, start and postStart reports
+	preStop int       // its queued preStop result, 0 none
+	hookAt  time.Time // when that result comes
+	gone    bool      // exited or removed
+}
+
+type timedObs struct {
+	seq int
+	obs podlifecycle.Observation
+}
+
+// NewRuntime returns a runtime for pod with the given behaviours; a
+// container without one gets DefaultBehaviour. A nil pod, or behaviours
+// for a container the pod lacks, return an *InputError.
+func NewRuntime(pod *v1.Pod, bs Behaviours) (*Runtime, error) {
+	if pod == nil {
+		return nil, &InputError{Reason: "nil pod"}
+	}
+	r := &Runtime{ctrs: map[string]*simCtr{}, host: pod.Spec.HostNetwork}
+	add := func(c *v1.Container, kind containerstate.Kind) {
+		reg := kind == containerstate.Init && !containerstate.IsSidecar(c)
+		b, ok := bs[c.Name]
+		if !ok {
+			b = DefaultBehaviour(reg)
+		}
+		r.ctrs[c.Name] = &simCtr{name: c.Name, kind: kind, regInit: reg, b: b, insts: map[string]*simInst{}}
+	}
+	for i := range pod.Spec.InitContainers {
+		add(&pod.Spec.InitContainers[i], containerstate.Init)
+	}
+	for i := range pod.Spec.Containers {
+		add(&pod.Spec.Containers[i], containerstate.Regular)
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		add((*v1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon), containerstate.Ephemeral)
+	}
+	for name := range bs {
+		if _, ok := r.ctrs[name]; !ok {
+			return nil, &InputError{Container: name, Reason: "behaviour for a container the pod does not have"}
+		}
+	}
+	return r, nil
+}
+
+// Next returns when the runtime next has something to report, or the zero
+// time when nothing is pending.
+func (r *Runtime) Next() time.Time {
+	if r == nil || len(r.queue) == 0 {
+		return time.Time{}
+	}
+	return r.queue[0].obs.At
+}
+
+// Due removes and returns, in order, the observations that happened at or
+// before now.
+func (r *Runtime) Due(now time.Time) []podlifecycle.Observation {
+	if r == nil {
+		return nil
+	}
+	n := 0
+	for n < len(r.queue) && !r.queue[n].obs.At.After(now) {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]podlifecycle.Observation, n)
+	for i := range out {
+		out[i] = r.queue[i].obs
+	}
+	r.queue = append(r.queue[:0], r.queue[n:]...)
+	return out
+}
+
+// push queues o, keeping the queue ordered by time and then by order of
+// arrival; it returns the entry's sequence number.
+func (r *Runtime) push(o podlifecycle.Observation) int {
+	r.seq++
+	e := timedObs{seq: r.seq, obs: o}
+	i := sort.Search(len(r.queue), func(i int) bool { return r.queue[i].obs.At.After(o.At) })
+	r.queue = append(r.queue, timedObs{})
+	copy(r.queue[i+1:], r.queue[i:])
+	r.queue[i] = e
+	return e.seq
+}
+
+// cancel drops the queued entry seq.
+func (r *Runtime) cancel(seq int) {
+	for i := range r.queue {
+		if r.queue[i].seq == seq {
+			r.queue = append(r.queue[:i], r.queue[i+1:]...)
+			return
+		}
+	}
+}
+
+// Do carries out actions, issued by a Step at now.
+func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) {
+	if r == nil || r.ctrs == nil {
+		return
+	}
+	cur := now          // the sync's own clock: pulls and postStart hooks block it
+	skip := ""          // a container whose pull failed: its start is skipped
+	stopStarts := false // a regular init container failed to start
+	lastID := map[string]string{}
+	for _, a := range actions {
+		c := r.ctrs[a.Container]
+		switch a.Kind {
+		case podlifecycle.CreateSandbox:
+			r.attempt, r.ready = a.Attempt, true
+			ip := ""
+			if !r.host {
+				ip = "10.0.0." + strconv.Itoa(int(a.Attempt%250)+1)
+			}
+			r.push(podlifecycle.Observation{Kind: podlifecycle.SandboxReady, At: now, Attempt: a.Attempt, IP: ip})
+		case podlifecycle.KillSandbox:
+			// Whatever still runs in the sandbox dies with it; a start
+			// still to come (behind a slow pull or hook) fails.
+			for _, name := range r.names() {
+				sc := r.ctrs[name]
+				for _, in := range sc.sortedInsts() {
+					if in.started.After(now) {
+						for _, seq := range append(in.seqs, in.exitSeq) {
+							r.cancel(seq)
+						}
+						in.gone, in.exitSeq = true, 0
+						delete(sc.insts, in.id)
+						r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerCreateFailed, At: in.started, Container: name,
+							Message: "failed to create containerd container: sandbox " + strconv.Itoa(int(r.attempt)) + " is not ready"})
+						continue
+					}
+					r.stop(sc, in, now, 137)
+				}
+			}
+			r.ready = false
+			r.push(podlifecycle.Observation{Kind: podlifecycle.SandboxNotReady, At: now, Attempt: a.Attempt})
+		case podlifecycle.PullImage:
+			if c == nil {
+				continue
+			}
+			c.pulls++
+			cur = cur.Add(c.b.PullTime)
+			if c.b.PullAlwaysFails || c.pulls <= c.b.PullFailures {
+				r.push(podlifecycle.Observation{Kind: podlifecycle.ImagePullFailed, At: cur, Container: c.name, Image: a.Image,
+					Message: "rpc error: code = NotFound desc = failed to pull and unpack image \"" + a.Image + "\": not found"})
+				skip = c.name
+				if c.regInit {
+					stopStarts = true
+				}
+				continue
+			}
+			r.push(podlifecycle.Observation{Kind: podlifecycle.ImagePulled, At: cur, Container: c.name, Image: a.Image,
+				Duration: c.b.PullTime, Size: 1 << 20})
+		case podlifecycle.StartContainer:
+			if c == nil || stopStarts || skip == c.name {
+				continue
+			}
+			r.ids++
+			in := &simInst{id: "sim://" + c.name + "-" + strconv.Itoa(r.ids), started: cur}
+			c.insts[in.id] = in
+			lastID[c.name] = in.id
+			in.seqs = append(in.seqs,
+				r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerCreated, At: cur, Container: c.name, ContainerID: in.id}),
+				r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerStarted, At: cur, Container: c.name, ContainerID: in.id}))
+			if c.b.Exits {
+				in.exitAt = cur.Add(c.b.Run)
+				in.exitSeq = r.push(exitObs(c.name, in.id, in.exitAt, c.b.ExitCode))
+			}
+		case podlifecycle.RunHook:
+			if c == nil {
+				continue
+			}
+			id, h := a.ContainerID, c.b.PreStop
+			at := now
+			if a.Hook == podlifecycle.PostStart {
+				id, h = lastID[c.name], c.b.PostStart
+				if id == "" {
+					continue // its start was skipped
+				}
+				cur = cur.Add(h.Duration)
+				at = cur
+			} else {
+				at = now.Add(h.Duration)
+			}
+			in := c.insts[id]
+			if in == nil || in.gone {
+				continue
+			}
+			o := podlifecycle.Observation{Kind: podlifecycle.HookResult, At: at, Container: c.name, ContainerID: id, Hook: a.Hook, Failed: h.Fail}
+			if h.Fail {
+				o.Message = "Exec lifecycle hook ([/hook]) for Container \"" + c.name + "\" failed - error: command '/hook' exited with 1, message: \"\""
+			}
+			if a.Hook == podlifecycle.PreStop {
+				// A hook cannot outlive its container: it fails when the
+				// container stops first.
+				if !in.exitAt.IsZero() && in.exitAt.Before(o.At) {
+					o.At, o.Failed, o.Message = in.exitAt, true, "container stopped before the hook finished"
+				}
+				in.preStop, in.hookAt = r.push(o), o.At
+				continue
+			}
+			in.seqs = append(in.seqs, r.push(o))
+		case podlifecycle.KillContainer:
+			if c == nil {
+				continue
+			}
+			in := c.insts[a.ContainerID]
+			if in == nil || in.gone || (!in.exitAt.IsZero() && !in.exitAt.After(now)) {
+				continue // already stopped; its exit is reported
+			}
+			at, code := now.Add(a.Grace), int32(137)
+			if c.b.IgnoreSigterm < a.Grace {
+				at, code = now.Add(c.b.IgnoreSigterm), 143
+			}
+			if in.exitAt.IsZero() || at.Before(in.exitAt) {
+				r.exit(c, in, at, code)
+			}
+		case podlifecycle.RemoveContainer:
+			if c == nil {
+				continue
+			}
+			at := now
+			if in := c.insts[a.ContainerID]; in != nil {
+				if !in.exitAt.IsZero() && in.exitAt.After(at) {
+					at = in.exitAt
+				}
+				// Its hooks die with it and report nothing.
+				for _, seq := range append(in.seqs, in.preStop) {
+					r.cancel(seq)
+				}
+				in.gone, in.preStop = true, 0
+			}
+			r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerRemoved, At: at, Container: c.name, ContainerID: a.ContainerID})
+		case podlifecycle.RunProbe:
+			if c == nil {
+				continue
+			}
+			in := c.insts[a.ContainerID]
+			if in == nil {
+				continue
+			}
+			o := podlifecycle.Observation{Kind: podlifecycle.ProbeResult, At: now, Container: c.name, ContainerID: in.id, Probe: a.Probe}
+			if !in.exitAt.IsZero() && !in.exitAt.After(now) {
+				o.Outcome, o.Message = podlifecycle.ProbeFailure, "container not running"
+			} else {
+				o.Outcome = c.b.outcome(a.Probe, now.Sub(in.started))
+				switch o.Outcome {
+				case podlifecycle.ProbeFailure:
+					o.Message = "probe failed"
+				case podlifecycle.ProbeWarning:
+					o.Message = "redirect"
+				case podlifecycle.ProbeError:
+					o.Message = "probe could not run"
+				}
+			}
+			r.push(o)
+		}
+	}
+}
+
+// stop ends instance in at now with code unless it already ended by then.
+func (r *Runtime) stop(c *simCtr, in *simInst, now time.Time, code int32) {
+	if in.gone || (!in.exitAt.IsZero() && !in.exitAt.After(now)) {
+		return
+	}
+	r.exit(c, in, now, code)
+}
+
+// exit (re)schedules the exit of in at at with code; a preStop hook still
+// running then fails at that time.
+func (r *Runtime) exit(c *simCtr, in *simInst, at time.Time, code int32) {
+	r.cancel(in.exitSeq)
+	if in.preStop != 0 && in.hookAt.After(at) {
+		r.cancel(in.preStop)
+		in.preStop, in.hookAt = r.push(podlifecycle.Observation{Kind: podlifecycle.HookResult, At: at, Container: c.name,
+			ContainerID: in.id, Hook: podlifecycle.PreStop, Failed: true, Message: "container stopped before the hook finished"}), at
+	}
+	in.exitAt = at
+	in.exitSeq = r.push(exitObs(c.name, in.id, at, code))
+}
+
+func (r *Runtime) names() []string {
+	out := make([]string, 0, len(r.ctrs))
+	for n := range r.ctrs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (c *simCtr) sortedInsts() []*simInst {
+	out := make([]*simInst, 0, len(c.insts))
+	for _, in := range c.insts {
+		out = append(out, in)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+func exitObs(name, id string, at time.Time, code int32) podlifecycle.Observation {
+	return podlifecycle.Observation{Kind: podlifecycle.ContainerExited, At: at, Container: name, ContainerID: id, ExitCode: code}
+}

@@ -1,0 +1,188 @@
+package podlifecycletest_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nodestate/nodestate/containerstate"
+	pl "github.com/nodestate/nodestate/podlifecycle"
+	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var t0 = podlifecycletest.Epoch
+
+func onePod() *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "app:1"}}}}
+}
+
+// drain returns every observation the runtime will report, rendered with
+// its offset from t0.
+func drain(rt *podlifecycletest.Runtime) []string {
+	var out []string
+	for next := rt.Next(); !next.IsZero(); next = rt.Next() {
+		for _, o := range rt.Due(next) {
+			out = append(out, "+"+o.At.Sub(t0).String()+" "+podlifecycletest.DescribeObservation(o))
+		}
+	}
+	return out
+}
+
+func newRuntime(t *testing.T, text string) *podlifecycletest.Runtime {
+	t.Helper()
+	bs, err := podlifecycletest.ParseBehaviours(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := podlifecycletest.NewRuntime(onePod(), bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+var (
+	pull  = pl.Action{Kind: pl.PullImage, Container: "app", ContainerKind: containerstate.Regular, Image: "app:1"}
+	start = pl.Action{Kind: pl.StartContainer, Container: "app", ContainerKind: containerstate.Regular, Image: "app:1"}
+)
+
+func TestRuntimeBehaviours(t *testing.T) {
+	tests := []struct {
+		name, behaviour string
+		do              func(rt *podlifecycletest.Runtime)
+		want            []string
+	}{{
+		name: "slow pull then a run that exits", behaviour: "app: pull slow 3s; run 5s exit 1",
+		do:   func(rt *podlifecycletest.Runtime) { rt.Do(t0, []pl.Action{pull, start}) },
+		want: []string{"+3s ImagePulled app", "+3s ContainerCreated app", "+3s ContainerStarted app", "+8s ContainerExited app exit=1"},
+	}, {
+		name: "a failed pull skips its start", behaviour: "app: pull fail 1",
+		do: func(rt *podlifecycletest.Runtime) {
+			rt.Do(t0, []pl.Action{pull, start})
+			rt.Do(t0.Add(10*time.Second), []pl.Action{pull, start})
+		},
+		want: []string{"+0s ImagePullFailed app", "+10s ImagePulled app", "+10s ContainerCreated app", "+10s ContainerStarted app"},
+	}, {
+		name: "SIGTERM honoured at once", behaviour: "app: run forever",
+		do: func(rt *podlifecycletest.Runtime) {
+			rt.Do(t0, []pl.Action{start})
+			rt.Do(t0.Add(time.Second), []pl.Action{{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 30 * time.Second}})
+		},
+		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+1s ContainerExited app exit=143"},
+	}, {
+		name: "SIGTERM ignored past the grace: SIGKILL", behaviour: "app: ignore-sigterm 1m",
+		do: func(rt *podlifecycletest.Runtime) {
+			rt.Do(t0, []pl.Action{start})
+			rt.Do(t0, []pl.Action{{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 30 * time.Second}})
+		},
+		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+30s ContainerExited app exit=137"},
+	}, {
+		name: "a natural exit before the kill ends it", behaviour: "app: run 5s exit 0; ignore-sigterm 1m",
+		do: func(rt *podlifecycletest.Runtime) {
+			rt.Do(t0, []pl.Action{start})
+			rt.Do(t0, []pl.Action{{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 30 * time.Second}})
+		},
+		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+5s ContainerExited app exit=0"},
+	}, {
+		name: "postStart blocks the sync; preStop outlived by its container fails", behaviour: "app: poststart 2s fail; prestop 20s; ignore-sigterm 5s",
+		do: func(rt *podlifecycletest.Runtime) {
+			rt.Do(t0, []pl.Action{start, {Kind: pl.RunHook, Container: "app", Hook: pl.PostStart}})
+			rt.Do(t0.Add(3*time.Second), []pl.Action{{Kind: pl.RunHook, Container: "app", ContainerID: "sim://app-1", Hook: pl.PreStop},
+				{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 10 * time.Second}})
+		},
+		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+2s HookResult app PostStart failed",
+			"+8s HookResult app PreStop failed", "+8s ContainerExited app exit=143"},
+	}, {
+		name: "probe windows by instance age", behaviour: "app: liveness fail 10s-20s; readiness warning 5s-",
+		do: func(rt *podlifecycletest.Runtime) {
+			rt.Do(t0, []pl.Action{start})
+			probe := func(p pl.Probe) pl.Action {
+				return pl.Action{Kind: pl.RunProbe, Container: "app", ContainerID: "sim://app-1", Probe: p}
+			}
+			rt.Do(t0.Add(9*time.Second), []pl.Action{probe(pl.Liveness), probe(pl.Readiness)})
+			rt.Do(t0.Add(10*time.Second), []pl.Action{probe(pl.Liveness)})
+			rt.Do(t0.Add(20*time.Second), []pl.Action{probe(pl.Liveness)})
+		},
+		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+9s ProbeResult app Liveness success",
+			"+9s ProbeResult app Readiness warning", "+10s ProbeResult app Liveness fail", "+20s ProbeResult app Liveness success"},
+	}, {
+		name: "sandbox stop fails a start still behind a pull", behaviour: "app: pull slow 10s",
+		do: func(rt *podlifecycletest.Runtime) {
+			rt.Do(t0, []pl.Action{{Kind: pl.CreateSandbox}, pull, start})
+			rt.Do(t0.Add(time.Second), []pl.Action{{Kind: pl.KillSandbox}})
+		},
+		want: []string{"+0s SandboxReady attempt=0", "+1s SandboxNotReady attempt=0", "+10s ImagePulled app", "+10s ContainerCreateFailed app"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := newRuntime(t, tt.behaviour)
+			tt.do(rt)
+			if d := cmp.Diff(tt.want, drain(rt)); d != "" {
+				t.Fatalf("mismatch (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestRuntimeRefuses(t *testing.T) {
+	if _, err := podlifecycletest.NewRuntime(nil, nil); !errors.Is(err, podlifecycletest.ErrInvalidInput) {
+		t.Fatalf("nil pod: %v", err)
+	}
+	_, err := podlifecycletest.NewRuntime(onePod(), podlifecycletest.Behaviours{"ghost": {}})
+	var ie *podlifecycletest.InputError
+	if !errors.As(err, &ie) || ie.Container != "ghost" {
+		t.Fatalf("unknown container: %v", err)
+	}
+	var zero *podlifecycletest.Runtime
+	zero.Do(t0, []pl.Action{start})
+	if !zero.Next().IsZero() || zero.Due(t0) != nil {
+		t.Fatal("a nil runtime reports something")
+	}
+}
+
+func TestRunRefuses(t *testing.T) {
+	for _, tt := range []struct {
+		field string
+		opts  func(*podlifecycletest.Options)
+	}{
+		{"Until", func(o *podlifecycletest.Options) { o.Until = 0 }},
+		{"MaxSteps", func(o *podlifecycletest.Options) { o.MaxSteps = 0 }},
+		{"MaxStepsPerInstant", func(o *podlifecycletest.Options) { o.MaxStepsPerInstant = 0 }},
+		{"Delete.After", func(o *podlifecycletest.Options) { o.Delete = &podlifecycletest.Deletion{After: -1} }},
+	} {
+		opts := podlifecycletest.DefaultOptions()
+		tt.opts(&opts)
+		_, err := podlifecycletest.Run(onePod(), nil, opts)
+		var oe *podlifecycletest.OptionError
+		if !errors.As(err, &oe) || oe.Field != tt.field || !errors.Is(err, podlifecycletest.ErrInvalidOptions) {
+			t.Errorf("%s: got %v", tt.field, err)
+		}
+	}
+	if _, err := podlifecycletest.Run(nil, nil, podlifecycletest.DefaultOptions()); !errors.Is(err, podlifecycletest.ErrInvalidInput) {
+		t.Errorf("nil pod: %v", err)
+	}
+	noUID := onePod()
+	noUID.UID = ""
+	if _, err := podlifecycletest.Run(noUID, nil, podlifecycletest.DefaultOptions()); !errors.Is(err, pl.ErrInvalidInput) {
+		t.Errorf("pod without a UID: %v", err)
+	}
+}
+
+// TestRunEndsWhenFinished: a deleted pod's run ends with the finished Step.
+func TestRunEndsWhenFinished(t *testing.T) {
+	opts := podlifecycletest.DefaultOptions()
+	opts.Delete = &podlifecycletest.Deletion{After: 5 * time.Second}
+	tr, err := podlifecycletest.Run(onePod(), nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := tr.Steps[len(tr.Steps)-1]
+	if !last.Result.Finished || last.At.Sub(tr.Start) != 5*time.Second || !strings.Contains(tr.String(), "finished") {
+		t.Fatalf("want a finished last step at +5s:\n%s", tr)
+	}
+}

@@ -1,0 +1,189 @@
+package podlifecycle
+
+import (
+	"time"
+
+	"github.com/nodestate/nodestate/containerstate"
+	v1 "k8s.io/api/core/v1"
+)
+
+// probeState is one probe worker of one container instance
+// (spec/podlifecycle.md section 6). A new instance starts with the zero
+// value: readiness not ready, liveness not failed, startup unknown.
+type probeState struct {
+	result   containerstate.ProbeResult // the stored result
+	count    int32                      // consecutive identical outcomes
+	lastOK   bool                       // the counted outcome
+	counted  bool
+	onHold   bool
+	ended    bool
+	inFlight bool
+	next     time.Time // the next tick; zero before the first
+}
+
+// probeSpec returns c's probe p, or nil.
+func probeSpec(c *v1.Container, p Probe) *v1.Probe {
+	if c == nil {
+		return nil
+	}
+	switch p {
+	case Startup:
+		return c.StartupProbe
+	case Readiness:
+		return c.ReadinessProbe
+	case Liveness:
+		return c.LivenessProbe
+	}
+	return nil
+}
+
+func orDefault(v, d int32) int32 {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+// record counts one outcome (success or failure) of probe p against its
+// thresholds (section 6, steps 11 and 12) and reports whether the stored
+// result changed.
+func (ps *probeState) record(spec *v1.Probe, p Probe, ok bool) bool {
+	if ps.counted && ps.lastOK == ok {
+		ps.count++
+	} else {
+		ps.lastOK, ps.counted, ps.count = ok, true, 1
+	}
+	var threshold int32
+	want := containerstate.ProbeFailure
+	if ok {
+		threshold, want = orDefault(spec.SuccessThreshold, 1), containerstate.ProbeSuccess
+	} else {
+		threshold = orDefault(spec.FailureThreshold, 3)
+	}
+	if ps.count < threshold {
+		return false
+	}
+	changed := ps.result != want
+	ps.result = want
+	if (p == Liveness && want == containerstate.ProbeFailure) || p == Startup {
+		ps.onHold, ps.count, ps.counted = true, 0, false
+	}
+	return changed
+}
+
+// probeResult handles one ProbeResult observation for the newest, running
+// instance in; it reports whether a stored result changed.
+func (m *Machine) probeResult(c *ctr, in *inst, o *Observation, fp string, res *Result) bool {
+	ps := &in.probes[o.Probe-1]
+	ps.inFlight = false
+	spec := probeSpec(c.spec, o.Probe)
+	if spec == nil || ps.onHold || ps.ended {
+		return false
+	}
+	switch o.Outcome {
+	case ProbeError:
+		res.Events = append(res.Events, warning(ReasonUnhealthy, ProbeErroredMessage(o.Probe, "unknown", o.Message), fp))
+		return false
+	case ProbeWarning:
+		res.Events = append(res.Events, warning(ReasonProbeWarning, ProbeWarningMessage(o.Probe, o.Message), fp))
+	case ProbeFailure:
+		res.Events = append(res.Events, warning(ReasonUnhealthy, ProbeFailedMessage(o.Probe, o.Message), fp))
+	}
+	return ps.record(spec, o.Probe, o.Outcome != ProbeFailure)
+}
+
+// started is whether instance in of c counts as started: running, and its
+// startup probe (if any) stored Success.
+func started(c *ctr, in *inst) bool {
+	if in == nil || in.state != containerstate.RuntimeRunning {
+		return false
+	}
+	return c.spec.StartupProbe == nil || in.probes[Startup-1].result == containerstate.ProbeSuccess
+}
+
+// probeTicks emits the probe runs due at now: the first at start +
+// initialDelaySeconds, then every periodSeconds (section 15, decision 4).
+func (m *Machine) probeTicks(now time.Time, res *Result) {
+	deleting := m.pod.DeletionTimestamp != nil
+	for i := range m.ctrs {
+		c := &m.ctrs[i]
+		if c.kind == containerstate.Ephemeral || (c.kind == containerstate.Init && !c.sidecar) || len(c.insts) == 0 || c.spec == nil {
+			continue
+		}
+		in := &c.insts[0]
+		if in.state != containerstate.RuntimeRunning {
+			continue
+		}
+		for p := Startup; p <= Liveness; p++ {
+			spec := probeSpec(c.spec, p)
+			if spec == nil {
+				continue
+			}
+			ps := &in.probes[p-1]
+			if ps.ended || ps.onHold || ps.inFlight {
+				continue
+			}
+			if m.state != Syncing && p != Readiness && c.kind == containerstate.Regular {
+				continue // liveness and startup of regular containers stop at termination (7.3)
+			}
+			period := time.Duration(orDefault(spec.PeriodSeconds, 10)) * time.Second
+			if ps.next.IsZero() {
+				ps.next = in.started.Add(time.Duration(spec.InitialDelaySeconds) * time.Second)
+				if m.opts.Rand != nil {
+					ps.next = ps.next.Add(time.Duration(m.opts.Rand.Float64() * float64(period)))
+				}
+			}
+			if now.Before(ps.next) {
+				continue
+			}
+			for !now.Before(ps.next) {
+				ps.next = ps.next.Add(period)
+			}
+			if deleting && p != Readiness {
+				ps.result, ps.ended = containerstate.ProbeSuccess, true // section 6, step 6
+				continue
+			}
+			isStarted := started(c, in)
+			if (p == Startup && isStarted) || (p != Startup && !isStarted) {
+				continue // section 6, step 8
+			}
+			ps.inFlight = true
+			res.Actions = append(res.Actions, Action{Kind: RunProbe, Container: c.name, ContainerKind: c.kind,
+				ContainerID: in.id, Probe: p})
+		}
+	}
+}
+
+// nextProbe returns the earliest probe tick still to come, or zero.
+func (m *Machine) nextProbe() time.Time {
+	var t time.Time
+	for i := range m.ctrs {
+		c := &m.ctrs[i]
+		if len(c.insts) == 0 || c.insts[0].state != containerstate.RuntimeRunning || c.spec == nil ||
+			c.kind == containerstate.Ephemeral || (c.kind == containerstate.Init && !c.sidecar) {
+			continue
+		}
+		in := &c.insts[0]
+		for p := Startup; p <= Liveness; p++ {
+			ps := &in.probes[p-1]
+			if probeSpec(c.spec, p) == nil || ps.ended || ps.onHold || ps.inFlight ||
+				(m.state != Syncing && p != Readiness && c.kind == containerstate.Regular) {
+				continue
+			}
+			next := ps.next
+			if next.IsZero() {
+				next = in.started.Add(time.Duration(probeSpec(c.spec, p).InitialDelaySeconds) * time.Second)
+			}
+			t = earliest(t, next)
+		}
+	}
+	return t
+}
+
+// earliest returns the earlier of two times, zero meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}

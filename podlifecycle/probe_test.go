@@ -1,0 +1,80 @@
+package podlifecycle
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nodestate/nodestate/containerstate"
+	v1 "k8s.io/api/core/v1"
+)
+
+// TestPL39_FailureThreshold: readiness with successThreshold 1 and
+// failureThreshold 3 (section 6, step 11).
+func TestPL39_FailureThreshold(t *testing.T) {
+	var ps probeState
+	spec := &v1.Probe{SuccessThreshold: 1, FailureThreshold: 3}
+	var got []containerstate.ProbeResult
+	for _, ok := range []bool{true, true, true, false, false, false, true} {
+		ps.record(spec, Readiness, ok)
+		got = append(got, ps.result)
+	}
+	S, F := containerstate.ProbeSuccess, containerstate.ProbeFailure
+	want := []containerstate.ProbeResult{S, S, S, S, S, F, S}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("PL39 (-want +got):\n%s", d)
+	}
+}
+
+// TestPL40_StartupProbeFailureThreshold: an always failing startup probe
+// gives Unknown, Unknown, Failure, then goes on hold with the count reset
+// (section 6, steps 11-12).
+func TestPL40_StartupProbeFailureThreshold(t *testing.T) {
+	var ps probeState
+	spec := &v1.Probe{FailureThreshold: 3}
+	var got []containerstate.ProbeResult
+	for i := 0; i < 3; i++ {
+		ps.record(spec, Startup, false)
+		got = append(got, ps.result)
+	}
+	N, F := containerstate.ProbeNone, containerstate.ProbeFailure
+	if d := cmp.Diff([]containerstate.ProbeResult{N, N, F}, got); d != "" {
+		t.Fatalf("PL40 (-want +got):\n%s", d)
+	}
+	if !ps.onHold || ps.count != 0 {
+		t.Fatalf("PL40: on hold %v, count %d", ps.onHold, ps.count)
+	}
+}
+
+// TestRule6_ProbeEvents: errors record Unhealthy and are discarded;
+// warnings count as success with ProbeWarning (section 6, steps 9-10,
+// section 12 pitfall 13).
+func TestRule6_ProbeEvents(t *testing.T) {
+	pod := onePod("busybox:1")
+	pod.Spec.Containers[0].ReadinessProbe = &v1.Probe{PeriodSeconds: 10, FailureThreshold: 1}
+	s := newSim(t, pod, DefaultOptions())
+	s.settle()
+	in := &s.m.find("foo1").insts[0]
+	id := in.id
+	var r Result
+	for _, tc := range []struct {
+		out   ProbeOutcome
+		event string
+		ready bool
+	}{
+		{ProbeError, "Readiness probe errored and resulted in unknown state: probe output", true}, // discarded: stays ready
+		{ProbeWarning, "Readiness probe warning: probe output", true},
+		{ProbeFailure, "Readiness probe failed: probe output", false},
+		{ProbeSuccess, "", true},
+	} {
+		in.probes[Readiness-1].inFlight = true
+		if err := s.m.StepTo(s.now, s.pod, []Observation{{Kind: ProbeResult, Container: "foo1", ContainerID: id, Probe: Readiness, Outcome: tc.out, Message: "probe output"}}, &r); err != nil {
+			t.Fatal(err)
+		}
+		if tc.event != "" && (len(r.Events) != 1 || r.Events[0].Message != tc.event || r.Events[0].Type != v1.EventTypeWarning) {
+			t.Fatalf("%v: events %v", tc.out, r.Events)
+		}
+		if got := in.probes[Readiness-1].result == containerstate.ProbeSuccess; got != tc.ready {
+			t.Fatalf("%v: ready %v", tc.out, got)
+		}
+	}
+}

@@ -1,0 +1,648 @@
+package podlifecycle
+
+import (
+	"time"
+
+	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/podphase"
+	v1 "k8s.io/api/core/v1"
+)
+
+// killReq is one entry of ContainersToKill (section 3.8).
+type killReq struct {
+	c       *ctr
+	in      *inst
+	reason  KillReason
+	message string
+	restart bool
+}
+
+// plan is computePodActions' result (section 3). The index lists hold
+// indexes into each spec list, ascending.
+type plan struct {
+	killPod, createSandbox bool
+	attempt                uint32
+	initToStart            []int
+	toStart                []int
+	ephToStart             []int
+	toKill                 []killReq
+	toReset                []resetReq
+}
+
+// resetReq is one entry of ContainersToReset (section 3.2).
+type resetReq struct {
+	c    *ctr
+	in   *inst
+	kill bool // kill before removing
+}
+
+func (p *plan) reset() {
+	p.killPod, p.createSandbox, p.attempt = false, false, 0
+	p.initToStart, p.toStart, p.ephToStart, p.toKill = p.initToStart[:0], p.toStart[:0], p.ephToStart[:0], p.toKill[:0]
+	p.toReset = p.toReset[:0]
+}
+
+// addSorted inserts i into the ascending list s, once.
+func addSorted(s []int, i int) []int {
+	for j, v := range s {
+		if v == i {
+			return s
+		}
+		if v > i {
+			s = append(s, 0)
+			copy(s[j+1:], s[j:])
+			s[j] = i
+			return s
+		}
+	}
+	return append(s, i)
+}
+
+// podPolicyNever is the pod's restartPolicy Never.
+func (m *Machine) podPolicyNever() bool { return m.spec.RestartPolicy == v1.RestartPolicyNever }
+
+// containerPolicy returns c's own restartPolicy when the gate reads it.
+func (m *Machine) containerPolicy(c *ctr) (v1.ContainerRestartPolicy, bool) {
+	if !m.opts.Features.ContainerRestartRules || c.spec.RestartPolicy == nil || c.sidecar {
+		return "", false
+	}
+	return *c.spec.RestartPolicy, true
+}
+
+// sandboxCheck is section 2 step 2 / 3.1: whether a new sandbox is needed
+// and its attempt.
+func (m *Machine) sandboxCheck() (bool, uint32) {
+	switch {
+	case !m.sb.exists:
+		return true, 0
+	case !m.sb.ready:
+		return true, m.sb.attempt + 1
+	case !m.pod.Spec.HostNetwork && m.sb.ip == "":
+		return true, m.sb.attempt + 1
+	}
+	return false, m.sb.attempt
+}
+
+// computePodActions decides one sync's actions from the machine's view of
+// the runtime (spec/podlifecycle.md sections 3.1 to 3.8).
+func (m *Machine) computePodActions() {
+	p := &m.plan
+	p.reset()
+	if m.sb.creating {
+		return // the sandbox is being created: the kubelet's sync waits for it
+	}
+	create, attempt := m.sandboxCheck()
+	p.killPod, p.createSandbox, p.attempt = create, create, attempt
+	if m.marked && m.opts.Features.RestartAllContainersOnContainerExits && !create {
+		p.killPod = false
+		m.planReset(p)
+		return
+	}
+	if create {
+		m.planSandbox(p)
+		return
+	}
+	// 3.4 ephemeral containers: once each.
+	es := m.ephemerals()
+	for i := range es {
+		if len(es[i].insts) == 0 && !es[i].everStarted {
+			p.ephToStart = append(p.ephToStart, es[i].index)
+		}
+	}
+	initialized := m.planInit(p)
+	if p.killPod || !initialized {
+		return
+	}
+	// 3.6 regular containers.
+	keep := 0
+	rs := m.regulars()
+	deleting := m.pod.DeletionTimestamp != nil
+	for i := range rs {
+		c := &rs[i]
+		n := newest(c)
+		if n == nil || n.state != containerstate.RuntimeRunning {
+			restart := false
+			switch {
+			case deleting:
+			case n == nil || n.state != containerstate.RuntimeExited:
+				restart = true
+			default:
+				restart = c.restartAfterKill || m.opts.Features.ShouldRestart(m.spec, c.spec, n.exitCode)
+			}
+			if restart {
+				p.toStart = append(p.toStart, c.index)
+				if n != nil && n.state == containerstate.RuntimeUnknown {
+					p.toKill = append(p.toKill, killReq{c: c, in: n, reason: KillUnknown, message: MessageKillUnknownContainer, restart: true})
+				}
+			}
+			continue
+		}
+		if n.kill.active {
+			// The kubelet's kill is synchronous: until the runtime reports
+			// the stop, the container neither keeps the pod nor frees it.
+			if n.kill.restart {
+				p.toStart = append(p.toStart, c.index)
+			} else {
+				keep++
+			}
+			continue
+		}
+		restart := !m.podPolicyNever()
+		if pol, ok := m.containerPolicy(c); ok {
+			restart = pol != v1.ContainerRestartPolicyNever
+		}
+		reason := KillReason(0)
+		switch {
+		case n.image != c.spec.Image:
+			reason, restart = KillChanged, true
+		case n.probes[Liveness-1].result == containerstate.ProbeFailure:
+			reason = KillLivenessProbe
+		case n.probes[Startup-1].result == containerstate.ProbeFailure:
+			reason = KillStartupProbe
+		default:
+			keep++
+			continue
+		}
+		p.toKill = append(p.toKill, killReq{c: c, in: n, reason: reason,
+			message: KillMessage(reason, containerstate.Regular, c.name, restart), restart: restart})
+		if restart {
+			p.toStart = append(p.toStart, c.index)
+		}
+	}
+	// 3.7 nothing left.
+	if keep == 0 && len(p.toStart) == 0 {
+		p.killPod = true
+		p.initToStart = p.initToStart[:0]
+	}
+}
+
+// isSource is whether instance in of c exited with a code whose first
+// matching rule is RestartAllContainers (section 3.2).
+func (m *Machine) isSource(c *ctr, in *inst) bool {
+	if in.state != containerstate.RuntimeExited || !m.opts.Features.ContainerRestartRules {
+		return false
+	}
+	r, ok := containerstate.MatchingRule(c.spec, in.exitCode)
+	return ok && r.Action == v1.ContainerRestartRuleActionRestartAllContainers
+}
+
+// planReset is section 3.2: every instance of every regular container,
+// then of every init container, sources last (regular, then init).
+func (m *Machine) planReset(p *plan) {
+	for pass := 0; pass < 2; pass++ {
+		for _, list := range [2][]ctr{m.regulars(), m.inits()} {
+			for i := range list {
+				c := &list[i]
+				for j := range c.insts {
+					in := &c.insts[j]
+					if m.isSource(c, in) != (pass == 1) {
+						continue
+					}
+					p.toReset = append(p.toReset, resetReq{c: c, in: in, kill: in.state == containerstate.RuntimeRunning})
+				}
+			}
+		}
+	}
+}
+
+// planSandbox is section 3.3.
+func (m *Machine) planSandbox(p *plan) {
+	anyInstance := false
+	for i := range m.ctrs {
+		anyInstance = anyInstance || len(m.ctrs[i].insts) > 0
+	}
+	if m.podPolicyNever() && p.attempt != 0 && anyInstance {
+		p.createSandbox = false
+		return
+	}
+	rs := m.regulars()
+	someSeen := false
+	for i := range rs {
+		c := &rs[i]
+		n := newest(c)
+		someSeen = someSeen || (n != nil && n.state != containerstate.RuntimeUnknown)
+		runOnce := m.spec.RestartPolicy == v1.RestartPolicyOnFailure
+		if pol, ok := m.containerPolicy(c); ok {
+			runOnce = pol == v1.ContainerRestartPolicyOnFailure
+		}
+		if runOnce && n != nil && n.state == containerstate.RuntimeExited && n.exitCode == 0 {
+			continue
+		}
+		p.toStart = append(p.toStart, c.index)
+	}
+	if len(p.toStart) == 0 && someSeen {
+		p.createSandbox = false
+		return
+	}
+	if m.nInit > 0 {
+		p.toStart = p.toStart[:0]
+		p.initToStart = append(p.initToStart, 0)
+	}
+}
+
+// planInit is section 3.5; it reports whether the pod is initialized.
+func (m *Machine) planInit(p *plan) bool {
+	if m.nInit == 0 {
+		return true
+	}
+	initialized := m.activeInitialized()
+	seen := initialized
+	is := m.inits()
+	last := len(is) - 1
+	for i := last; i >= 0; i-- {
+		c := &is[i]
+		a := m.active(c)
+		if a == nil {
+			if seen && c.sidecar {
+				p.initToStart = addSorted(p.initToStart, i)
+			}
+			continue
+		}
+		if seen && !c.sidecar {
+			continue
+		}
+		kill := func(r KillReason, msg string) {
+			p.toKill = append(p.toKill, killReq{c: c, in: a, reason: r, message: msg, restart: true})
+			p.initToStart = addSorted(p.initToStart, i)
+		}
+		switch a.state {
+		case containerstate.RuntimeCreated:
+			p.initToStart = addSorted(p.initToStart, i)
+		case containerstate.RuntimeRunning:
+			if !c.sidecar || a.kill.active {
+				break
+			}
+			if c.spec.StartupProbe != nil {
+				r := a.probes[Startup-1].result
+				if r == containerstate.ProbeNone {
+					break
+				}
+				if r == containerstate.ProbeFailure {
+					kill(KillStartupProbe, KillMessage(KillStartupProbe, containerstate.Init, c.name, false))
+					break
+				}
+			}
+			if i == last {
+				initialized = true
+			} else if !seen {
+				p.initToStart = addSorted(p.initToStart, i+1)
+			}
+			if a.image != c.spec.Image {
+				kill(KillChanged, KillMessage(KillChanged, containerstate.Init, c.name, false))
+				break
+			}
+			if c.spec.LivenessProbe != nil && a.probes[Liveness-1].result == containerstate.ProbeFailure {
+				kill(KillLivenessProbe, KillMessage(KillLivenessProbe, containerstate.Init, c.name, false))
+			}
+		case containerstate.RuntimeExited:
+			if c.sidecar {
+				p.initToStart = addSorted(p.initToStart, i)
+				break
+			}
+			if a.exitCode != 0 || a.reason == containerstate.ReasonOOMKilled {
+				if c.restartAfterKill || m.opts.Features.ShouldRestart(m.spec, c.spec, a.exitCode) {
+					p.initToStart = addSorted(p.initToStart, i)
+					break
+				}
+				p.killPod = true
+				p.initToStart = p.initToStart[:0]
+				return false
+			}
+			if i == last {
+				initialized = true
+			} else {
+				p.initToStart = addSorted(p.initToStart, i+1)
+			}
+		case containerstate.RuntimeUnknown:
+			if c.sidecar {
+				kill(KillUnknown, MessageKillUnknownInitContainer)
+				break
+			}
+			restart := !m.podPolicyNever()
+			if c.spec.RestartPolicy != nil && m.opts.Features.ContainerRestartRules {
+				restart = *c.spec.RestartPolicy != v1.ContainerRestartPolicyNever
+			}
+			if !restart {
+				p.killPod = true
+				p.initToStart = p.initToStart[:0]
+				return false
+			}
+			kill(KillUnknown, MessageKillUnknownInitContainer)
+		}
+		seen = true
+	}
+	if !seen {
+		p.initToStart = addSorted(p.initToStart, 0)
+	}
+	return initialized
+}
+
+// sync is one full kubelet sync at now.
+func (m *Machine) sync(now time.Time, res *Result) {
+	m.dirty = false
+	hadErr := m.pendingErr
+	m.pendingErr = false
+	var crashExpiry, timer time.Time
+	status := m.generate(now, false, res)
+	m.marked = status != nil && conditionTrue(status, v1.AllContainersRestarting)
+	if m.state == Syncing && (m.pod.DeletionTimestamp != nil || (status != nil && podphase.IsTerminal(status.Phase))) {
+		m.state = Terminating
+	}
+	if m.state == Terminating {
+		timer = m.terminate(now, res)
+		if m.state == Terminated {
+			m.syncAt = time.Time{}
+			return
+		}
+		m.syncAt = earliest(timer, now.Add(m.opts.SyncFrequency))
+		return
+	}
+	m.computePodActions()
+	crashExpiry, timer = m.execute(now, res)
+	_ = hadErr
+	delay := m.opts.SyncFrequency
+	switch {
+	case !crashExpiry.IsZero():
+		delay = crashExpiry.Sub(now)
+		if delay < 0 {
+			delay = 0
+		}
+		if delay > m.opts.SyncFrequency {
+			delay = m.opts.SyncFrequency
+		}
+	case m.pendingErr:
+		delay = min(m.opts.ErrorRequeue, m.opts.SyncFrequency)
+	}
+	if m.opts.Rand != nil {
+		delay += time.Duration(m.opts.Rand.Float64() * 0.5 * float64(delay))
+	}
+	m.syncAt = earliest(now.Add(delay), timer)
+	if dl := m.deadlineAt(); dl.After(now) {
+		m.syncAt = earliest(m.syncAt, dl)
+	}
+}
+
+// execute carries the plan out (section 4.1): it returns the earliest
+// crash-loop expiry met and the earliest kill timer.
+func (m *Machine) execute(now time.Time, res *Result) (crashExpiry, timer time.Time) {
+	p := &m.plan
+	if p.createSandbox && m.sb.exists && !m.sb.changed {
+		res.Events = append(res.Events, normal(ReasonSandboxChanged, MessageSandboxChanged, ""))
+		m.sb.changed = true
+	}
+	if p.killPod {
+		if !m.killPod(now, -1, res) {
+			return time.Time{}, m.progressKills(now, res)
+		}
+		if m.sb.exists && !m.sb.stopping && (m.sb.ready || p.createSandbox) {
+			res.Actions = append(res.Actions, Action{Kind: KillSandbox, Attempt: m.sb.attempt})
+			m.sb.stopping = m.sb.ready
+		}
+		if m.sb.stopping || !p.createSandbox || m.sb.creating {
+			return time.Time{}, time.Time{}
+		}
+		// Every init container runs again in the new sandbox.
+		is := m.inits()
+		for i := range is {
+			for j := range is[i].insts {
+				res.Actions = append(res.Actions, Action{Kind: RemoveContainer, Container: is[i].name,
+					ContainerKind: containerstate.Init, ContainerID: is[i].insts[j].id})
+			}
+			is[i].insts = is[i].insts[:0]
+		}
+		res.Actions = append(res.Actions, Action{Kind: CreateSandbox, Attempt: p.attempt})
+		m.sb.creating, m.sb.pending, m.sb.ready = true, p.attempt, false
+		return time.Time{}, time.Time{}
+	}
+	// The reset list is carried out in order, one entry after the other, as
+	// the kubelet does: a kill is waited for before the next entry (4.1).
+	for _, r := range p.toReset {
+		if r.in.removing {
+			continue
+		}
+		if r.in.state == containerstate.RuntimeRunning {
+			if !r.in.kill.active {
+				m.beginKill(r.c, r.in, KillRestartAllContainers, MessageKillRestartAll, 0, false, false, now, res)
+				m.progressKill(r.c, r.in, now, res)
+			}
+			break
+		}
+		r.in.removing = true
+		res.Actions = append(res.Actions, Action{Kind: RemoveContainer, Container: r.c.name, ContainerKind: r.c.kind, ContainerID: r.in.id})
+	}
+	for _, k := range p.toKill {
+		if k.in.kill.active {
+			continue
+		}
+		if k.restart {
+			k.c.restartAfterKill = true
+			k.c.backoffRef = time.Time{}
+			for j := range k.c.insts {
+				if in := &k.c.insts[j]; in != k.in && in.state == containerstate.RuntimeExited {
+					k.c.backoffRef = in.finished
+					break
+				}
+			}
+		}
+		m.beginKill(k.c, k.in, k.reason, k.message, m.podGrace(k.c, k.reason), false, false, now, res)
+		k.in.kill.restart = k.restart
+	}
+	timer = m.progressKills(now, res)
+	start := func(c *ctr) bool {
+		if n := newest(c); n != nil && n.kill.active && n.state != containerstate.RuntimeExited {
+			return true // started once the kill is done
+		}
+		ok, until := m.start(c, now, res)
+		crashExpiry = earliest(crashExpiry, until)
+		return ok
+	}
+	es := m.ephemerals()
+	for _, i := range p.ephToStart {
+		start(&es[i])
+	}
+	is := m.inits()
+	for _, i := range p.initToStart {
+		if !start(&is[i]) && !is[i].sidecar {
+			break // a regular init container that cannot start ends the sync (4.1 step 6)
+		}
+	}
+	rs := m.regulars()
+	for _, i := range p.toStart {
+		start(&rs[i])
+	}
+	return crashExpiry, timer
+}
+
+func conditionTrue(st *v1.PodStatus, t v1.PodConditionType) bool {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			return st.Conditions[i].Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// defaultPullPolicy is the API server's default imagePullPolicy (section 5).
+func defaultPullPolicy(image string) v1.PullPolicy {
+	name := image
+	if i := indexByte(name, '@'); i >= 0 {
+		return v1.PullIfNotPresent
+	}
+	if i := lastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	i := lastIndexByte(name, ':')
+	if i < 0 || name[i+1:] == "latest" {
+		return v1.PullAlways
+	}
+	return v1.PullIfNotPresent
+}
+
+func indexByte(s string, b byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == b {
+			return i
+		}
+	}
+	return -1
+}
+
+func lastIndexByte(s string, b byte) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == b {
+			return i
+		}
+	}
+	return -1
+}
+
+// start is one StartContainer (section 4.2): crash-loop back-off, the image
+// under its pull policy and pull back-off, then create and start. It
+// reports whether the start was issued (or is already under way) and the
+// crash-loop expiry that held it.
+func (m *Machine) start(c *ctr, now time.Time, res *Result) (bool, time.Time) {
+	if c.inFlight {
+		return true, time.Time{}
+	}
+	fp := FieldPath(c.kind, c.name)
+	// 4.2 step 1: crash-loop back-off against the newest exited instance.
+	var ref time.Time
+	switch {
+	case c.restartAfterKill:
+		ref = c.backoffRef
+	case c.removedByReset:
+	default:
+		for j := range c.insts {
+			if c.insts[j].state == containerstate.RuntimeExited {
+				ref = c.insts[j].finished
+				break
+			}
+		}
+	}
+	if !ref.IsZero() {
+		key := containerstate.CrashLoopKey(m.name, m.ns, m.uid, c.spec)
+		if delay, until, blocked := m.crash.CrashLoop(key, ref, now); blocked {
+			res.Events = append(res.Events, warning(ReasonBackOff, CrashLoopBackOffMessage(c.name, m.name, m.ns, m.uid), fp))
+			ev := containerstate.BackOffEvent(now, delay, c.name, m.name, m.ns, m.uid)
+			c.setStartErr(ev.Reason, ev.Message)
+			return false, until
+		}
+	}
+	// Section 5: the image.
+	img := c.spec.Image
+	policy := c.spec.ImagePullPolicy
+	if policy == "" {
+		policy = defaultPullPolicy(img)
+	}
+	pull := false
+	switch {
+	case policy != v1.PullAlways && m.images[img]:
+		res.Events = append(res.Events, normal(ReasonPulled, AlreadyPresentMessage(img, m.opts.EnsureSecretPulledImages), fp))
+	case policy == v1.PullNever:
+		ev := containerstate.NeverPullEvent(now, img)
+		res.Events = append(res.Events, warning(ReasonErrImageNeverPull, ev.Message, fp),
+			warning(ReasonFailed, ErrorMessage(ev.Reason), fp))
+		c.setStartErr(ev.Reason, ev.Message)
+		m.pendingErr = true
+		return false, time.Time{}
+	default:
+		if m.pulls.ImagePull(containerstate.ImagePullKey(m.uid, img), now) {
+			ev := containerstate.PullBackOffEvent(now, img, c.lastPull.Reason, c.lastPull.Message)
+			res.Events = append(res.Events, normal(ReasonBackOff, PullBackOffMessage(img), fp),
+				warning(ReasonFailed, ErrorMessage(ev.Reason), fp))
+			c.setStartErr(ev.Reason, ev.Message)
+			m.pendingErr = true
+			return false, time.Time{}
+		}
+		res.Events = append(res.Events, normal(ReasonPulling, PullingMessage(img), fp))
+		pull = true
+	}
+	if pull {
+		res.Actions = append(res.Actions, Action{Kind: PullImage, Container: c.name, ContainerKind: c.kind, Image: img, PullPolicy: policy})
+	}
+	rc := int32(0)
+	if n := newest(c); n != nil {
+		rc = n.restartCount + 1
+	}
+	res.Actions = append(res.Actions, Action{Kind: StartContainer, Container: c.name, ContainerKind: c.kind,
+		Image: img, PullPolicy: policy, RestartCount: rc})
+	if c.spec.Lifecycle != nil && c.spec.Lifecycle.PostStart != nil {
+		res.Actions = append(res.Actions, Action{Kind: RunHook, Container: c.name, ContainerKind: c.kind, Hook: PostStart})
+	}
+	c.inFlight, c.restartAfterKill, c.backoffRef = true, false, time.Time{}
+	return true, time.Time{}
+}
+
+// terminate is SyncTerminatingPod spread over syncs (section 7.3): kill
+// every running instance with the effective grace, stop the sandbox, then
+// the terminal status. It returns the earliest kill timer.
+func (m *Machine) terminate(now time.Time, res *Result) time.Time {
+	override := int64(-1)
+	if m.pod.DeletionTimestamp != nil {
+		m.override = effectiveGrace(m.override, m.pod.DeletionGracePeriodSeconds, nil, m.spec.TerminationGracePeriodSeconds)
+		override = m.override
+	}
+	done := m.killPod(now, override, res)
+	timer := m.progressKills(now, res)
+	if !done {
+		return timer
+	}
+	if m.sb.ready {
+		if !m.sb.stopping {
+			res.Actions = append(res.Actions, Action{Kind: KillSandbox, Attempt: m.sb.attempt})
+			m.sb.stopping = true
+		}
+		return time.Time{}
+	}
+	m.generate(now, true, res)
+	m.state = Terminated
+	return time.Time{}
+}
+
+// effectiveGrace is the pod worker's effective grace (section 7.2): prev is
+// the previous value (0 none); it can only shrink; at least 1.
+func effectiveGrace(prev int64, deletion, override, spec *int64) int64 {
+	g := prev
+	overridden := false
+	if deletion != nil && (g == 0 || *deletion < g) {
+		g, overridden = *deletion, true
+	}
+	if override != nil && (g == 0 || *override < g) {
+		g, overridden = *override, true
+	}
+	if !overridden && g == 0 && spec != nil {
+		g = *spec
+	}
+	if g < 1 {
+		g = 1
+	}
+	return g
+}
+
+// nextWake is when the next Step is due: the next full sync or probe tick.
+func (m *Machine) nextWake() time.Time {
+	if m.state >= Terminated {
+		return time.Time{}
+	}
+	return earliest(m.syncAt, m.nextProbe())
+}
