@@ -222,7 +222,7 @@ func TestRule4_2_CrashLoopBackOff(t *testing.T) {
 // ErrImagePull, ImagePullBackOff twice; Pull BackOff is Normal (section 5).
 func TestPL41_PullBackOff(t *testing.T) {
 	opts := DefaultOptions()
-	opts.ImagePullBackoff = containerstate.BackoffConfig{Initial: time.Second, Max: time.Minute, ResetAfter: 2 * time.Minute}
+	opts.ImagePullBackoff = containerstate.BackoffOptions{Initial: time.Second, Max: time.Minute, ResetAfter: 2 * time.Minute}
 	pod := onePod("missing:1")
 	s := newSim(t, pod, opts)
 	s.pullOK["missing:1"] = false

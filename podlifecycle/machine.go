@@ -133,7 +133,7 @@ func New(opts Options, pod *v1.Pod) (*Machine, error) {
 	if err := checkPod(pod, ""); err != nil {
 		return nil, err
 	}
-	cfg, _ := opts.CrashLoop.CrashLoopConfig()
+	cfg, _ := opts.CrashLoop.BackoffOptions()
 	crash, _ := containerstate.NewBackoff(cfg)
 	pulls, _ := containerstate.NewBackoff(opts.ImagePullBackoff)
 	m := &Machine{

@@ -27,7 +27,7 @@ type Options struct {
 	// ReduceDefaultCrashLoopBackOffDecay, maxContainerRestartPeriod).
 	CrashLoop containerstate.CrashLoopOptions
 	// ImagePullBackoff shapes image-pull back-off: 10 s doubling to 300 s.
-	ImagePullBackoff containerstate.BackoffConfig
+	ImagePullBackoff containerstate.BackoffOptions
 	// EnsureSecretPulledImages is the KubeletEnsureSecretPulledImages gate
 	// (beta, on): the wording of the Pulled event for a present image.
 	EnsureSecretPulledImages bool
@@ -47,7 +47,7 @@ func DefaultOptions() Options {
 	return Options{
 		Features:                 containerstate.DefaultFeatures(),
 		CrashLoop:                containerstate.DefaultCrashLoopOptions(),
-		ImagePullBackoff:         containerstate.ImagePullConfig(),
+		ImagePullBackoff:         containerstate.DefaultImagePullOptions(),
 		EnsureSecretPulledImages: true,
 		SyncFrequency:            DefaultSyncFrequency,
 		ErrorRequeue:             DefaultErrorRequeue,
@@ -62,7 +62,7 @@ func (o Options) validate() error {
 	if o.ErrorRequeue <= 0 {
 		return &OptionError{Field: "ErrorRequeue", Value: o.ErrorRequeue, Reason: "must be positive"}
 	}
-	if _, err := o.CrashLoop.CrashLoopConfig(); err != nil {
+	if _, err := o.CrashLoop.BackoffOptions(); err != nil {
 		return &OptionError{Field: "CrashLoop", Value: o.CrashLoop, Reason: err.Error()}
 	}
 	if _, err := containerstate.NewBackoff(o.ImagePullBackoff); err != nil {

@@ -215,7 +215,7 @@ func CheckCrashLoopBackoff(tr *Trace) error {
 	if tr == nil || tr.Pod == nil {
 		return nil
 	}
-	cfg, err := tr.Options.Machine.CrashLoop.CrashLoopConfig()
+	cfg, err := tr.Options.Machine.CrashLoop.BackoffOptions()
 	if err != nil {
 		return nil
 	}
