@@ -105,7 +105,12 @@
 //     period.
 //  5. Requeues after a failed sync (pull failures and back-off, config and
 //     create errors, sandbox errors) use Options.ErrorRequeue (10 s) with no
-//     jitter unless Options.Rand is set (up to 50 %).
+//     jitter unless Options.Rand is set (up to 50 %). A failure observation
+//     (ImagePullFailed, ContainerCreateFailed, ContainerStartFailed,
+//     SandboxCreateFailed) is the end of the sync that failed, not a runtime
+//     event: it records its events and schedules the requeue, and syncs
+//     nothing at once; a runtime event or a pod update in the meantime syncs
+//     at once, as in the kubelet.
 //  6. PodReadyToStartContainers: the Step that asks for the sandbox outputs
 //     the status with the condition False; the Step that sees the sandbox
 //     ready outputs the one with it True, before any pull. The two versions

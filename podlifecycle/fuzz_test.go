@@ -3,11 +3,13 @@ package podlifecycle
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 )
 
 // fuzzPod has every kind of container: a regular init container, a sidecar
@@ -37,7 +39,11 @@ func fuzzPod() *v1.Pod {
 func FuzzStep(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
 	f.Add([]byte("\x01\x00\x00\x07\x02\x00\x09\x02\x00\x0b\x02\x01\x20\x0b\x03\x00\x00\xff"))
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(fuzzStep)
+}
+
+func fuzzStep(t *testing.T, data []byte) {
+	{
 		pod := fuzzPod()
 		m, err := New(DefaultOptions(), pod)
 		if err != nil {
@@ -103,6 +109,9 @@ func FuzzStep(f *testing.F) {
 			for i := range res.Statuses {
 				st := &res.Statuses[i]
 				if prev != nil {
+					if got, want := statusEqual(prev, st), equality.Semantic.DeepEqual(*prev, *st); got != want {
+						t.Fatalf("statusEqual %v, semantic equality %v", got, want)
+					}
 					if err := feats.ValidateStatusTransition(&pod.Spec, prev, st); err != nil {
 						t.Fatalf("status refused by the API server: %v", err)
 					}
@@ -113,7 +122,7 @@ func FuzzStep(f *testing.F) {
 				prev = st.DeepCopy()
 			}
 		}
-	})
+	}
 }
 
 func fieldPathOK(s *v1.PodSpec, fp string) bool {
@@ -133,4 +142,23 @@ func fieldPathOK(s *v1.PodSpec, fp string) bool {
 		}
 	}
 	return false
+}
+
+// TestStepRandomInputs runs the fuzz target's body on seeded random inputs,
+// so every run covers what a short fuzzing session would (it found a nil
+// instance for a started container that a later creation in the same
+// batch had pushed out of the machine's window).
+func TestStepRandomInputs(t *testing.T) {
+	n := 2000
+	if testing.Short() {
+		n = 200
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < n; i++ {
+		b := make([]byte, r.IntN(3000))
+		for j := range b {
+			b[j] = byte(r.IntN(256))
+		}
+		fuzzStep(t, b)
+	}
 }

@@ -275,12 +275,17 @@ func TestRule4_5_PullErrorRequeue(t *testing.T) {
 	s.pullOK["missing:1"] = false
 	s.step()
 	s.step()
-	r := s.step()
-	if d := r.NextSync.Sub(s.now); d != 10*time.Second {
-		t.Fatalf("requeue %v", d)
+	r := s.step() // the failure: events, no sync (it is no runtime event)
+	if d := r.NextSync.Sub(s.now); d != 10*time.Second || len(r.Statuses) != 0 || len(r.Actions) != 0 {
+		t.Fatalf("requeue %v, statuses %d, actions %v", d, len(r.Statuses), actionsOf(r))
 	}
+	s.now = r.NextSync
+	r = s.step()
 	if w := waiting(&r.Statuses[0], "foo1"); w != "ErrImagePull: 404" {
-		t.Fatalf("waiting %q", w)
+		t.Fatalf("the status lags one sync (4.3): waiting %q", w)
+	}
+	if got := actionsOf(r); !slices.Equal(got, []string{"PullImage foo1 missing:1 IfNotPresent", "StartContainer foo1"}) {
+		t.Fatalf("back-off of 10 s is over at the requeue: %v", got)
 	}
 }
 
@@ -305,6 +310,7 @@ func TestPL44_MissingPullSecrets(t *testing.T) {
 	if !hasEvent(&r, ReasonFailedToRetrieveImagePullSecret, "Unable to retrieve some image pull secrets (missing); attempting to pull the image may not succeed.") {
 		t.Fatalf("events %v", r.Events)
 	}
+	r, _ = m.Step(r.NextSync, pod, nil)
 	if w := waiting(&r.Statuses[0], "foo1"); !strings.HasPrefix(w, "ErrImagePull") {
 		t.Fatalf("waiting %q", w)
 	}

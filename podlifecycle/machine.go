@@ -96,9 +96,14 @@ type Machine struct {
 	pendingErr bool  // the previous sync had an error (requeue)
 	marked     bool  // AllContainersRestarting was True at the start of the sync (3.2)
 
-	plan    plan
-	scratch []string // IDs created within one batch, for validation
+	plan     plan
+	scratch  []string // IDs created within one batch, for validation
+	retired  [16]retiredID
+	nRetired int
 }
+
+// retiredID is an instance the machine no longer keeps.
+type retiredID struct{ name, id string }
 
 // podSig is what of the API pod the machine reacts to; a change of it is a
 // spec update that syncs at once.
@@ -350,7 +355,7 @@ func (m *Machine) validate(now time.Time, pod *v1.Pod, obs []Observation) error 
 		if o.ContainerID == "" {
 			continue
 		}
-		known := m.ownerOf(o.ContainerID) == o.Container
+		known := m.ownerOf(o.ContainerID) == o.Container || m.isRetired(o.Container, o.ContainerID)
 		for j := 0; !known && j+1 < len(m.scratch); j += 2 {
 			known = m.scratch[j] == o.Container && m.scratch[j+1] == o.ContainerID
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/podphase"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
 )
@@ -103,12 +104,17 @@ func (md *model) emit(o Observation) {
 }
 
 // step runs one Step and checks the invariants on its result.
-func (md *model) step(t *rapid.T) {
+// deliverDue stops the containers whose kill is due.
+func (md *model) deliverDue() {
 	for name, rc := range md.rt {
 		if rc.running && !rc.stopAt.IsZero() && !rc.stopAt.After(md.now) {
 			md.stop(name, 137, false)
 		}
 	}
+}
+
+func (md *model) step(t *rapid.T) {
+	md.deliverDue()
 	obs := md.obs
 	md.obs = nil
 	before := md.m.state
@@ -159,11 +165,21 @@ func (md *model) step(t *rapid.T) {
 			md.terminal = st.Phase
 		}
 		if md.prev != nil {
+			if got, want := statusEqual(md.prev, st), equality.Semantic.DeepEqual(*md.prev, *st); got != want {
+				t.Fatalf("statusEqual %v, semantic equality %v", got, want)
+			}
 			if err := feats.ValidateStatusTransition(&md.pod.Spec, md.prev, st); err != nil {
 				t.Fatalf("invariant: status refused by the API server: %v", err)
 			}
 		}
 		md.prev = st.DeepCopy()
+	}
+	if r.Finished {
+		for name, rc := range md.rt {
+			if rc.running {
+				t.Fatalf("invariant: finished while %s runs", name)
+			}
+		}
 	}
 	for _, a := range r.Actions {
 		if a.Container != "" && !specHas(&md.pod.Spec, a.Container) {
@@ -313,6 +329,9 @@ func (md *model) stop(name string, code int32, crash bool) {
 	if rc == nil || !rc.running {
 		return
 	}
+	// An exit while a kill is pending ends that kill: the kubelet restarts
+	// it with the back-off of the attempt before (4.2 step 1).
+	crash = crash && rc.stopAt.IsZero()
 	rc.running, rc.exitCode, rc.stopAt = false, code, time.Time{}
 	if code != 0 && crash {
 		rc.exits = append(rc.exits, md.now)
@@ -358,6 +377,7 @@ func TestModel(t *testing.T) {
 			"exit": func(t *rapid.T) {
 				n := rapid.SampledFrom(names).Draw(t, "container")
 				md.now = md.now.Add(time.Duration(rapid.IntRange(0, 30).Draw(t, "after")) * time.Second)
+				md.deliverDue()
 				md.exit(n, int32(rapid.SampledFrom([]int{0, 1, 137}).Draw(t, "code")))
 				md.step(t)
 			},

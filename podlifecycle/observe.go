@@ -33,7 +33,7 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		if m.pod.DeletionTimestamp == nil {
 			res.Events = append(res.Events, warning(ReasonFailedCreatePodSandBox, FailedCreatePodSandBoxMessage(o.Message), ""))
 		}
-		m.pendingErr, m.dirty = true, true
+		m.failedSync(at)
 		return
 	case ImagePresent:
 		if !m.images[o.Image] {
@@ -43,6 +43,12 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 	}
 	c := m.find(o.Container)
 	fp := FieldPath(c.kind, c.name)
+	switch o.Kind {
+	case ContainerStarted, ContainerExited, ContainerUnknown, ProbeResult, HookResult:
+		if c.instance(o.ContainerID) == nil {
+			return // a retired instance: nothing of it is kept any more
+		}
+	}
 	switch o.Kind {
 	case ImagePulled:
 		img := o.Image
@@ -71,12 +77,16 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		c.lastPull = c.startErr
 		m.pulls.Next(containerstate.ImagePullKey(m.uid, img), at, at)
 		c.inFlight = false
-		m.pendingErr = true
+		m.failedSync(at)
+		return
 	case ContainerCreated:
 		if c.instance(o.ContainerID) == nil {
 			rc := int32(0)
 			if len(c.insts) > 0 {
 				rc = c.insts[0].restartCount + 1
+			}
+			if len(c.insts) == maxInstances {
+				m.retire(c.name, c.insts[maxInstances-1].id)
 			}
 			c.push(inst{id: o.ContainerID, state: containerstate.RuntimeCreated, created: at,
 				image: c.spec.Image, restartCount: rc, sandbox: m.sb.attempt})
@@ -90,7 +100,8 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		c.setStartErr(reason, o.Message)
 		res.Events = append(res.Events, warning(ReasonFailed, ErrorMessage(o.Message), fp))
 		c.inFlight = false
-		m.pendingErr = true
+		m.failedSync(at)
+		return
 	case ContainerStarted:
 		in := c.instance(o.ContainerID)
 		if in.state == containerstate.RuntimeCreated {
@@ -105,7 +116,8 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		c.setStartErr(containerstate.ReasonRunContainerError, o.Message)
 		res.Events = append(res.Events, warning(ReasonFailed, ErrorMessage(o.Message), fp))
 		c.inFlight = false
-		m.pendingErr = true
+		m.failedSync(at)
+		return
 	case ContainerExited:
 		in := c.instance(o.ContainerID)
 		if in.state != containerstate.RuntimeExited {
@@ -131,7 +143,9 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		if in := c.instance(o.ContainerID); in != nil && in.removing {
 			c.removedByReset = true // 4.4: no back-off for the next start
 		}
-		c.remove(o.ContainerID)
+		if c.remove(o.ContainerID) {
+			m.retire(c.name, o.ContainerID)
+		}
 	case ProbeResult:
 		in := c.instance(o.ContainerID)
 		if in != &c.insts[0] || in.state != containerstate.RuntimeRunning {
@@ -165,6 +179,19 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 	m.dirty = true
 }
 
+// failedSync records that the sync whose call failed at at ended with an
+// error: the failure is no runtime event, so it does not sync at once; the
+// pod worker requeues the pod (rule 4.5, section 15 decision 5).
+func (m *Machine) failedSync(at time.Time) {
+	d := min(m.opts.ErrorRequeue, m.opts.SyncFrequency)
+	if m.opts.Rand != nil {
+		d += time.Duration(m.opts.Rand.Float64() * 0.5 * float64(d))
+	}
+	if t := at.Add(d); m.syncAt.IsZero() || t.Before(m.syncAt) {
+		m.syncAt = t
+	}
+}
+
 // setStartErr stores the reason cache entry of c.
 func (c *ctr) setStartErr(reason, message string) {
 	c.startErr = containerstate.StartError{Reason: reason, Message: message}
@@ -194,14 +221,32 @@ func (c *ctr) push(in inst) {
 	c.insts[0] = in
 }
 
-// remove drops instance id.
-func (c *ctr) remove(id string) {
+// remove drops instance id and reports whether it had it.
+func (c *ctr) remove(id string) bool {
 	for i := range c.insts {
 		if c.insts[i].id == id {
 			c.insts = append(c.insts[:i], c.insts[i+1:]...)
-			return
+			return true
 		}
 	}
+	return false
+}
+
+// retire remembers that instance id of container name is no longer kept,
+// so that late observations of it are accepted and ignored.
+func (m *Machine) retire(name, id string) {
+	m.retired[m.nRetired%len(m.retired)] = retiredID{name: name, id: id}
+	m.nRetired++
+}
+
+// isRetired reports whether id is a retired instance of name.
+func (m *Machine) isRetired(name, id string) bool {
+	for i := range m.retired {
+		if m.retired[i].id == id && m.retired[i].name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // wholeSeconds is d in whole seconds, as the kubelet subtracts time spent.

@@ -6,7 +6,6 @@ import (
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/podphase"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -209,7 +208,7 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 		st.PodIP = m.sb.ip
 		st.PodIPs = []v1.PodIP{{IP: m.sb.ip}}
 	}
-	if m.lastStatus == nil || !equality.Semantic.DeepEqual(*m.lastStatus, st) {
+	if m.lastStatus == nil || !statusEqual(m.lastStatus, &st) {
 		res.Statuses = append(res.Statuses, st)
 		m.lastStatus = &res.Statuses[len(res.Statuses)-1]
 		cp := st.DeepCopy()

@@ -408,6 +408,9 @@ func (m *Machine) execute(now time.Time, res *Result) (crashExpiry, timer time.T
 				res.Actions = append(res.Actions, Action{Kind: RemoveContainer, Container: is[i].name,
 					ContainerKind: containerstate.Init, ContainerID: is[i].insts[j].id})
 			}
+			for j := range is[i].insts {
+				m.retire(is[i].name, is[i].insts[j].id)
+			}
 			is[i].insts = is[i].insts[:0]
 		}
 		res.Actions = append(res.Actions, Action{Kind: CreateSandbox, Attempt: p.attempt})
@@ -604,7 +607,13 @@ func (m *Machine) terminate(now time.Time, res *Result) time.Time {
 	}
 	done := m.killPod(now, override, res)
 	timer := m.progressKills(now, res)
-	if !done {
+	// A start or a sandbox creation under way finishes first, as the
+	// kubelet's sync that issued it blocks until it returns; what it started
+	// is then killed.
+	for i := range m.ctrs {
+		done = done && !m.ctrs[i].inFlight
+	}
+	if !done || m.sb.creating {
 		return timer
 	}
 	if m.sb.ready {

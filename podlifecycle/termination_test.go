@@ -342,3 +342,41 @@ func TestRule4_1_SandboxChanged(t *testing.T) {
 		t.Fatalf("init1 runs again: %v", got)
 	}
 }
+
+// TestRule7_3_DeletionDuringStart: a deletion while a start and the sandbox
+// creation are under way waits for them and kills what they started, so no
+// container or sandbox outlives a finished pod (7.3).
+func TestRule7_3_DeletionDuringStart(t *testing.T) {
+	pod := onePod("busybox:1")
+	m, _ := New(DefaultOptions(), pod)
+	var r Result
+	m.StepTo(t0, pod, nil, &r) // CreateSandbox
+	del := deleted(pod, t0, 5)
+	m.StepTo(t0, del, nil, &r)
+	if r.Finished {
+		t.Fatal("finished while the sandbox is being created")
+	}
+	m.StepTo(t0, del, []Observation{{Kind: SandboxReady, IP: "10.0.0.3"}}, &r)
+	if got := actionsOf(&r); !slices.Equal(got, []string{"KillSandbox attempt=0"}) {
+		t.Fatalf("actions %v", got)
+	}
+	m.StepTo(t0, del, []Observation{{Kind: SandboxNotReady}}, &r)
+	if !r.Finished {
+		t.Fatal("not finished")
+	}
+
+	pod2 := onePod("busybox:1")
+	m2, _ := New(DefaultOptions(), pod2)
+	m2.StepTo(t0, pod2, nil, &r)
+	m2.StepTo(t0, pod2, []Observation{{Kind: SandboxReady, IP: "10.0.0.3"}}, &r) // pull + start issued
+	del2 := deleted(pod2, t0, 5)
+	m2.StepTo(t0, del2, nil, &r)
+	if r.Finished || len(r.Actions) != 0 {
+		t.Fatalf("a start under way: finished %v actions %v", r.Finished, actionsOf(&r))
+	}
+	m2.StepTo(t0, del2, []Observation{{Kind: ImagePulled, Container: "foo1"}, {Kind: ContainerCreated, Container: "foo1", ContainerID: "c://9"},
+		{Kind: ContainerStarted, Container: "foo1", ContainerID: "c://9"}}, &r)
+	if got := actionsOf(&r); !slices.Equal(got, []string{"KillContainer foo1 grace=5s reason=Unknown"}) {
+		t.Fatalf("what started is killed: %v", got)
+	}
+}

@@ -1,0 +1,115 @@
+package podlifecycle
+
+import (
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// statusEqual is equality.Semantic.DeepEqual of two statuses, without
+// reflection for the fields the machine and podphase fill in.
+func statusEqual(a, b *v1.PodStatus) bool {
+	if exotic(a) || exotic(b) {
+		return equality.Semantic.DeepEqual(*a, *b)
+	}
+	return sameStatus(a, b)
+}
+
+// exotic is a status with fields sameStatus does not compare (they come
+// from the API pod's status, which the machine passes through).
+func exotic(s *v1.PodStatus) bool {
+	if s.Resources != nil || len(s.ResourceClaimStatuses) != 0 || s.ExtendedResourceClaimStatus != nil {
+		return true
+	}
+	for _, l := range [3][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses, s.EphemeralContainerStatuses} {
+		for i := range l {
+			c := &l[i]
+			if c.AllocatedResources != nil || c.Resources != nil || len(c.VolumeMounts) != 0 || c.User != nil ||
+				len(c.AllocatedResourcesStatus) != 0 || c.StopSignal != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sameStatus(a, b *v1.PodStatus) bool {
+	if a.Phase != b.Phase || a.Reason != b.Reason || a.Message != b.Message || a.PodIP != b.PodIP ||
+		a.HostIP != b.HostIP || a.NominatedNodeName != b.NominatedNodeName || a.QOSClass != b.QOSClass ||
+		a.ObservedGeneration != b.ObservedGeneration || !sameTimePtr(a.StartTime, b.StartTime) ||
+		len(a.PodIPs) != len(b.PodIPs) || len(a.Conditions) != len(b.Conditions) ||
+		len(a.HostIPs) != len(b.HostIPs) || a.Resize != b.Resize {
+		return false
+	}
+	for i := range a.PodIPs {
+		if a.PodIPs[i] != b.PodIPs[i] {
+			return false
+		}
+	}
+	for i := range a.HostIPs {
+		if a.HostIPs[i] != b.HostIPs[i] {
+			return false
+		}
+	}
+	for i := range a.Conditions {
+		x, y := &a.Conditions[i], &b.Conditions[i]
+		if x.Type != y.Type || x.Status != y.Status || x.Reason != y.Reason || x.Message != y.Message ||
+			x.ObservedGeneration != y.ObservedGeneration || !x.LastTransitionTime.Equal(&y.LastTransitionTime) ||
+			!x.LastProbeTime.Equal(&y.LastProbeTime) {
+			return false
+		}
+	}
+	return sameContainerStatuses(a.InitContainerStatuses, b.InitContainerStatuses) &&
+		sameContainerStatuses(a.ContainerStatuses, b.ContainerStatuses) &&
+		sameContainerStatuses(a.EphemeralContainerStatuses, b.EphemeralContainerStatuses)
+}
+
+func sameTimePtr(a, b *metav1.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(b)
+}
+
+func sameBoolPtr(a, b *bool) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func sameContainerStatuses(a, b []v1.ContainerStatus) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Name != y.Name || x.Ready != y.Ready || x.RestartCount != y.RestartCount || x.Image != y.Image ||
+			x.ImageID != y.ImageID || x.ContainerID != y.ContainerID || !sameBoolPtr(x.Started, y.Started) ||
+			!sameState(&x.State, &y.State) || !sameState(&x.LastTerminationState, &y.LastTerminationState) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameState(a, b *v1.ContainerState) bool {
+	switch {
+	case (a.Waiting == nil) != (b.Waiting == nil), (a.Running == nil) != (b.Running == nil),
+		(a.Terminated == nil) != (b.Terminated == nil):
+		return false
+	}
+	if a.Waiting != nil && *a.Waiting != *b.Waiting {
+		return false
+	}
+	if a.Running != nil && !a.Running.StartedAt.Equal(&b.Running.StartedAt) {
+		return false
+	}
+	if x, y := a.Terminated, b.Terminated; x != nil {
+		if x.ExitCode != y.ExitCode || x.Signal != y.Signal || x.Reason != y.Reason || x.Message != y.Message ||
+			x.ContainerID != y.ContainerID || !x.StartedAt.Equal(&y.StartedAt) || !x.FinishedAt.Equal(&y.FinishedAt) {
+			return false
+		}
+	}
+	return true
+}
