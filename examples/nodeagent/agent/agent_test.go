@@ -668,3 +668,42 @@ func TestClusterOutage(t *testing.T) {
 		t.Errorf("lease %+v not renewed after the outage", l)
 	}
 }
+
+// TestEventsFollowTheMachine checks the events the agent recorded from its machines: every
+// container event carries the field path of a container of its pod, in the list the container
+// is in (spec/podlifecycle.md section 10), and the db pod's containers were started in spec
+// order, init containers first (section 4.1), as its Started events say.
+func TestEventsFollowTheMachine(t *testing.T) {
+	sim := run(t, agent.Config{Seed: 5}, 3*time.Minute)
+	paths := map[string]bool{}
+	for _, st := range sim.Agent.Pods() {
+		for _, c := range st.Pod.Spec.InitContainers {
+			paths[string(st.Pod.UID)+" spec.initContainers{"+c.Name+"}"] = true
+		}
+		for _, c := range st.Pod.Spec.Containers {
+			paths[string(st.Pod.UID)+" spec.containers{"+c.Name+"}"] = true
+		}
+	}
+	for _, e := range sim.Sink.Events() {
+		if e.InvolvedObject.Kind != "Pod" || e.InvolvedObject.FieldPath == "" {
+			continue
+		}
+		if !paths[string(e.InvolvedObject.UID)+" "+e.InvolvedObject.FieldPath] {
+			t.Errorf("event %s %q names %s, not a container of pod %s", e.Reason, e.Message, e.InvolvedObject.FieldPath, e.InvolvedObject.Name)
+		}
+	}
+	db := podNamed(t, sim, "db-0")
+	var order []string
+	var last time.Time
+	for _, e := range eventsOf(sim, db, podlifecycle.ReasonStarted) {
+		order = append(order, e.InvolvedObject.FieldPath)
+		if e.FirstTimestamp.Time.Before(last) {
+			t.Errorf("%s started at %v, before the container before it (%v)", e.InvolvedObject.FieldPath, e.FirstTimestamp.Time, last)
+		}
+		last = e.FirstTimestamp.Time
+	}
+	want := []string{"spec.initContainers{init-permissions}", "spec.initContainers{wait-for-config}", "spec.containers{postgres}"}
+	if !cmp.Equal(order, want) {
+		t.Errorf("db-0 Started events for %q, want %q", order, want)
+	}
+}
