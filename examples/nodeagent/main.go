@@ -1,7 +1,8 @@
 // Command nodeagent runs a simulated node agent built from nodestate's packages, in virtual
-// time: pods through containerstate machines with crash-loop and image-pull back-off, their
-// phase and conditions from podphase, their statuses cached and synced by statussync to an
-// in-memory API server, kubelet events through the events correlator, and the node's
+// time: each pod through a podlifecycle machine (the kubelet's pod worker: init containers,
+// sidecars, crash-loop and image-pull back-off, probes, kills) on a simulated runtime, their
+// statuses cached and synced by statussync to an in-memory API server, the machines' kubelet
+// events through the events broadcaster and its correlator, and the node's
 // conditions and lease from nodecondition. At the end it prints the pods as `kubectl get pods`
 // shows them, the events of the crash-looping pod as `kubectl describe` lists them, and a
 // summary of what went over the wire.

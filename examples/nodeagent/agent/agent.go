@@ -8,10 +8,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/events"
 	"github.com/nodestate/nodestate/nodecondition"
-	"github.com/nodestate/nodestate/podphase"
+	"github.com/nodestate/nodestate/podlifecycle"
 	"github.com/nodestate/nodestate/statussync"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
@@ -90,10 +89,10 @@ type Stats struct {
 // because a newer one was written instead.
 func (s Stats) Coalesced() int { return s.Versions - s.Synced }
 
-// Agent is a simulated node agent: it runs pods through containerstate machines with the
-// kubelet's crash-loop and image-pull back-off, computes their phase and conditions with
-// podphase, caches and syncs their statuses with statussync, records kubelet events through
-// an events broadcaster, and keeps its node healthy with nodecondition's kubelet side.
+// Agent is a simulated node agent: it runs each pod through a podlifecycle machine whose
+// actions a simulated runtime carries out, caches and syncs the statuses the machines produce
+// with statussync, records the machines' kubelet events through an events broadcaster, and
+// keeps its node healthy with nodecondition's kubelet side.
 //
 // The agent runs on one goroutine and starts none. Time is its clock's: with a fake clock
 // (k8s.io/utils/clock/testing) Run moves it from one due instant to the next, so ten minutes
@@ -104,16 +103,13 @@ type Agent struct {
 	cluster   Cluster
 	transport statussync.Transport
 
-	rng    *rand.Rand
-	cache  *statussync.Cache
-	engine *statussync.Engine
-	phase  podphase.Options
-	crash  *containerstate.Backoff
-	pulls  *containerstate.Backoff
-	images map[string]bool
-	// pullFree is when the node's image puller is free again.
-	pullFree time.Time
-	events   *eventRecorder
+	rng       *rand.Rand
+	cache     *statussync.Cache
+	engine    *statussync.Engine
+	lifecycle podlifecycle.Options
+	// images are the images on the node, in the order they were pulled.
+	images []string
+	events *eventRecorder
 
 	kubelet   *nodecondition.Kubelet
 	lease     *nodecondition.LeaseRenewer
@@ -148,22 +144,13 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 	}
 	a := &Agent{
 		cfg: cfg, clock: clk, cluster: cluster, transport: transport,
-		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x6e6f646561676e74)),
-		phase:  podphase.DefaultOptions(),
-		images: map[string]bool{},
-		stats:  Stats{Requests: map[string]int{}},
+		rng:       rand.New(rand.NewPCG(cfg.Seed, 0x6e6f646561676e74)),
+		lifecycle: podlifecycle.DefaultOptions(),
+		stats:     Stats{Requests: map[string]int{}},
 	}
+	// The kubelet's jitter of requeues and first probe delays, drawn from the seed.
+	a.lifecycle.Rand = rand.New(rand.NewPCG(cfg.Seed, 0x6c6966656379636c))
 	var err error
-	crashCfg, err := containerstate.DefaultCrashLoopOptions().BackoffOptions()
-	if err != nil {
-		return nil, err
-	}
-	if a.crash, err = containerstate.NewBackoff(crashCfg); err != nil {
-		return nil, err
-	}
-	if a.pulls, err = containerstate.NewBackoff(containerstate.DefaultImagePullOptions()); err != nil {
-		return nil, err
-	}
 
 	if a.cache, err = statussync.NewCache(statussync.DefaultOptions()); err != nil {
 		return nil, err
@@ -240,14 +227,14 @@ func (a *Agent) Start(ctx context.Context) error {
 		return err
 	}
 	a.nextFull = now.Add(statussync.DefaultFullSyncPeriod)
-	for _, pl := range a.plans {
+	for i, pl := range a.plans {
 		pl.pod.CreationTimestamp = metav1.NewTime(now)
 		created, err := a.cluster.CreatePod(ctx, pl.pod)
 		if err != nil {
 			return fmt.Errorf("agent: create pod %s/%s: %w", pl.pod.Namespace, pl.pod.Name, err)
 		}
 		a.stats.PodsCreated++
-		p, err := a.newPod(pl, created)
+		p, err := a.newPod(pl, created, i)
 		if err != nil {
 			return err
 		}
@@ -295,8 +282,6 @@ func (a *Agent) Step(ctx context.Context) (time.Time, error) {
 	if full {
 		a.nextFull = now.Add(statussync.DefaultFullSyncPeriod)
 	}
-	a.crash.GC(now)
-	a.pulls.GC(now)
 	next := slices.MinFunc([]time.Time{a.nextNode, a.nextRenew, a.nextFull}, time.Time.Compare)
 	if t, ok := a.events.next(); ok && t.Before(next) {
 		next = t
@@ -365,7 +350,7 @@ func (a *Agent) nodeStatus(ctx context.Context, now time.Time) error {
 	a.nextNode = now.Add(nodecondition.DefaultKubeletConfig().StatusUpdateFrequency)
 	ref := &v1.ObjectReference{Kind: "Node", Name: a.cfg.NodeName, UID: types.UID(a.cfg.NodeName)}
 	for _, reason := range r.Events {
-		a.events.record(ctx, now, ref, v1.EventTypeNormal, reason, fmt.Sprintf("Node %s status is now: %s", a.cfg.NodeName, reason))
+		a.events.record(ctx, ref, v1.EventTypeNormal, reason, fmt.Sprintf("Node %s status is now: %s", a.cfg.NodeName, reason))
 	}
 	if !r.Send {
 		return nil
@@ -426,13 +411,16 @@ func (a *Agent) Stats() Stats {
 type PodState struct {
 	// Pod is the pod as the agent created it (spec and metadata).
 	Pod *v1.Pod
-	// Computed is the status podphase generated last, with its explanation.
-	Computed podphase.StatusResult
+	// Computed is the newest status its podlifecycle machine produced.
+	Computed v1.PodStatus
 	// Cached is the status the cache holds for the pod.
 	Cached v1.PodStatus
 	// Version is the cached status version.
 	Version uint64
-	// CrashLooping is true for a pod with a container whose script crashes.
+	// Finished is true once the machine finished the pod and the agent TerminatePod'ed it.
+	Finished bool
+	// CrashLooping is true for a pod with a regular container whose instances exit with an
+	// error.
 	CrashLooping bool
 }
 
@@ -441,9 +429,10 @@ func (a *Agent) Pods() []PodState {
 	out := make([]PodState, 0, len(a.pods))
 	for _, p := range a.pods {
 		cached, _ := a.cache.GetPodStatus(p.api.UID)
-		st := PodState{Pod: p.api.DeepCopy(), Computed: p.last, Cached: cached, Version: a.cache.Version(p.api.UID)}
-		for _, c := range p.ctrs {
-			if c.beh.runFor > 0 && c.beh.exitCode != 0 && !c.init {
+		st := PodState{Pod: p.api.DeepCopy(), Computed: *p.last.DeepCopy(), Cached: cached,
+			Version: a.cache.Version(p.api.UID), Finished: p.finished}
+		for i := range p.api.Spec.Containers {
+			if b := p.behaviors[p.api.Spec.Containers[i].Name]; b.runFor > 0 && b.exitCode != 0 {
 				st.CrashLooping = true
 			}
 		}

@@ -8,36 +8,29 @@
 // image tag does not exist, a Job pod with a log-shipping sidecar, an API Deployment with a
 // migration init container and a readiness probe that fails while it warms up, a StatefulSet
 // pod with two init containers, and web replicas with readiness probes; then the same again
-// with new replicas. Every name, UID, container ID, duration and jitter is drawn from
+// with new replicas. Every name, UID, duration and jitter is drawn from
 // Config.Seed, so a seed decides a run.
 //
 // # How the library is used
 //
-//   - containerstate: one Machine per container moved by the runtime's and the kubelet's
-//     events (pull started, failed, succeeded, created, started, exited, readiness probe
-//     results, back-off); Backoff with the kubelet's crash-loop and image-pull settings decides
-//     when a container may start again, with CrashLoopKey and ImagePullKey.
-//   - podphase: GenerateStatus turns the machines' statuses into the pod's phase and
-//     conditions, Terminal once the pod worker has stopped a Job pod.
+//   - podlifecycle: one Machine per pod decides what the kubelet does with it, one Step per
+//     sync: the init containers one at a time, the sidecar before the next container, the
+//     regular containers, restarts with crash-loop back-off, pulls with image-pull back-off,
+//     readiness probes, and stopping a Job's sidecar once its main container completed. Each
+//     Step's actions go to a simulated runtime (podlifecycletest.Runtime, following the
+//     workload's behaviours), its events to the events recorder with the field path the
+//     machine gives, its status versions to statussync's cache; a finished pod is
+//     TerminatePod'ed. The agent syncs a pod when the runtime has something to report or at
+//     the machine's NextSync, with the kubelet's jitter drawn from Config.Seed.
 //   - statussync: the status goes to a Cache; an Engine writes it through the given Transport,
 //     a fast pass when the cache changed and a full pass every 10 s (SyncOnce in the agent's
-//     time), with the kubelet's GET and PATCH or, with Config.NoGet, the no-GET mode. A finished
-//     pod is TerminatePod'ed.
-//   - events: kubelet events (Pulling, Pulled, Created, Started, Killing, Failed, BackOff,
-//     Unhealthy, with the kubelet's messages and the container's field path) are built by an
-//     events.Recorder and written to the given Sink by an events.Broadcaster, whose queue
-//     correlates them (aggregation, counts, spam filter) and retries failed writes as
-//     client-go does.
+//     time), with the kubelet's GET and PATCH or, with Config.NoGet, the no-GET mode.
+//   - events: the machine's events are built by an events.Recorder and written to the given
+//     Sink by an events.Broadcaster, whose queue correlates them (aggregation, counts, spam
+//     filter) and retries failed writes as client-go does.
 //   - nodecondition: the kubelet side computes the node's conditions every 10 s from an
 //     eviction-signal sample and sends them by its report rule; a LeaseRenewer schedules the
 //     lease renewals.
-//
-// The pod worker follows the kubelet: init containers one at a time (a sidecar counts once
-// started), then every regular container; a container that exited is restarted if its
-// policy allows, through crash-loop back-off; a sync that fails (back-off, failed pull) is
-// retried 10 to 15 s later, which is when the BackOff events repeat; image pulls are
-// serialized; a pod whose regular containers are done for good has its sidecars stopped
-// (Killing) and becomes terminal.
 //
 // # Transport-agnostic
 //
@@ -56,12 +49,16 @@
 //
 // # Where it simplifies
 //
-// The runtime is a script: an instance runs for a set time and exits with a set code, or
-// runs until stopped; a readiness probe fails a set number of times and then passes for good;
-// liveness probes, pod deletion and eviction are not simulated, and the node's signals stay
-// healthy. The events.Broadcaster's sink is added without a goroutine (AddSink): the agent
-// flushes it on its own goroutine after each event and before the clock moves, so the spam
-// filter and the retry waits see virtual time exactly, and a seed decides every count.
+// The runtime is podlifecycletest's simulated one, with the registry's error, the image
+// sizes, the probe output and pod IPs rewritten to what a node would report: an instance runs
+// for a set time and exits with a set code, or runs until stopped; a readiness probe fails for
+// a set number of periods and then passes for good; each pod's pulls run one after the other,
+// but pulls of different pods overlap (a kubelet with serialized pulls would queue them);
+// container IDs are the simulator's. Liveness probes, pod deletion and eviction are not
+// exercised, and the node's signals stay healthy. The events.Broadcaster's sink is added
+// without a goroutine (AddSink): the agent flushes it on its own goroutine after each event
+// and before the clock moves, so the spam filter and the retry waits see virtual time
+// exactly, and a seed decides every count.
 //
 // # Usage
 //

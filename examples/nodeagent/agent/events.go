@@ -8,18 +8,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// Kubelet event reasons (pkg/kubelet/events) used by the agent.
-const (
-	ReasonPulling   = "Pulling"
-	ReasonPulled    = "Pulled"
-	ReasonCreated   = "Created"
-	ReasonStarted   = "Started"
-	ReasonKilling   = "Killing"
-	ReasonFailed    = "Failed"
-	ReasonBackOff   = "BackOff"
-	ReasonUnhealthy = "Unhealthy"
-)
-
 // EventStats counts what happened to the core/v1 events the agent recorded.
 type EventStats struct {
 	// Recorded is the number of events the agent recorded.
@@ -56,7 +44,7 @@ type eventRecorder struct {
 	recorded int
 }
 
-func (w *eventRecorder) record(ctx context.Context, _ time.Time, ref *v1.ObjectReference, eventtype, reason, message string) {
+func (w *eventRecorder) record(ctx context.Context, ref *v1.ObjectReference, eventtype, reason, message string) {
 	w.recorded++
 	_ = w.rec.Record(ref, nil, eventtype, reason, message) // refused and dropped events are counted
 	w.flush(ctx)

@@ -3,405 +3,156 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
-	"github.com/nodestate/nodestate/containerstate"
-	"github.com/nodestate/nodestate/podphase"
+	"github.com/nodestate/nodestate/podlifecycle"
+	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
 	v1 "k8s.io/api/core/v1"
 )
 
-// Kubelet timings the simulation follows.
-const (
-	// errorRequeue is how long the pod worker waits before syncing a pod again after a sync
-	// error (a back-off, a failed pull): the kubelet's backOffPeriod, jittered by up to half.
-	errorRequeue = 10 * time.Second
-)
+// maxSyncsPerInstant bounds the syncs of one pod at one instant: more means the machine keeps
+// asking for a sync with nothing happening, which is a bug, not a pod.
+const maxSyncsPerInstant = 100
 
-// ctrPhase is where the simulated runtime is with a container.
-type ctrPhase uint8
+// probeFailure is the output of a failing readiness probe in the Unhealthy event.
+const probeFailure = "HTTP probe failed with statuscode: 503"
 
-const (
-	ctrIdle    ctrPhase = iota // never started, or held back before (re)starting
-	ctrPulling                 // an image pull is under way
-	ctrRunning                 // an instance runs
-	ctrExited                  // the newest instance exited
-)
-
-// ctr is one container of a pod: the containerstate machine that computes its status and the
-// runtime's view of it.
-type ctr struct {
-	spec    *v1.Container
-	init    bool // an init container (sidecars included)
-	sidecar bool
-	m       *containerstate.Machine
-	beh     behavior
-	ref     *v1.ObjectReference // the event reference, with the container's field path
-
-	phase      ctrPhase
-	instances  int // instances created so far
-	id         string
-	pullStart  time.Time
-	pullDone   time.Time
-	exitAt     time.Time // zero: runs until stopped
-	finishedAt time.Time
-	probeAt    time.Time // next readiness probe; zero: none due
-	probes     int       // readiness probes run
-	lastPull   struct{ reason, message string }
-}
-
-func (c *ctr) needsProbe() bool { return c.spec.ReadinessProbe != nil }
-
-// pod is one pod the agent runs: its API object, its containers and the pod worker's schedule.
+// pod is one pod the agent runs: its API object, the podlifecycle machine that decides what
+// the kubelet does with it, and the simulated runtime that carries the decisions out.
 type pod struct {
 	api       *v1.Pod // as the server stored it at creation
-	cpod      containerstate.Pod
-	ctrs      []*ctr // init containers in spec order, then regular containers
-	nextSync  time.Time
-	dirty     bool // some container changed since the status was last set
-	terminal  bool // the pod worker terminated the pod
-	finished  bool // the final status is cached
-	startedAt time.Time
-	last      podphase.StatusResult // the last status computed
-	lastSet   v1.PodStatus          // the status the cache returned for it
+	m         *podlifecycle.Machine
+	rt        *podlifecycletest.Runtime
+	behaviors map[string]behavior
+	ip        string
+	res       podlifecycle.Result // reused by every sync
+	told      int                 // how many of the node's images the machine was told of
+	synced    bool                // the machine synced at least once
+	nextSync  time.Time           // the machine's NextSync
+	finished  bool                // the final status is cached and TerminatePod'ed
+	last      v1.PodStatus        // the newest status the machine produced
 }
 
-// wake returns when the pod next has something to do.
+// wake returns when the pod next has something to do, zero for never.
 func (p *pod) wake() time.Time {
-	w := p.nextSync
-	for _, c := range p.ctrs {
-		for _, t := range []time.Time{c.pullDone, c.exitAt, c.probeAt} {
-			if !t.IsZero() && (w.IsZero() || t.Before(w)) {
-				w = t
-			}
-		}
+	if p.finished {
+		return time.Time{}
+	}
+	w, r := p.nextSync, p.rt.Next()
+	if w.IsZero() || (!r.IsZero() && r.Before(w)) {
+		w = r
 	}
 	return w
 }
 
-func (a *Agent) newPod(pl plan, api *v1.Pod) (*pod, error) {
-	p := &pod{api: api, startedAt: a.clock.Now()}
-	p.cpod = containerstate.Pod{Spec: &api.Spec, Name: api.Name, Namespace: api.Namespace, UID: api.UID}
-	add := func(list []v1.Container, field string, init bool) error {
-		for i := range list {
-			spec := &list[i]
-			m, err := containerstate.NewMachine(containerstate.DefaultOptions(), p.cpod, spec.Name)
-			if err != nil {
-				return err
-			}
-			p.ctrs = append(p.ctrs, &ctr{
-				spec: spec, init: init, sidecar: containerstate.IsSidecar(spec) && init, m: m, beh: pl.behaviors[spec.Name],
-				ref: &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: api.Namespace, Name: api.Name, UID: api.UID,
-					FieldPath: fmt.Sprintf("%s{%s}", field, spec.Name)},
-			})
-		}
-		return nil
-	}
-	if err := add(api.Spec.InitContainers, "spec.initContainers", true); err != nil {
-		return nil, err
-	}
-	if err := add(api.Spec.Containers, "spec.containers", false); err != nil {
-		return nil, err
-	}
-	p.nextSync = p.startedAt
-	return p, nil
-}
-
-// advance runs everything of the pod that is due at now: the runtime's timed happenings (a pull
-// completing, an instance exiting, a readiness probe) and, when the pod worker is due or a
-// container changed, a sync of the pod. It caches the new status when something changed.
-func (a *Agent) advance(ctx context.Context, p *pod, now time.Time) error {
-	if p.finished {
-		return nil
-	}
-	sync := !p.nextSync.IsZero() && !now.Before(p.nextSync)
-	for _, c := range p.ctrs {
-		if !c.pullDone.IsZero() && !now.Before(c.pullDone) {
-			c.pullDone = time.Time{}
-			ok, err := a.pulled(ctx, p, c, now)
-			if err != nil {
-				return err
-			}
-			// A failed pull fails the pod's sync: the pod worker tries again after its
-			// requeue delay, so the API sees ErrImagePull until then.
-			sync = sync || ok
-		}
-		if !c.exitAt.IsZero() && !now.Before(c.exitAt) {
-			if err := a.exit(p, c, now, c.beh.exitCode); err != nil {
-				return err
-			}
-			sync = true // the runtime's exit event makes the kubelet sync the pod at once
-		}
-		if !c.probeAt.IsZero() && !now.Before(c.probeAt) {
-			if err := a.probe(ctx, p, c, now); err != nil {
-				return err
-			}
-		}
-	}
-	if sync {
-		p.nextSync = time.Time{}
-		if err := a.syncPod(ctx, p, now); err != nil {
-			return err
-		}
-	}
-	if p.dirty {
-		p.dirty = false
-		return a.setStatus(p, now)
-	}
-	return nil
-}
-
-// syncPod is the pod worker's sync: start the next init container, or every regular container
-// once the pod has initialized; restart what may restart, through crash-loop back-off; and
-// terminate the pod when its regular containers are done for good.
-func (a *Agent) syncPod(ctx context.Context, p *pod, now time.Time) error {
-	if p.terminal {
-		return nil
-	}
-	initialized := true
-	for _, c := range p.ctrs {
-		if !c.init {
-			continue
-		}
-		switch {
-		case c.sidecar && c.phase == ctrRunning:
-			continue // a started sidecar lets the next init container start
-		case !c.sidecar && c.phase == ctrExited && c.m.Status().State.Terminated != nil && c.m.Status().State.Terminated.ExitCode == 0:
-			continue // a completed init container
-		}
-		initialized = false
-		if !c.sidecar && c.phase == ctrExited && !c.m.ShouldBeRestarted() {
-			return a.terminate(ctx, p, now) // a failed init container the policy does not restart
-		}
-		if err := a.ensureStarted(ctx, p, c, now); err != nil {
-			return err
-		}
-		break
-	}
-	if !initialized {
-		return nil
-	}
-	done := true
-	for _, c := range p.ctrs {
-		if c.init {
-			continue
-		}
-		if c.phase == ctrExited && !c.m.ShouldBeRestarted() {
-			continue
-		}
-		done = false
-		if err := a.ensureStarted(ctx, p, c, now); err != nil {
-			return err
-		}
-	}
-	if done {
-		return a.terminate(ctx, p, now)
-	}
-	return nil
-}
-
-// ensureStarted starts c unless it runs or is being pulled: through crash-loop back-off when
-// an instance exited before, and through the image pull.
-func (a *Agent) ensureStarted(ctx context.Context, p *pod, c *ctr, now time.Time) error {
-	switch c.phase {
-	case ctrRunning, ctrPulling:
-		return nil
-	case ctrExited:
-		if !c.m.ShouldBeRestarted() {
-			return nil
-		}
-		key := containerstate.CrashLoopKey(p.api.Name, p.api.Namespace, p.api.UID, c.spec)
-		if delay, _, blocked := a.crash.CrashLoop(key, c.finishedAt, now); blocked {
-			a.events.record(ctx, now, c.ref, v1.EventTypeWarning, ReasonBackOff,
-				fmt.Sprintf("Back-off restarting failed container %s in pod %s_%s(%s)", c.spec.Name, p.api.Name, p.api.Namespace, p.api.UID))
-			if err := a.step(p, c, containerstate.BackOffEvent(now, delay, c.spec.Name, p.api.Name, p.api.Namespace, p.api.UID)); err != nil {
-				return err
-			}
-			a.requeue(p, now)
-			return nil
-		}
-	}
-	img := c.spec.Image
-	if a.images[img] && c.spec.ImagePullPolicy != v1.PullAlways {
-		a.events.record(ctx, now, c.ref, v1.EventTypeNormal, ReasonPulled,
-			fmt.Sprintf("Container image %q already present on machine and can be accessed by the pod", img))
-		return a.createStart(ctx, p, c, now)
-	}
-	key := containerstate.ImagePullKey(p.api.UID, img)
-	if a.pulls.ImagePull(key, now) {
-		a.events.record(ctx, now, c.ref, v1.EventTypeNormal, ReasonBackOff, fmt.Sprintf("Back-off pulling image %q", img))
-		a.events.record(ctx, now, c.ref, v1.EventTypeWarning, ReasonFailed, "Error: "+containerstate.ReasonImagePullBackOff)
-		if err := a.step(p, c, containerstate.PullBackOffEvent(now, img, c.lastPull.reason, c.lastPull.message)); err != nil {
-			return err
-		}
-		a.requeue(p, now)
-		return nil
-	}
-	a.events.record(ctx, now, c.ref, v1.EventTypeNormal, ReasonPulling, fmt.Sprintf("Pulling image %q", img))
-	if err := a.step(p, c, containerstate.Event{Kind: containerstate.PullStarted, At: now}); err != nil {
-		return err
-	}
-	// The kubelet pulls one image at a time (serializeImagePulls): a pull waits for the one
-	// before it.
-	start := now
-	if a.pullFree.After(start) {
-		start = a.pullFree
-	}
-	c.phase, c.pullStart, c.pullDone = ctrPulling, now, start.Add(c.beh.pullTime)
-	a.pullFree = c.pullDone
-	return nil
-}
-
-// pulled ends an image pull: a failure is ErrImagePull and feeds image-pull back-off; a success
-// creates and starts the container at once. It reports whether the pull succeeded.
-func (a *Agent) pulled(ctx context.Context, p *pod, c *ctr, now time.Time) (bool, error) {
-	img := c.spec.Image
-	c.phase = ctrIdle
-	if c.beh.pullError != "" {
-		ev := containerstate.PullErrorEvent(now, img, c.beh.pullError)
-		c.lastPull.reason, c.lastPull.message = ev.Reason, ev.Message
-		a.events.record(ctx, now, c.ref, v1.EventTypeWarning, ReasonFailed, fmt.Sprintf("Failed to pull image %q: %s", img, c.beh.pullError))
-		a.events.record(ctx, now, c.ref, v1.EventTypeWarning, ReasonFailed, "Error: "+ev.Reason)
-		a.pulls.Next(containerstate.ImagePullKey(p.api.UID, img), now, now)
-		if err := a.step(p, c, ev); err != nil {
-			return false, err
-		}
-		a.requeue(p, now)
-		return false, nil
-	}
-	a.images[img] = true
-	a.events.record(ctx, now, c.ref, v1.EventTypeNormal, ReasonPulled,
-		fmt.Sprintf("Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.", img, c.beh.pullTime, now.Sub(c.pullStart), c.beh.imageSize))
-	if err := a.step(p, c, containerstate.Event{Kind: containerstate.PullSucceeded, At: now, Image: img, ImageID: imageID(img)}); err != nil {
-		return false, err
-	}
-	return true, a.createStart(ctx, p, c, now)
-}
-
-func imageID(img string) string { return img + "@sha256:" + fmt.Sprintf("%064x", len(img)*2654435761) }
-
-// createStart creates and starts a new instance of c.
-func (a *Agent) createStart(ctx context.Context, p *pod, c *ctr, now time.Time) error {
-	c.instances++
-	c.id = fmt.Sprintf("containerd://%s", hexSuffix(a.rng, 64))
-	if err := a.step(p, c, containerstate.Event{Kind: containerstate.Created, At: now, ContainerID: c.id, Image: c.spec.Image, ImageID: imageID(c.spec.Image)}); err != nil {
-		return err
-	}
-	a.events.record(ctx, now, c.ref, v1.EventTypeNormal, ReasonCreated, "Container created")
-	if err := a.step(p, c, containerstate.Event{Kind: containerstate.Started, At: now, ContainerID: c.id}); err != nil {
-		return err
-	}
-	a.events.record(ctx, now, c.ref, v1.EventTypeNormal, ReasonStarted, "Container started")
-	c.phase = ctrRunning
-	if c.beh.runFor > 0 {
-		c.exitAt = now.Add(c.beh.runFor)
-	}
-	if c.needsProbe() && !c.m.Ready() {
-		c.probeAt = now.Add(time.Duration(c.spec.ReadinessProbe.InitialDelaySeconds) * time.Second)
-	}
-	if !c.init && !p.cpod.RegularContainerCreated {
-		p.cpod.RegularContainerCreated = true
-		for _, o := range p.ctrs {
-			if err := a.step(p, o, containerstate.Event{Kind: containerstate.PodChanged, At: now, Pod: p.cpod.PodFacts}); err != nil {
-				return err
-			}
-		}
-	}
-	// The pod worker syncs again when the container is running: the next init container or
-	// the regular containers may start.
-	if c.init {
-		p.nextSync = now
-	}
-	return nil
-}
-
-// exit ends the running instance of c with code.
-func (a *Agent) exit(p *pod, c *ctr, now time.Time, code int32) error {
-	c.exitAt, c.probeAt = time.Time{}, time.Time{}
-	c.phase, c.finishedAt = ctrExited, now
-	return a.step(p, c, containerstate.ExitedEvent(now, c.id, code))
-}
-
-// probe runs one readiness probe of c.
-func (a *Agent) probe(ctx context.Context, p *pod, c *ctr, now time.Time) error {
-	c.probes++
-	if c.probes <= c.beh.failingProbes {
-		a.events.record(ctx, now, c.ref, v1.EventTypeWarning, ReasonUnhealthy, "Readiness probe failed: HTTP probe failed with statuscode: 503")
-		c.probeAt = now.Add(time.Duration(c.spec.ReadinessProbe.PeriodSeconds) * time.Second)
-		return a.step(p, c, containerstate.Event{Kind: containerstate.ReadinessProbe, At: now, Result: containerstate.ProbeFailure})
-	}
-	c.probeAt = time.Time{} // healthy from now on
-	return a.step(p, c, containerstate.Event{Kind: containerstate.ReadinessProbe, At: now, Result: containerstate.ProbeSuccess})
-}
-
-// terminate stops a pod whose regular containers are done for good: the kubelet stops its
-// sidecars (Killing), then the pod is terminal and its final status is cached.
-func (a *Agent) terminate(ctx context.Context, p *pod, now time.Time) error {
-	for i := len(p.ctrs) - 1; i >= 0; i-- {
-		c := p.ctrs[i]
-		if c.phase != ctrRunning {
-			continue
-		}
-		a.events.record(ctx, now, c.ref, v1.EventTypeNormal, ReasonKilling, "Stopping container "+c.spec.Name)
-		if err := a.exit(p, c, now, 0); err != nil {
-			return err
-		}
-	}
-	p.terminal = true
-	p.dirty = true
-	return nil
-}
-
-func (a *Agent) step(p *pod, c *ctr, ev containerstate.Event) error {
-	if err := c.m.Step(ev); err != nil {
-		return fmt.Errorf("agent: pod %s/%s: %w", p.api.Namespace, p.api.Name, err)
-	}
-	p.dirty = true
-	return nil
-}
-
-// requeue makes the pod worker sync p again after a sync error.
-func (a *Agent) requeue(p *pod, now time.Time) {
-	d := errorRequeue + time.Duration(a.rng.Int64N(int64(errorRequeue/2))).Truncate(100*time.Millisecond)
-	p.nextSync = now.Add(d)
-}
-
-// setStatus computes the pod's status with podphase from its container machines and caches it.
-func (a *Agent) setStatus(p *pod, now time.Time) error {
-	var inits, regular []v1.ContainerStatus
-	for _, c := range p.ctrs {
-		if c.init {
-			inits = append(inits, c.m.Status())
-		} else {
-			regular = append(regular, c.m.Status())
-		}
-	}
-	var old *v1.PodStatus
-	if cached, ok := a.cache.GetPodStatus(p.api.UID); ok {
-		old = &cached
-	}
-	res, err := a.phase.GenerateStatus(podphase.StatusInput{
-		Input: podphase.Input{Pod: p.api, Terminal: p.terminal},
-		Old:   old, InitContainerStatuses: inits, ContainerStatuses: regular, Now: now,
-	})
+func (a *Agent) newPod(pl plan, api *v1.Pod, index int) (*pod, error) {
+	rt, err := podlifecycletest.NewRuntime(api, pl.runtimeBehaviours())
 	if err != nil {
-		return fmt.Errorf("agent: pod %s/%s: %w", p.api.Namespace, p.api.Name, err)
+		return nil, fmt.Errorf("agent: pod %s/%s: %w", api.Namespace, api.Name, err)
 	}
+	m, err := podlifecycle.New(a.lifecycle, api)
+	if err != nil {
+		return nil, fmt.Errorf("agent: pod %s/%s: %w", api.Namespace, api.Name, err)
+	}
+	return &pod{api: api, m: m, rt: rt, behaviors: pl.behaviors,
+		ip: fmt.Sprintf("10.244.%d.%d", 1+index/250, 2+index%250)}, nil
+}
+
+// observe returns what the runtime observed of p up to now, in the words a node's runtime
+// would use (the registry's error, the image's size, the probe's output, the pod's IP), after
+// the images other pods pulled onto the node.
+func (a *Agent) observe(p *pod, now time.Time) []podlifecycle.Observation {
+	var obs []podlifecycle.Observation
+	for ; p.told < len(a.images); p.told++ {
+		if img := a.images[p.told]; usesImage(p.api, img) {
+			obs = append(obs, podlifecycle.Observation{Kind: podlifecycle.ImagePresent, Image: img})
+		}
+	}
+	for _, o := range p.rt.Due(now) {
+		b := p.behaviors[o.Container]
+		switch o.Kind {
+		case podlifecycle.SandboxReady:
+			o.IP = p.ip
+		case podlifecycle.ImagePullFailed:
+			if b.pullError != "" {
+				o.Message = b.pullError
+			}
+		case podlifecycle.ImagePulled:
+			o.Size = b.imageSize
+			if !slices.Contains(a.images, o.Image) {
+				a.images = append(a.images, o.Image)
+				p.told++ // p learns it from its own pull
+			}
+		case podlifecycle.ProbeResult:
+			if o.Outcome == podlifecycle.ProbeFailure {
+				o.Message = probeFailure
+			}
+		}
+		obs = append(obs, o)
+	}
+	return obs
+}
+
+func usesImage(api *v1.Pod, img string) bool {
+	for _, list := range [][]v1.Container{api.Spec.InitContainers, api.Spec.Containers} {
+		for i := range list {
+			if list[i].Image == img {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// advance syncs p as often as is due at now: whenever the runtime has something to report or
+// the machine asked for a sync. Each sync's actions go to the runtime, its events to the
+// recorder, its statuses to the cache; a finished pod is TerminatePod'ed.
+func (a *Agent) advance(ctx context.Context, p *pod, now time.Time) error {
+	for i := 0; !p.finished; i++ {
+		obs := a.observe(p, now)
+		if len(obs) == 0 && p.synced && now.Before(p.nextSync) {
+			return nil
+		}
+		if i == maxSyncsPerInstant {
+			return fmt.Errorf("agent: pod %s/%s: %d syncs at %v without progress", p.api.Namespace, p.api.Name, i, now)
+		}
+		if err := p.m.StepTo(now, p.api, obs, &p.res); err != nil {
+			return fmt.Errorf("agent: pod %s/%s: %w", p.api.Namespace, p.api.Name, err)
+		}
+		p.synced, p.nextSync = true, p.res.NextSync
+		p.rt.Do(now, p.res.Actions)
+		for _, e := range p.res.Events {
+			ref := &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.api.Namespace, Name: p.api.Name,
+				UID: p.api.UID, FieldPath: e.FieldPath}
+			a.events.record(ctx, ref, e.Type, e.Reason, e.Message)
+		}
+		for i := range p.res.Statuses {
+			if err := a.setStatus(p, p.res.Statuses[i], now); err != nil {
+				return err
+			}
+		}
+		if p.res.Finished {
+			if err := a.cache.TerminatePod(p.api, now); err != nil {
+				return fmt.Errorf("agent: pod %s/%s: %w", p.api.Namespace, p.api.Name, err)
+			}
+			a.stats.Versions++
+			p.finished = true
+		}
+	}
+	return nil
+}
+
+// setStatus caches one status version the machine produced.
+func (a *Agent) setStatus(p *pod, st v1.PodStatus, now time.Time) error {
 	a.stats.StatusesSet++
-	set, stored, err := a.cache.SetPodStatus(p.api, res.Status, now)
+	_, stored, err := a.cache.SetPodStatus(p.api, st, now)
 	if err != nil {
 		return fmt.Errorf("agent: pod %s/%s: %w", p.api.Namespace, p.api.Name, err)
 	}
 	if stored {
 		a.stats.Versions++
 	}
-	p.last, p.lastSet = res, set
-	if p.terminal {
-		if err := a.cache.TerminatePod(p.api, now); err != nil {
-			return fmt.Errorf("agent: pod %s/%s: %w", p.api.Namespace, p.api.Name, err)
-		}
-		a.stats.Versions++
-		p.finished = true
-		p.lastSet, _ = a.cache.GetPodStatus(p.api.UID)
-	}
+	p.last = *st.DeepCopy()
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/nodestate/nodestate/podlifecycle"
+	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,6 +34,28 @@ type behavior struct {
 type plan struct {
 	pod       *v1.Pod
 	behaviors map[string]behavior
+}
+
+// runtimeBehaviours are the plan's behaviours for the simulated runtime. A readiness probe
+// ticks at initialDelaySeconds (plus the kubelet's random first delay of less than a period)
+// and then every period, so a failure window of failingProbes periods after the delay fails
+// exactly the first failingProbes probes.
+func (pl plan) runtimeBehaviours() podlifecycletest.Behaviours {
+	bs := podlifecycletest.Behaviours{}
+	for _, list := range [][]v1.Container{pl.pod.Spec.InitContainers, pl.pod.Spec.Containers} {
+		for i := range list {
+			c := &list[i]
+			b := pl.behaviors[c.Name]
+			rb := podlifecycletest.Behaviour{Exits: b.runFor > 0, Run: b.runFor, ExitCode: b.exitCode,
+				PullAlwaysFails: b.pullError != "", PullTime: b.pullTime}
+			if pr := c.ReadinessProbe; pr != nil && b.failingProbes > 0 {
+				rb.Probes = []podlifecycletest.ProbeWindow{{Probe: podlifecycle.Readiness, Outcome: podlifecycle.ProbeFailure,
+					To: time.Duration(pr.InitialDelaySeconds+int32(b.failingProbes)*pr.PeriodSeconds) * time.Second}}
+			}
+			bs[c.Name] = rb
+		}
+	}
+	return bs
 }
 
 // The images the workloads use. The node has none of them at start.
