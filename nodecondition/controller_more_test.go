@@ -170,7 +170,7 @@ func TestLeavingFullDisruptionResetsProbes(t *testing.T) {
 
 func TestPartialDisruptionRates(t *testing.T) {
 	run := func(total, unknown int) (tainted []int) {
-		c, _ := nc.NewController(nc.DefaultControllerConfig())
+		c, _ := nc.NewController(nc.DefaultControllerOptions())
 		for i := range total {
 			st := v1.ConditionTrue
 			if i < unknown {
@@ -228,7 +228,7 @@ func TestTaintingRetriesMissingReady(t *testing.T) {
 	for _, tc := range p.Taints {
 		got = append(got, tc.Taint.Key+":"+string(tc.Taint.Effect))
 	}
-	if !cmp.Equal(got, []string{taintNotReadyNE}) {
+	if !cmp.Equal(got, []string{"node.kubernetes.io/not-ready:NoExecute"}) {
 		t.Errorf("3.5: at 50 ms the retry taints not-ready:NoExecute, got %v", got)
 	}
 }
@@ -259,11 +259,11 @@ func TestPodWorkersMarkNewPods(t *testing.T) {
 }
 
 func TestControllerRejectsBadInput(t *testing.T) {
-	c, _ := nc.NewController(nc.DefaultControllerConfig())
-	if _, err := c.UpsertNode(t12, nil); !errors.Is(err, nc.ErrInvalidConfig) {
+	c, _ := nc.NewController(nc.DefaultControllerOptions())
+	if _, err := c.UpsertNode(t12, nil); !errors.Is(err, nc.ErrInvalidInput) {
 		t.Errorf("nil node: %v", err)
 	}
-	if _, err := c.UpdateStatus(t12, "ghost", nil); !errors.Is(err, nc.ErrInvalidConfig) {
+	if _, err := c.UpdateStatus(t12, "ghost", nil); !errors.Is(err, nc.ErrInvalidInput) {
 		t.Errorf("unknown node: %v", err)
 	}
 	c.Monitor(t12, nil)
@@ -274,15 +274,15 @@ func TestControllerRejectsBadInput(t *testing.T) {
 	if _, err := c.Taint(t12.Add(-time.Second)); !errors.As(err, &te) || te.Op != "Taint" {
 		t.Errorf("Taint backwards: %v", err)
 	}
-	for _, cfg := range []func(*nc.ControllerConfig){
-		func(c *nc.ControllerConfig) { c.GracePeriod = 0 },
-		func(c *nc.ControllerConfig) { c.EvictionRate = -1 },
-		func(c *nc.ControllerConfig) { c.UnhealthyZoneThreshold = 1.5 },
-		func(c *nc.ControllerConfig) { c.LargeClusterThreshold = -1 },
+	for _, cfg := range []func(*nc.ControllerOptions){
+		func(c *nc.ControllerOptions) { c.GracePeriod = 0 },
+		func(c *nc.ControllerOptions) { c.EvictionRate = -1 },
+		func(c *nc.ControllerOptions) { c.UnhealthyZoneThreshold = 1.5 },
+		func(c *nc.ControllerOptions) { c.LargeClusterThreshold = -1 },
 	} {
-		x := nc.DefaultControllerConfig()
+		x := nc.DefaultControllerOptions()
 		cfg(&x)
-		if _, err := nc.NewController(x); !errors.Is(err, nc.ErrInvalidConfig) {
+		if _, err := nc.NewController(x); !errors.Is(err, nc.ErrInvalidOptions) {
 			t.Errorf("config %+v accepted: %v", x, err)
 		}
 	}
