@@ -40,13 +40,13 @@ func Outages(horizon time.Duration, max int) *rapid.Generator[[]sim.Interval] {
 
 // ShortOutages generates outage spans no longer than maxLen, so that a node
 // with them keeps heartbeating within a grace period longer than maxLen plus
-// the renew interval and the monitor period.
+// the renew interval and the monitor period. A maxLen under a second gives none.
 func ShortOutages(horizon, maxLen time.Duration, max int) *rapid.Generator[[]sim.Interval] {
 	return rapid.Custom(func(t *rapid.T) []sim.Interval {
 		n := rapid.IntRange(0, max).Draw(t, "outages")
 		var out []sim.Interval
 		cur := time.Duration(0)
-		for i := 0; i < n; i++ {
+		for i := 0; i < n && maxLen >= time.Second; i++ {
 			from := cur + time.Duration(rapid.IntRange(1, 120).Draw(t, "gap"))*time.Second
 			to := from + time.Duration(rapid.IntRange(1, int(maxLen/time.Second)).Draw(t, "length"))*time.Second
 			if to >= horizon {
