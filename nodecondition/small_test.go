@@ -102,7 +102,7 @@ func TestTolerates(t *testing.T) {
 	}
 }
 
-func TestConfigValidation(t *testing.T) {
+func TestOptionValidation(t *testing.T) {
 	bad := []struct {
 		id   string
 		edit func(*nc.KubeletOptions)

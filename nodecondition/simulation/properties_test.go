@@ -142,9 +142,23 @@ func FuzzParseIntervals(f *testing.F) {
 	})
 }
 
-// BenchmarkSimulateKubeletStops runs the kubelet-stops scenario end to end.
+// BenchmarkSimulateKubeletStops runs the kubelet-stops scenario end to end,
+// with its window over 10 monitor phases (11 simulations).
 func BenchmarkSimulateKubeletStops(b *testing.B) {
 	s := sim.ScenarioKubeletStops()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := sim.Simulate(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSimulateKubeletStopsOneRun runs the kubelet-stops scenario once,
+// without the window's extra runs (the work of one simulation).
+func BenchmarkSimulateKubeletStopsOneRun(b *testing.B) {
+	s := sim.ScenarioKubeletStops()
+	s.WindowPhases = 0
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := sim.Simulate(s); err != nil {
