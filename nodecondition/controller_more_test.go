@@ -169,7 +169,7 @@ func TestLeavingFullDisruptionResetsProbes(t *testing.T) {
 }
 
 func TestPartialDisruptionRates(t *testing.T) {
-	run := func(total, unknown int) (tainted []int) {
+	run := func(total, unknown int) (tainted []int, rate float64) {
 		c, _ := nc.NewController(nc.DefaultControllerOptions())
 		for i := range total {
 			st := v1.ConditionTrue
@@ -189,22 +189,29 @@ func TestPartialDisruptionRates(t *testing.T) {
 			}
 			tainted = append(tainted, n)
 		}
-		return tainted
+		rate, _ = c.ZoneRate("r/z")
+		return tainted, rate
 	}
 	tests := []struct {
 		id            string
 		total, unknwn int
 		want          []int
+		rate          float64
 		reason        string
 	}{
-		{"3.6 small partial", 4, 3, []int{0, 0, 0}, "PartialDisruption with at most 50 nodes stops tainting (rate 0)"},
-		{"3.6 large partial", 60, 40, []int{1, 0, 1}, "PartialDisruption with more than 50 nodes taints at 0.01/s: the swapped limiter starts with the old token"},
-		{"3.6 normal", 10, 2, []int{1, 1, 0}, "Normal taints at 0.1/s, burst 1: one now, the other once a token is back"},
+		{"3.6 small partial", 4, 3, []int{0, 0, 0}, 0, "PartialDisruption with at most 50 nodes stops tainting (rate 0)"},
+		{"3.6 large partial", 60, 40, []int{1, 0, 1}, 0.01, "PartialDisruption with more than 50 nodes taints at 0.01/s: the swapped limiter starts with the old token"},
+		{"3.6 normal", 10, 2, []int{1, 1, 0}, 0.1, "Normal taints at 0.1/s, burst 1: one now, the other once a token is back"},
 	}
 	for _, tt := range tests {
-		if got := run(tt.total, tt.unknwn); !cmp.Equal(got, tt.want) {
-			t.Errorf("%s: NoExecute taints per tainting pass = %v, want %v (%s)", tt.id, got, tt.want, tt.reason)
+		got, rate := run(tt.total, tt.unknwn)
+		if !cmp.Equal(got, tt.want) || rate != tt.rate {
+			t.Errorf("%s: NoExecute taints per tainting pass = %v at ZoneRate %v, want %v at %v (%s)", tt.id, got, rate, tt.want, tt.rate, tt.reason)
 		}
+	}
+	var c nc.Controller
+	if _, ok := c.ZoneRate("r/z"); ok {
+		t.Error("a zero Controller has no zone")
 	}
 }
 

@@ -87,6 +87,13 @@
 //	pass, _ = c.Taint(now)                  // every 100 ms
 //	for _, t := range pass.Taints { /* patch the node */ }
 //
+// or, with the loop written once:
+//
+//	r, _ := nodecondition.NewRunner(nodecondition.DefaultRunnerOptions(), c, nodes, pods, deleter)
+//	go r.Run(ctx)                  // monitor, taint and delete on the clock
+//	r.UpsertNode(ctx, node)        // from the informers, at any time
+//	r.UpsertLease(node.Name, renewTime, rv)
+//
 // # Where nodestate differs
 //
 //   - The live Lease lookup of the circuit breaker is the LeaseLookup passed

@@ -42,7 +42,8 @@ type RunnerOptions struct {
 	// Clock drives the loops; nil is clock.RealClock{}.
 	Clock clock.Clock
 	// Leases is the live Lease lookup of the lease circuit breaker; nil means
-	// the controller's view is current.
+	// the controller's view is current. It is called during the monitor pass,
+	// with the Runner's lock held, so it should answer quickly.
 	Leases LeaseLookup
 }
 
