@@ -194,3 +194,52 @@ func TestRunnerRejects(t *testing.T) {
 		t.Errorf("zero Runner: Run = %v", err)
 	}
 }
+
+func TestRunnerInformers(t *testing.T) {
+	// Without Run: the informer side writes what the node-update handler and
+	// the taint-eviction controller decide at once (spec/nodecondition.md
+	// sections 3.5 and 3.7).
+	fc := clocktesting.NewFakeClock(t12)
+	api := &apiRecorder{clk: fc}
+	c, _ := nc.NewController(nc.DefaultControllerOptions())
+	r, err := nc.NewRunner(nc.RunnerOptions{Clock: fc}, c, api, api, api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ready := node("n", t2012, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12))
+	ready.Spec.Taints = []v1.Taint{{Key: nc.TaintNotReady, Effect: v1.TaintEffectNoExecute}}
+	if err := r.UpsertNode(ctx, ready); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UpdateStatus(ctx, "n", []v1.NodeCondition{cond(v1.NodeReady, v1.ConditionFalse, t12, t12)}); err != nil {
+		t.Fatal(err)
+	}
+	bare, tolerating := readyPod("default", "bare", "n"), readyPod("default", "tolerating", "n")
+	tolerating.Spec.Tolerations = nc.WithDefaultTolerations(nil, 300, 300)
+	for _, p := range []*v1.Pod{bare, tolerating, nil} {
+		if err := r.UpsertPod(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.DeletePod("default", "tolerating")
+	r.UpsertLease("n", t12, "1")
+	r.DeleteLease("n")
+	r.DeleteNode("n")
+	want := []string{
+		"0s n taint +node.kubernetes.io/not-ready:NoSchedule",
+		"0s not ready default/bare", // 3.4: the pod workers, the node's Ready is False
+		"0s delete default/bare",    // 3.7: not-ready:NoExecute untolerated
+		"0s not ready default/tolerating",
+	}
+	if diff := cmp.Diff(want, api.take()); diff != "" {
+		t.Errorf("API calls mismatch (-want +got):\n%s", diff)
+	}
+	if err := r.UpdateStatus(ctx, "n", nil); !errors.Is(err, nc.ErrInvalidInput) {
+		t.Errorf("UpdateStatus of a deleted node: %v", err)
+	}
+	var zero nc.Runner
+	if err := zero.UpsertPod(ctx, bare); !errors.Is(err, nc.ErrNotInitialized) || zero.Stats() != (nc.RunnerStats{}) {
+		t.Errorf("zero Runner: UpsertPod = %v", err)
+	}
+}
