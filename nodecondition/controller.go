@@ -80,7 +80,9 @@ type zoneRecord struct {
 // controller's view of nodes, leases and pods (what its informers would show),
 // its per-node health bookkeeping and its per-zone states and tainting queues.
 // Monitor is the 5 s health pass; Taint is the 100 ms NoExecute tainting pass.
-// Time is an argument; it is not safe for concurrent use.
+// Time is an argument; it is not safe for concurrent use. Use NewController:
+// the zero value's passes and updates return ErrNotInitialized, its other
+// methods do nothing or report nothing.
 type Controller struct {
 	opts  ControllerOptions
 	nodes map[string]*nodeRecord

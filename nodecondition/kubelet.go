@@ -101,7 +101,8 @@ const numKubeletConditions = 4 // MemoryPressure, DiskPressure, PIDPressure, Rea
 // Kubelet is the kubelet's node-status machine: the eviction manager's
 // pressure bookkeeping, the condition setters and the report rule. It is a
 // value with no clock: every call takes the time. It is not safe for
-// concurrent use.
+// concurrent use. Use NewKubelet: Observe and Status of the zero value return
+// ErrNotInitialized, and its other methods do nothing.
 type Kubelet struct {
 	cfg      KubeletOptions
 	rnd      Rand

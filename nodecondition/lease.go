@@ -35,7 +35,8 @@ func LeaseRetryDelay(n int) time.Duration {
 // LeaseRenewer is the kubelet's lease schedule as a value: after a successful
 // renewal the next one is due a renew interval (10 s, plus loop jitter) later;
 // after a failure the ensure step retries with a doubling back-off. It holds
-// no clock and is not safe for concurrent use.
+// no clock and is not safe for concurrent use. Use NewLeaseRenewer: Renewed
+// and Failed of the zero value return ErrNotInitialized.
 type LeaseRenewer struct {
 	holder   string
 	duration time.Duration
