@@ -101,6 +101,7 @@ func FuzzParseScenario(f *testing.F) {
 	f.Add("name x\nduration 3m\nnode n1 zone=a down=0s- pods=a:none,b:default,c:0,d:forever\nnode n2 zone=a")
 	f.Add("node n1 network=10s-20s,1m- memory=30s:50Mi,1m:4Gi runtime=5s-9s\nseed 7\ngrace 40s")
 	f.Add("grace 5s\nnode n")
+	f.Add("phase 2s\npass-duration 10ms\nwindow 2\ndefault-tolerations off\nnode n down=0s- pods=a,b:pending")
 	f.Fuzz(func(t *testing.T, text string) {
 		sc, err := sim.ParseScenario(text)
 		if err != nil {
@@ -109,7 +110,7 @@ func FuzzParseScenario(f *testing.F) {
 			}
 			return
 		}
-		if sc.Duration > 30*time.Minute || len(sc.Nodes) > 20 {
+		if sc.Duration > 30*time.Minute || len(sc.Nodes) > 20 || sc.WindowPhases > 3 {
 			return // valid but too slow for a fuzz iteration
 		}
 		tl, err := sim.Simulate(sc)
