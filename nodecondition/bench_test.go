@@ -14,7 +14,7 @@ import (
 // nodes with 30 pods each when nothing changed since the last pass.
 func BenchmarkControllerMonitorSteady(b *testing.B) {
 	const nodes, podsPerNode = 5000, 30
-	c, err := nc.NewController(nc.DefaultControllerConfig())
+	c, err := nc.NewController(nc.DefaultControllerOptions())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,9 +52,9 @@ func BenchmarkControllerMonitorSteady(b *testing.B) {
 // BenchmarkKubeletObserve is the kubelet-side evaluation of one signal
 // sample against the default hard thresholds plus a soft one.
 func BenchmarkKubeletObserve(b *testing.B) {
-	cfg := nc.DefaultKubeletConfig()
+	cfg := nc.DefaultKubeletOptions()
 	cfg.Thresholds = append(cfg.Thresholds, nc.Threshold{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: 2 << 30}, Soft: true, GracePeriod: time.Minute})
-	k, err := nc.NewKubelet(cfg, nil)
+	k, err := nc.NewKubelet(noJitter(cfg))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func BenchmarkKubeletObserve(b *testing.B) {
 // BenchmarkKubeletStatus is one status computation with the report rule,
 // unchanged since the last report.
 func BenchmarkKubeletStatus(b *testing.B) {
-	k, err := nc.NewKubelet(nc.DefaultKubeletConfig(), nil)
+	k, err := nc.NewKubelet(noJitter(nc.DefaultKubeletOptions()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,21 +107,10 @@ func BenchmarkTolerationTime(b *testing.B) {
 	}
 }
 
-// BenchmarkSimulateKubeletStops runs the kubelet-stops scenario end to end.
-func BenchmarkSimulateKubeletStops(b *testing.B) {
-	s := nc.ScenarioKubeletStops()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := nc.Simulate(s); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // TestHotPathsAllocateNothing keeps the zero-allocation claims true in
 // every test run, not only in benchmarks.
 func TestHotPathsAllocateNothing(t *testing.T) {
-	c, _ := nc.NewController(nc.DefaultControllerConfig())
+	c, _ := nc.NewController(nc.DefaultControllerOptions())
 	for i := range 100 {
 		name := fmt.Sprintf("node-%03d", i)
 		c.UpsertNode(t12, node(name, t2012, zoneLabels("r", fmt.Sprint(i%3)), cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
@@ -139,7 +128,7 @@ func TestHotPathsAllocateNothing(t *testing.T) {
 	if a := testing.AllocsPerRun(20, func() { c.Taint(now) }); a != 0 {
 		t.Errorf("idle Taint allocates %v times per pass", a)
 	}
-	k, _ := nc.NewKubelet(nc.DefaultKubeletConfig(), nil)
+	k, _ := nc.NewKubelet(noJitter(nc.DefaultKubeletOptions()))
 	s := memSample(1 << 30)
 	kt := t12
 	k.Status(kt, nc.Health{})

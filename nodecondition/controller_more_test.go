@@ -169,8 +169,8 @@ func TestLeavingFullDisruptionResetsProbes(t *testing.T) {
 }
 
 func TestPartialDisruptionRates(t *testing.T) {
-	run := func(total, unknown int) (tainted []int) {
-		c, _ := nc.NewController(nc.DefaultControllerConfig())
+	run := func(total, unknown int) (tainted []int, rate float64) {
+		c, _ := nc.NewController(nc.DefaultControllerOptions())
 		for i := range total {
 			st := v1.ConditionTrue
 			if i < unknown {
@@ -189,22 +189,29 @@ func TestPartialDisruptionRates(t *testing.T) {
 			}
 			tainted = append(tainted, n)
 		}
-		return tainted
+		rate, _ = c.ZoneRate("r/z")
+		return tainted, rate
 	}
 	tests := []struct {
 		id            string
 		total, unknwn int
 		want          []int
+		rate          float64
 		reason        string
 	}{
-		{"3.6 small partial", 4, 3, []int{0, 0, 0}, "PartialDisruption with at most 50 nodes stops tainting (rate 0)"},
-		{"3.6 large partial", 60, 40, []int{1, 0, 1}, "PartialDisruption with more than 50 nodes taints at 0.01/s: the swapped limiter starts with the old token"},
-		{"3.6 normal", 10, 2, []int{1, 1, 0}, "Normal taints at 0.1/s, burst 1: one now, the other once a token is back"},
+		{"3.6 small partial", 4, 3, []int{0, 0, 0}, 0, "PartialDisruption with at most 50 nodes stops tainting (rate 0)"},
+		{"3.6 large partial", 60, 40, []int{1, 0, 1}, 0.01, "PartialDisruption with more than 50 nodes taints at 0.01/s: the swapped limiter starts with the old token"},
+		{"3.6 normal", 10, 2, []int{1, 1, 0}, 0.1, "Normal taints at 0.1/s, burst 1: one now, the other once a token is back"},
 	}
 	for _, tt := range tests {
-		if got := run(tt.total, tt.unknwn); !cmp.Equal(got, tt.want) {
-			t.Errorf("%s: NoExecute taints per tainting pass = %v, want %v (%s)", tt.id, got, tt.want, tt.reason)
+		got, rate := run(tt.total, tt.unknwn)
+		if !cmp.Equal(got, tt.want) || rate != tt.rate {
+			t.Errorf("%s: NoExecute taints per tainting pass = %v at ZoneRate %v, want %v at %v (%s)", tt.id, got, rate, tt.want, tt.rate, tt.reason)
 		}
+	}
+	var c nc.Controller
+	if _, ok := c.ZoneRate("r/z"); ok {
+		t.Error("a zero Controller has no zone")
 	}
 }
 
@@ -228,7 +235,7 @@ func TestTaintingRetriesMissingReady(t *testing.T) {
 	for _, tc := range p.Taints {
 		got = append(got, tc.Taint.Key+":"+string(tc.Taint.Effect))
 	}
-	if !cmp.Equal(got, []string{taintNotReadyNE}) {
+	if !cmp.Equal(got, []string{"node.kubernetes.io/not-ready:NoExecute"}) {
 		t.Errorf("3.5: at 50 ms the retry taints not-ready:NoExecute, got %v", got)
 	}
 }
@@ -259,11 +266,11 @@ func TestPodWorkersMarkNewPods(t *testing.T) {
 }
 
 func TestControllerRejectsBadInput(t *testing.T) {
-	c, _ := nc.NewController(nc.DefaultControllerConfig())
-	if _, err := c.UpsertNode(t12, nil); !errors.Is(err, nc.ErrInvalidConfig) {
+	c, _ := nc.NewController(nc.DefaultControllerOptions())
+	if _, err := c.UpsertNode(t12, nil); !errors.Is(err, nc.ErrInvalidInput) {
 		t.Errorf("nil node: %v", err)
 	}
-	if _, err := c.UpdateStatus(t12, "ghost", nil); !errors.Is(err, nc.ErrInvalidConfig) {
+	if _, err := c.UpdateStatus(t12, "ghost", nil); !errors.Is(err, nc.ErrInvalidInput) {
 		t.Errorf("unknown node: %v", err)
 	}
 	c.Monitor(t12, nil)
@@ -274,15 +281,15 @@ func TestControllerRejectsBadInput(t *testing.T) {
 	if _, err := c.Taint(t12.Add(-time.Second)); !errors.As(err, &te) || te.Op != "Taint" {
 		t.Errorf("Taint backwards: %v", err)
 	}
-	for _, cfg := range []func(*nc.ControllerConfig){
-		func(c *nc.ControllerConfig) { c.GracePeriod = 0 },
-		func(c *nc.ControllerConfig) { c.EvictionRate = -1 },
-		func(c *nc.ControllerConfig) { c.UnhealthyZoneThreshold = 1.5 },
-		func(c *nc.ControllerConfig) { c.LargeClusterThreshold = -1 },
+	for _, cfg := range []func(*nc.ControllerOptions){
+		func(c *nc.ControllerOptions) { c.GracePeriod = 0 },
+		func(c *nc.ControllerOptions) { c.EvictionRate = -1 },
+		func(c *nc.ControllerOptions) { c.UnhealthyZoneThreshold = 1.5 },
+		func(c *nc.ControllerOptions) { c.LargeClusterThreshold = -1 },
 	} {
-		x := nc.DefaultControllerConfig()
+		x := nc.DefaultControllerOptions()
 		cfg(&x)
-		if _, err := nc.NewController(x); !errors.Is(err, nc.ErrInvalidConfig) {
+		if _, err := nc.NewController(x); !errors.Is(err, nc.ErrInvalidOptions) {
 			t.Errorf("config %+v accepted: %v", x, err)
 		}
 	}

@@ -65,13 +65,13 @@ type record struct {
 	zones        []map[string]nc.ZoneState // after each monitor pass
 }
 
-func healthy() nc.ControllerConfig {
-	cfg := nc.DefaultControllerConfig()
+func healthy() nc.ControllerOptions {
+	cfg := nc.DefaultControllerOptions()
 	cfg.EvictionRate = math.Inf(1) // the spec's "healthy rate (QPS very high)"
 	return cfg
 }
 
-func run(t *testing.T, cfg nc.ControllerConfig, steps []step) (*nc.Controller, record) {
+func run(t *testing.T, cfg nc.ControllerOptions, steps []step) (*nc.Controller, record) {
 	t.Helper()
 	c, err := nc.NewController(cfg)
 	if err != nil {

@@ -44,18 +44,18 @@
 // tolerationSeconds (a pending deletion is never moved), or cancel.
 // Everything returned is plain data a runner applies.
 //
-// # Simulation
+// # Runner
 //
-// A Scenario schedules, per node, kubelet outages, failing lease renewals,
-// failing status reports, runtime and network failures, eviction-signal
-// values and pods with tolerations. Simulate runs both sides of it in
-// virtual time and returns a Timeline of every condition change, taint
-// change, pod marked not ready, scheduled, cancelled and performed deletion,
-// zone change and kubelet eviction, printable with Table and Mermaid. NamedScenarios holds the
-// timelines of the spec: a kubelet that stops (Unknown at 55 s, NoExecute at
-// 55 s, pods without toleration deleted at 55 s and those with the default one
-// at 355 s), memory pressure coming and going, a flapping network, a zone
-// outage and a cluster-wide outage. ParseScenario reads scenarios from text.
+// A Runner runs a Controller and an Evictor on a k8s.io/utils/clock.Clock:
+// the monitor pass every MonitorPeriod after the previous one ended, the
+// tainting pass when a queued node can be tainted, and scheduled deletions
+// when they come due. It writes through three small interfaces the caller
+// implements: NodeWriter (conditions and taints), PodStatusWriter (Ready
+// False) and PodDeleter (taint-based deletion); its Upsert and Delete
+// methods take the informers' updates.
+//
+// The deterministic simulator of both sides (scenarios, timelines, Mermaid)
+// is the package nodecondition/simulation.
 //
 // # Concurrency
 //
@@ -63,12 +63,22 @@
 // goroutines, no clock and no I/O: every call takes the time, and a call with
 // a time older than one already accepted returns ErrTimeWentBackwards and
 // changes nothing. They are not safe for concurrent use; a runner owns each
-// one. Slices in a Pass or a Report belong to the machine and are valid until
-// its next call. The steady-state Monitor pass, Observe and Status allocate nothing.
+// one. A Pass owns its slices; the slices of a Report belong to the Kubelet
+// and are valid until its next call. The steady-state Monitor pass, Observe
+// and Status allocate nothing. A Runner is safe for concurrent use.
+//
+// # Zero values and errors
+//
+// The zero Evictor is ready to use. Kubelet, LeaseRenewer, Controller and
+// Runner need their constructors: their methods on a zero value return
+// ErrNotInitialized, or a documented inert result when they have no error.
+// No exported function or method panics on nil or zero arguments. Every
+// error unwraps to ErrInvalidOptions, ErrInvalidInput, ErrTimeWentBackwards
+// or ErrNotInitialized (docs/conventions.md).
 //
 // # Usage
 //
-//	c, _ := nodecondition.NewController(nodecondition.DefaultControllerConfig())
+//	c, _ := nodecondition.NewController(nodecondition.DefaultControllerOptions())
 //	c.UpsertNode(now, node)                 // from the node informer
 //	c.UpsertLease(node.Name, renewTime, rv) // from the lease informer
 //	pass, _ := c.Monitor(now, nil)          // every 5 s
@@ -76,6 +86,13 @@
 //	for _, p := range pass.PodsNotReady { /* set Ready=False */ }
 //	pass, _ = c.Taint(now)                  // every 100 ms
 //	for _, t := range pass.Taints { /* patch the node */ }
+//
+// or, with the loop written once:
+//
+//	r, _ := nodecondition.NewRunner(nodecondition.DefaultRunnerOptions(), c, nodes, pods, deleter)
+//	go r.Run(ctx)                  // monitor, taint and delete on the clock
+//	r.UpsertNode(ctx, node)        // from the informers, at any time
+//	r.UpsertLease(node.Name, renewTime, rv)
 //
 // # Where nodestate differs
 //
@@ -92,9 +109,9 @@
 //     that drove an eviction; node-level reclaim (image and container garbage
 //     collection), pod ranking and local-storage evictions are not modelled:
 //     an EvictionPass says which threshold evicts one pod and with what grace.
-//   - The simulation has no informer latency and runs the loops without their
-//     0.04 jitter; a kubelet outage ends with a restart; the 30 s runtime-down
-//     detection and the fast startup status loop are left to the scenario.
+//   - The Runner retries nothing itself: a failed condition or taint write is
+//     counted in RunnerStats, a failed pod status write is retried by the next
+//     monitor pass, as MarkPodsNotReadyFailed does.
 //   - Zone keys read "region/zone" (or the zone alone) instead of the
 //     controller's internal separator.
 package nodecondition

@@ -6,35 +6,58 @@ import (
 	"time"
 )
 
-// ErrInvalidConfig is matched (errors.Is) by every *ConfigError.
-var ErrInvalidConfig = errors.New("nodecondition: invalid configuration")
+// The package's sentinels (docs/conventions.md section 3). Every error the
+// package returns unwraps (errors.Is) to one of them.
+var (
+	// ErrInvalidOptions is matched by every *OptionError: a constructor or
+	// Validate refused an option.
+	ErrInvalidOptions = errors.New("nodecondition: invalid options")
+	// ErrInvalidInput is matched by every *InputError and *ThresholdError: an
+	// argument is nil, malformed or names something unknown.
+	ErrInvalidInput = errors.New("nodecondition: invalid input")
+	// ErrTimeWentBackwards is matched by every *TimeError: a call carries a
+	// time older than one the machine already accepted. The machine is left
+	// unchanged.
+	ErrTimeWentBackwards = errors.New("nodecondition: time went backwards")
+	// ErrNotInitialized is matched by every *NotInitializedError: a method of
+	// a zero value that needs its constructor.
+	ErrNotInitialized = errors.New("nodecondition: not initialized")
+)
 
-// ErrInvalidThreshold is matched (errors.Is) by every *ThresholdError.
-var ErrInvalidThreshold = errors.New("nodecondition: invalid eviction threshold")
+// prefix starts every message of the package, once.
+const prefix = "nodecondition: "
 
-// ErrInvalidScenario is matched (errors.Is) by every *ScenarioError.
-var ErrInvalidScenario = errors.New("nodecondition: invalid scenario")
-
-// ErrTimeWentBackwards is returned by the machines when a call carries a time
-// older than one they already accepted. The machine is left unchanged.
-var ErrTimeWentBackwards = errors.New("nodecondition: time went backwards")
-
-// ConfigError reports one rejected configuration value.
-type ConfigError struct {
-	Field  string // the configuration field, for example "GracePeriod"
+// OptionError reports one rejected option.
+type OptionError struct {
+	Field  string // the option, for example "GracePeriod" or "Controller.GracePeriod"
 	Value  string // the rejected value as text
 	Reason string // why it was rejected
 }
 
-// Error renders the error as "nodecondition: invalid FIELD VALUE: REASON".
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("nodecondition: invalid %s %s: %s", e.Field, e.Value, e.Reason)
+// Error renders "nodecondition: invalid options: FIELD VALUE: REASON".
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("%sinvalid options: %s %s: %s", prefix, e.Field, e.Value, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrInvalidConfig) hold.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+// Unwrap returns ErrInvalidOptions.
+func (e *OptionError) Unwrap() error { return ErrInvalidOptions }
 
-// ThresholdError reports an eviction threshold that cannot be parsed or used.
+// InputError reports an argument a call refused.
+type InputError struct {
+	Op     string // the call, for example "UpsertNode"
+	Value  string // the refused value as text, for example "<nil>" or a node name
+	Reason string // what is wrong with it
+}
+
+// Error renders "nodecondition: invalid input: OP VALUE: REASON".
+func (e *InputError) Error() string {
+	return fmt.Sprintf("%sinvalid input: %s %s: %s", prefix, e.Op, e.Value, e.Reason)
+}
+
+// Unwrap returns ErrInvalidInput.
+func (e *InputError) Unwrap() error { return ErrInvalidInput }
+
+// ThresholdError reports an eviction threshold that cannot be parsed.
 type ThresholdError struct {
 	Input  string // the statement or value as given
 	Reason string // why it was rejected
@@ -42,28 +65,11 @@ type ThresholdError struct {
 
 // Error renders the error with the input quoted.
 func (e *ThresholdError) Error() string {
-	return fmt.Sprintf("nodecondition: invalid eviction threshold %q: %s", e.Input, e.Reason)
+	return fmt.Sprintf("%sinvalid eviction threshold %q: %s", prefix, e.Input, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrInvalidThreshold) hold.
-func (e *ThresholdError) Is(target error) bool { return target == ErrInvalidThreshold }
-
-// ScenarioError reports a simulation scenario that cannot be run.
-type ScenarioError struct {
-	Node   string // the node concerned, "" for the scenario itself
-	Reason string // what is wrong
-}
-
-// Error renders the error, naming the node when there is one.
-func (e *ScenarioError) Error() string {
-	if e.Node == "" {
-		return "nodecondition: invalid scenario: " + e.Reason
-	}
-	return fmt.Sprintf("nodecondition: invalid scenario: node %q: %s", e.Node, e.Reason)
-}
-
-// Is makes errors.Is(err, ErrInvalidScenario) hold.
-func (e *ScenarioError) Is(target error) bool { return target == ErrInvalidScenario }
+// Unwrap returns ErrInvalidInput.
+func (e *ThresholdError) Unwrap() error { return ErrInvalidInput }
 
 // TimeError reports a call whose time is older than the last accepted one.
 type TimeError struct {
@@ -73,24 +79,41 @@ type TimeError struct {
 
 // Error renders the error with both times.
 func (e *TimeError) Error() string {
-	return fmt.Sprintf("nodecondition: %s at %s is before the last accepted time %s", e.Op, e.Now, e.Last)
+	return fmt.Sprintf("%stime went backwards: %s at %s is before the last accepted time %s", prefix, e.Op, e.Now, e.Last)
 }
 
-// Is makes errors.Is(err, ErrTimeWentBackwards) hold.
-func (e *TimeError) Is(target error) bool { return target == ErrTimeWentBackwards }
+// Unwrap returns ErrTimeWentBackwards.
+func (e *TimeError) Unwrap() error { return ErrTimeWentBackwards }
 
-// namedPeriod is a configuration period with its field name.
+// NotInitializedError reports a method called on a zero value that needs its
+// constructor.
+type NotInitializedError struct {
+	Type   string // the receiver's type, for example "Kubelet"
+	Method string // the method called
+}
+
+// Error renders "nodecondition: not initialized: Kubelet.Observe: use NewKubelet".
+func (e *NotInitializedError) Error() string {
+	return fmt.Sprintf("%snot initialized: %s.%s: use New%s", prefix, e.Type, e.Method, e.Type)
+}
+
+// Unwrap returns ErrNotInitialized.
+func (e *NotInitializedError) Unwrap() error { return ErrNotInitialized }
+
+func notInit(typ, method string) error { return &NotInitializedError{Type: typ, Method: method} }
+
+// namedPeriod is an option period with its field name.
 type namedPeriod struct {
 	name string
 	d    time.Duration
 }
 
-// allPositive returns a *ConfigError for the first period that is not
+// allPositive returns a *OptionError for the first period that is not
 // positive.
 func allPositive(ps ...namedPeriod) error {
 	for _, p := range ps {
 		if p.d <= 0 {
-			return &ConfigError{Field: p.name, Value: p.d.String(), Reason: "must be positive"}
+			return &OptionError{Field: p.name, Value: p.d.String(), Reason: "must be positive"}
 		}
 	}
 	return nil

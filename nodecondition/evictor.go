@@ -70,7 +70,8 @@ type scheduledEviction struct {
 
 // Evictor is the taint-eviction controller as a value: it evaluates a pod's
 // tolerations against its node's NoExecute taints and keeps the scheduled
-// deletions. Time is an argument; it is not safe for concurrent use.
+// deletions. Time is an argument; it is not safe for concurrent use. The zero
+// value is ready to use (a nil *Evictor decides nothing and keeps nothing).
 type Evictor struct {
 	scheduled map[PodKey]scheduledEviction
 	next      time.Time // earliest deletion time, valid unless dirty
@@ -86,6 +87,12 @@ func NewEvictor() *Evictor { return &Evictor{scheduled: map[PodKey]scheduledEvic
 // tolerations change. A deletion already scheduled while the pod stays
 // tolerated for a finite time is kept unchanged, even if tolerationSeconds changed.
 func (e *Evictor) Evaluate(now time.Time, pod PodKey, tols []v1.Toleration, taints []v1.Taint) EvictionDecision {
+	if e == nil {
+		return EvictionDecision{Pod: pod}
+	}
+	if e.scheduled == nil {
+		e.scheduled = map[PodKey]scheduledEviction{}
+	}
 	e.dirty = true
 	old, had := e.scheduled[pod]
 	cancel := func() EvictionDecision {
@@ -121,6 +128,9 @@ func (e *Evictor) Evaluate(now time.Time, pod PodKey, tols []v1.Toleration, tain
 
 // Forget drops any scheduled deletion of pod (the pod is gone).
 func (e *Evictor) Forget(pod PodKey) {
+	if e == nil {
+		return
+	}
 	if _, ok := e.scheduled[pod]; ok {
 		delete(e.scheduled, pod)
 		e.dirty = true
@@ -129,6 +139,9 @@ func (e *Evictor) Forget(pod PodKey) {
 
 // Scheduled returns when pod is due for deletion, if it is.
 func (e *Evictor) Scheduled(pod PodKey) (time.Time, bool) {
+	if e == nil {
+		return time.Time{}, false
+	}
 	s, ok := e.scheduled[pod]
 	return s.at, ok
 }
@@ -164,6 +177,9 @@ func (e *Evictor) Due(now time.Time) []PodKey {
 
 // Next returns the earliest scheduled deletion time, if any.
 func (e *Evictor) Next() (time.Time, bool) {
+	if e == nil {
+		return time.Time{}, false
+	}
 	if !e.dirty {
 		return e.next, e.any
 	}

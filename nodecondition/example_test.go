@@ -2,6 +2,7 @@ package nodecondition_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -10,30 +11,11 @@ import (
 	nc "github.com/nodestate/nodestate/nodecondition"
 )
 
-// A kubelet stops right after renewing its lease: the whole timeline.
-func ExampleSimulate_kubeletStops() {
-	tl, err := nc.Simulate(nc.ScenarioKubeletStops())
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, e := range tl.Entries {
-		if e.Kind == nc.KindPodDeleted || (e.Kind == nc.KindCondition && e.Subject == "Ready") || e.Kind == nc.KindTaintAdded {
-			fmt.Println(e)
-		}
-	}
-	// Output:
-	// 55s node-1 Ready True -> Unknown NodeStatusUnknown (controller)
-	// 55s node-1 taint added node.kubernetes.io/unreachable:NoSchedule
-	// 55s node-1 taint added node.kubernetes.io/unreachable:NoExecute
-	// 55s node-1 pod deleted default/no-toleration DeletionByTaintManager
-	// 55s node-1 pod deleted default/zero-seconds DeletionByTaintManager
-	// 5m55s node-1 pod deleted default/default-toleration DeletionByTaintManager
-}
-
 // Memory pressure holds for the transition period after the last observation.
 func ExampleKubelet_pressureTransition() {
-	k, _ := nc.NewKubelet(nc.DefaultKubeletConfig(), nil)
+	opts := nc.DefaultKubeletOptions()
+	opts.Rand = rand.New(rand.NewPCG(1, 2)) // the one-time report jitter, seeded
+	k, _ := nc.NewKubelet(opts)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var s nc.Sample
 	for _, step := range []struct {
@@ -55,7 +37,7 @@ func ExampleKubelet_pressureTransition() {
 // The controller marks a node Unknown once the grace period has passed
 // without a heartbeat, and lists its pods to mark not ready.
 func ExampleController_Monitor() {
-	c, _ := nc.NewController(nc.DefaultControllerConfig())
+	c, _ := nc.NewController(nc.DefaultControllerOptions())
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	node := &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "node-1", CreationTimestamp: metav1.NewTime(t0.Add(-time.Hour))},
@@ -124,7 +106,9 @@ func ExampleParseThresholds() {
 
 // The lease is renewed every 10 s; failures back off from 200 ms to 7 s.
 func ExampleLeaseRenewer() {
-	r, _ := nc.NewLeaseRenewer("node-1", nc.DefaultKubeletConfig(), nil)
+	opts := nc.DefaultKubeletOptions()
+	opts.LoopJitter = 0 // renew exactly every 10 s
+	r, _ := nc.NewLeaseRenewer(opts, "node-1")
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	spec, next, _ := r.Renewed(t0)
 	fmt.Println(*spec.HolderIdentity, *spec.LeaseDurationSeconds, next.Sub(t0))

@@ -12,7 +12,7 @@ import (
 	"github.com/nodestate/nodestate/nodecondition/nodeconditiontest"
 )
 
-// FuzzParseThresholds: any flag text parses or gives ErrInvalidThreshold,
+// FuzzParseThresholds: any flag text parses or gives ErrInvalidInput,
 // and whatever parses is accepted by NewKubelet.
 func FuzzParseThresholds(f *testing.F) {
 	f.Add("memory.available<100Mi,nodefs.available<10%", "memory.available<2Gi", "memory.available=2m", "memory.available=0")
@@ -21,14 +21,14 @@ func FuzzParseThresholds(f *testing.F) {
 	f.Fuzz(func(t *testing.T, hard, soft, grace, reclaim string) {
 		ts, err := parseAll(hard, soft, grace, reclaim)
 		if err != nil {
-			if !errors.Is(err, nc.ErrInvalidThreshold) {
-				t.Fatalf("error %v is not ErrInvalidThreshold", err)
+			if !errors.Is(err, nc.ErrInvalidInput) {
+				t.Fatalf("error %v is not ErrInvalidInput", err)
 			}
 			return
 		}
-		cfg := nc.DefaultKubeletConfig()
+		cfg := nc.DefaultKubeletOptions()
 		cfg.Thresholds = ts
-		if _, err := nc.NewKubelet(cfg, nil); err != nil {
+		if _, err := nc.NewKubelet(noJitter(cfg)); err != nil {
 			t.Fatalf("parsed thresholds %v rejected: %v", ts, err)
 		}
 	})
@@ -41,7 +41,7 @@ func FuzzKubeletSignals(f *testing.F) {
 	f.Add([]byte{0, 10, 1, 200, 3, 0, 5, 7, 2, 9})
 	f.Add([]byte("memory pressure comes and goes, and the runtime too"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		k, err := nc.NewKubelet(nc.DefaultKubeletConfig(), fixedRand(0.3))
+		k, err := nc.NewKubelet(withRand(nc.DefaultKubeletOptions(), fixedRand(0.3)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func FuzzControllerHeartbeats(f *testing.F) {
 	f.Add([]byte{0, 5, 1, 0, 2, 60, 3, 1})
 	f.Add([]byte("a node heartbeats, stops, comes back"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cfg := nc.DefaultControllerConfig()
+		cfg := nc.DefaultControllerOptions()
 		c, err := nc.NewController(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -149,53 +149,6 @@ func FuzzControllerHeartbeats(f *testing.F) {
 			}
 			if err != nil && !errors.Is(err, nc.ErrTimeWentBackwards) {
 				t.Fatal(err)
-			}
-		}
-	})
-}
-
-// FuzzParseScenario: any scenario text parses or gives a typed error; what
-// parses simulates without error and satisfies the timeline invariants.
-func FuzzParseScenario(f *testing.F) {
-	f.Add("name x\nduration 3m\nnode n1 zone=a down=0s- pods=a:none,b:default,c:0,d:forever\nnode n2 zone=a")
-	f.Add("node n1 network=10s-20s,1m- memory=30s:50Mi,1m:4Gi runtime=5s-9s\nseed 7\ngrace 40s")
-	f.Add("grace 5s\nnode n")
-	f.Fuzz(func(t *testing.T, text string) {
-		sc, err := nc.ParseScenario(text)
-		if err != nil {
-			if !errors.Is(err, nc.ErrInvalidScenario) && !errors.Is(err, nc.ErrInvalidConfig) {
-				t.Fatalf("untyped error %v", err)
-			}
-			return
-		}
-		if sc.Duration > 30*time.Minute || len(sc.Nodes) > 20 {
-			return // valid but too slow for a fuzz iteration
-		}
-		tl, err := nc.Simulate(sc)
-		if err != nil {
-			t.Fatalf("a parsed scenario failed: %v", err)
-		}
-		if err := nodeconditiontest.CheckTimeline(sc, tl); err != nil {
-			t.Fatal(err)
-		}
-	})
-}
-
-// FuzzParseIntervals: no panic; parsed spans are well formed.
-func FuzzParseIntervals(f *testing.F) {
-	f.Add("30s-50s,200s-")
-	f.Add("-1s-2s")
-	f.Fuzz(func(t *testing.T, s string) {
-		ivs, err := nc.ParseIntervals(s)
-		if err != nil {
-			if !errors.Is(err, nc.ErrInvalidScenario) {
-				t.Fatal(err)
-			}
-			return
-		}
-		for _, iv := range ivs {
-			if iv.From < 0 || (iv.To != 0 && iv.To <= iv.From) {
-				t.Fatalf("bad span %+v from %q", iv, s)
 			}
 		}
 	})

@@ -43,81 +43,6 @@ var pressureTexts = [numPressure]pressureText{
 		ReasonSufficientPID, "kubelet has sufficient PID available", "NodeHasSufficientPID"},
 }
 
-// Rand is a source of uniform numbers in [0, 1); *math/rand/v2.Rand satisfies it.
-// The machines draw their jitter from it and never from a global source.
-type Rand interface {
-	Float64() float64
-}
-
-// KubeletConfig holds the kubelet settings the node-status machine uses.
-// DefaultKubeletConfig gives the Kubernetes 1.37 defaults.
-type KubeletConfig struct {
-	// StatusUpdateFrequency is how often status is computed (nodeStatusUpdateFrequency, 10 s).
-	StatusUpdateFrequency time.Duration
-	// StatusReportFrequency is how often an unchanged status is still sent
-	// (nodeStatusReportFrequency, 5 m). The kubelet defaults it to
-	// StatusUpdateFrequency when only that one is set explicitly; set both here.
-	StatusReportFrequency time.Duration
-	// EvictionMonitoringInterval is the eviction manager's pass period (10 s).
-	EvictionMonitoringInterval time.Duration
-	// PressureTransitionPeriod keeps a pressure condition True after its last observation (5 m).
-	PressureTransitionPeriod time.Duration
-	// Thresholds are the hard and soft eviction thresholds; nil means DefaultHardThresholds.
-	Thresholds []Threshold
-	// MaxPodGracePeriod caps the grace of a soft eviction, in seconds (evictionMaxPodGracePeriod, 0).
-	MaxPodGracePeriod int64
-	// LeaseDuration is written into the Lease (nodeLeaseDurationSeconds, 40 s).
-	LeaseDuration time.Duration
-	// LeaseRenewFraction times LeaseDuration is the renew interval (0.25, so 10 s).
-	LeaseRenewFraction float64
-	// LoopJitter is the jitter factor of the status and lease loops (0.04).
-	LoopJitter float64
-}
-
-// DefaultKubeletConfig returns the Kubernetes 1.37 kubelet defaults on Linux.
-func DefaultKubeletConfig() KubeletConfig {
-	return KubeletConfig{
-		StatusUpdateFrequency:      10 * time.Second,
-		StatusReportFrequency:      5 * time.Minute,
-		EvictionMonitoringInterval: 10 * time.Second,
-		PressureTransitionPeriod:   5 * time.Minute,
-		Thresholds:                 DefaultHardThresholds(),
-		LeaseDuration:              40 * time.Second,
-		LeaseRenewFraction:         0.25,
-		LoopJitter:                 0.04,
-	}
-}
-
-// LeaseRenewInterval is LeaseDuration times LeaseRenewFraction (10 s by default).
-func (c KubeletConfig) LeaseRenewInterval() time.Duration {
-	return time.Duration(float64(c.LeaseDuration) * c.LeaseRenewFraction)
-}
-
-// Validate reports the first invalid setting as a *ConfigError.
-func (c KubeletConfig) Validate() error {
-	if err := allPositive(
-		namedPeriod{"StatusUpdateFrequency", c.StatusUpdateFrequency},
-		namedPeriod{"StatusReportFrequency", c.StatusReportFrequency},
-		namedPeriod{"EvictionMonitoringInterval", c.EvictionMonitoringInterval},
-		namedPeriod{"LeaseDuration", c.LeaseDuration},
-	); err != nil {
-		return err
-	}
-	if c.PressureTransitionPeriod < 0 {
-		return &ConfigError{Field: "PressureTransitionPeriod", Value: c.PressureTransitionPeriod.String(), Reason: "must not be negative"}
-	}
-	if !(c.LeaseRenewFraction > 0 && c.LeaseRenewFraction < 1) {
-		return &ConfigError{Field: "LeaseRenewFraction", Value: fmtFloat(c.LeaseRenewFraction), Reason: "must be in (0, 1)"}
-	}
-	if c.LeaseRenewInterval() <= 0 {
-		return &ConfigError{Field: "LeaseDuration", Value: c.LeaseDuration.String(), Reason: "renew interval rounds to zero"}
-	}
-	if !(c.LoopJitter >= 0 && c.LoopJitter <= 1) {
-		return &ConfigError{Field: "LoopJitter", Value: fmtFloat(c.LoopJitter), Reason: "must be in [0, 1]"}
-	}
-	return validateThresholds(c.Thresholds)
-}
-
 // Health is what the Ready setter sees besides the signals.
 type Health struct {
 	// Errors are the runtime, network, storage and node-shutdown errors, in the
@@ -176,9 +101,10 @@ const numKubeletConditions = 4 // MemoryPressure, DiskPressure, PIDPressure, Rea
 // Kubelet is the kubelet's node-status machine: the eviction manager's
 // pressure bookkeeping, the condition setters and the report rule. It is a
 // value with no clock: every call takes the time. It is not safe for
-// concurrent use.
+// concurrent use. Use NewKubelet: Observe and Status of the zero value return
+// ErrNotInitialized, and its other methods do nothing.
 type Kubelet struct {
-	cfg      KubeletConfig
+	cfg      KubeletOptions
 	rnd      Rand
 	pressure pressureTracker
 
@@ -193,26 +119,46 @@ type Kubelet struct {
 	events []string
 }
 
-// NewKubelet returns a machine for cfg. rnd supplies the one-time report
-// jitter; nil means no jitter.
-func NewKubelet(cfg KubeletConfig, rnd Rand) (*Kubelet, error) {
-	if cfg.Thresholds == nil {
-		cfg.Thresholds = DefaultHardThresholds()
+// NewKubelet returns a machine for opts, or a *OptionError
+// (ErrInvalidOptions) when they do not validate. opts.Rand supplies the
+// one-time report jitter (nil: the process-wide source); a nil
+// opts.Thresholds means DefaultHardThresholds.
+func NewKubelet(opts KubeletOptions) (*Kubelet, error) {
+	if opts.Thresholds == nil {
+		opts.Thresholds = DefaultHardThresholds()
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	ts := append([]Threshold(nil), cfg.Thresholds...)
-	cfg.Thresholds = ts
-	return &Kubelet{cfg: cfg, rnd: rnd, pressure: newPressureTracker(ts, cfg.PressureTransitionPeriod, cfg.MaxPodGracePeriod)}, nil
+	ts := append([]Threshold(nil), opts.Thresholds...)
+	opts.Thresholds = ts
+	return &Kubelet{cfg: opts, rnd: randOrGlobal(opts.Rand), pressure: newPressureTracker(ts, opts.PressureTransitionPeriod, opts.MaxPodGracePeriod)}, nil
 }
 
-// Thresholds returns the thresholds in the order EvictionPass indexes them.
-func (k *Kubelet) Thresholds() []Threshold { return append([]Threshold(nil), k.cfg.Thresholds...) }
+// initialized reports whether k came from NewKubelet.
+func (k *Kubelet) initialized() bool { return k != nil && k.rnd != nil }
+
+// Thresholds returns the thresholds in the order EvictionPass indexes them
+// (nil for a zero Kubelet).
+func (k *Kubelet) Thresholds() []Threshold {
+	if k == nil {
+		return nil
+	}
+	return append([]Threshold(nil), k.cfg.Thresholds...)
+}
 
 // Observe runs one eviction-manager pass on a signal sample. The pressure
 // conditions it reports are what the next Status call writes. It allocates nothing.
+//
+// A nil sample is refused with an *InputError (ErrInvalidInput); a zero
+// Kubelet returns ErrNotInitialized.
 func (k *Kubelet) Observe(now time.Time, s *Sample) (EvictionPass, error) {
+	if !k.initialized() {
+		return EvictionPass{Evict: -1}, notInit("Kubelet", "Observe")
+	}
+	if s == nil {
+		return EvictionPass{Evict: -1}, &InputError{Op: "Observe", Value: "<nil>", Reason: "a sample is required"}
+	}
 	if now.Before(k.last) {
 		return EvictionPass{Evict: -1}, timeErr("Observe", now, k.last)
 	}
@@ -221,12 +167,20 @@ func (k *Kubelet) Observe(now time.Time, s *Sample) (EvictionPass, error) {
 }
 
 // Pressures returns the pressure conditions reported by the last Observe.
-func (k *Kubelet) Pressures() Pressures { return k.pressure.current }
+func (k *Kubelet) Pressures() Pressures {
+	if k == nil {
+		return Pressures{}
+	}
+	return k.pressure.current
+}
 
 // Status runs the condition setters at now and applies the report rule.
 // A sent report becomes the status the next computation starts from (the
 // API's copy); if the PATCH fails, call ReportFailed.
 func (k *Kubelet) Status(now time.Time, h Health) (Report, error) {
+	if !k.initialized() {
+		return Report{}, notInit("Kubelet", "Status")
+	}
 	if now.Before(k.last) {
 		return Report{}, timeErr("Status", now, k.last)
 	}
@@ -288,6 +242,9 @@ func (k *Kubelet) Status(now time.Time, h Health) (Report, error) {
 // PATCH did not reach the API: the next Status compares against the status
 // the API still has.
 func (k *Kubelet) ReportFailed() {
+	if k == nil {
+		return
+	}
 	k.sent, k.hasSent, k.lastReport, k.reported, k.delay = k.prevSent, k.prevHasSent, k.prevReport, k.prevReported, k.prevDelay
 }
 
@@ -295,6 +252,9 @@ func (k *Kubelet) ReportFailed() {
 // observations and the next status is sent whatever it holds. The status the
 // API has is kept.
 func (k *Kubelet) Restart() {
+	if !k.initialized() {
+		return
+	}
 	k.pressure = newPressureTracker(k.cfg.Thresholds, k.cfg.PressureTransitionPeriod, k.cfg.MaxPodGracePeriod)
 	k.reported = false
 	k.delay = 0
@@ -305,6 +265,9 @@ func (k *Kubelet) Restart() {
 // its node before every computation, so the next Status starts from these.
 // Conditions other than the four the kubelet owns are ignored.
 func (k *Kubelet) APIStatus(conds []v1.NodeCondition) {
+	if k == nil {
+		return
+	}
 	for i, typ := range [numKubeletConditions]v1.NodeConditionType{v1.NodeMemoryPressure, v1.NodeDiskPressure, v1.NodePIDPressure, v1.NodeReady} {
 		k.hasSent[i] = false
 		for j := range conds {
@@ -316,12 +279,14 @@ func (k *Kubelet) APIStatus(conds []v1.NodeCondition) {
 }
 
 // LastReport returns the time of the last sent report and whether there is one.
-func (k *Kubelet) LastReport() (time.Time, bool) { return k.lastReport, k.reported }
+func (k *Kubelet) LastReport() (time.Time, bool) {
+	if k == nil {
+		return time.Time{}, false
+	}
+	return k.lastReport, k.reported
+}
 
 func (k *Kubelet) jitter() time.Duration {
-	if k.rnd == nil {
-		return 0
-	}
 	u := k.rnd.Float64()
 	if !(u >= 0 && u < 1) {
 		u = 0.5

@@ -16,6 +16,16 @@ type fixedRand float64
 
 func (f fixedRand) Float64() float64 { return float64(f) }
 
+// withRand gives the options a Rand.
+func withRand(o nc.KubeletOptions, r nc.Rand) nc.KubeletOptions {
+	o.Rand = r
+	return o
+}
+
+// noJitter gives the options a Rand that draws the middle of the report
+// jitter's range, so the one-time jitter is 0.
+func noJitter(o nc.KubeletOptions) nc.KubeletOptions { return withRand(o, fixedRand(0.5)) }
+
 const (
 	mi = int64(1) << 20
 	gi = int64(1) << 30
@@ -35,10 +45,10 @@ func TestKubeletMemoryPressureCase44(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := nc.DefaultKubeletConfig()
+	cfg := nc.DefaultKubeletOptions()
 	cfg.Thresholds = ts
 	cfg.MaxPodGracePeriod = 5
-	k, err := nc.NewKubelet(cfg, nil)
+	k, err := nc.NewKubelet(noJitter(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,8 +90,8 @@ func TestKubeletMemoryPressureCase44(t *testing.T) {
 
 func TestKubeletConditionRules(t *testing.T) {
 	t0 := t12
-	cfg := nc.DefaultKubeletConfig()
-	k, err := nc.NewKubelet(cfg, fixedRand(0.5))
+	cfg := nc.DefaultKubeletOptions()
+	k, err := nc.NewKubelet(withRand(cfg, fixedRand(0.5)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +183,7 @@ func TestKubeletPressureTransitionTimeline(t *testing.T) {
 	// eviction passes and status ticks every 10 s. MemoryPressure turns True at
 	// the first status tick after the first observation and False at the first
 	// tick after the first pass with now - last observation >= 5 m.
-	k, err := nc.NewKubelet(nc.DefaultKubeletConfig(), nil)
+	k, err := nc.NewKubelet(noJitter(nc.DefaultKubeletOptions()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +234,7 @@ func TestKubeletReportRuleJitter(t *testing.T) {
 		{"2.2 middle", 0.5, 300 * time.Second},
 		{"2.2 late", 0.9, 420 * time.Second},
 	} {
-		k, err := nc.NewKubelet(nc.DefaultKubeletConfig(), fixedRand(tc.u))
+		k, err := nc.NewKubelet(withRand(nc.DefaultKubeletOptions(), fixedRand(tc.u)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,7 +259,7 @@ func TestKubeletReportRuleJitter(t *testing.T) {
 }
 
 func TestKubeletRestartAndFailedReport(t *testing.T) {
-	k, err := nc.NewKubelet(nc.DefaultKubeletConfig(), nil)
+	k, err := nc.NewKubelet(noJitter(nc.DefaultKubeletOptions()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +287,7 @@ func TestKubeletRestartAndFailedReport(t *testing.T) {
 }
 
 func TestLeaseSchedule(t *testing.T) {
-	r, err := nc.NewLeaseRenewer("node-1", nc.DefaultKubeletConfig(), fixedRand(0.5))
+	r, err := nc.NewLeaseRenewer(withRand(nc.DefaultKubeletOptions(), fixedRand(0.5)), "node-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,14 +318,14 @@ func TestLeaseSchedule(t *testing.T) {
 	}
 }
 
-func TestConfigErrors(t *testing.T) {
-	neg := nc.DefaultKubeletConfig()
+func TestOptionErrors(t *testing.T) {
+	neg := nc.DefaultKubeletOptions()
 	neg.StatusUpdateFrequency = -time.Second
-	negCtrl := nc.DefaultControllerConfig()
+	negCtrl := nc.DefaultControllerOptions()
 	negCtrl.MonitorPeriod = -5 * time.Second
-	short := nc.DefaultControllerConfig()
+	short := nc.DefaultControllerOptions()
 	short.GracePeriod = 8 * time.Second
-	badFrac := nc.DefaultKubeletConfig()
+	badFrac := nc.DefaultKubeletOptions()
 	badFrac.LeaseRenewFraction = 1.5
 	tests := []struct {
 		id     string
@@ -325,19 +335,19 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{"negative kubelet period", neg.Validate(), "StatusUpdateFrequency", "periods must be positive"},
 		{"negative monitor period", negCtrl.Validate(), "MonitorPeriod", "periods must be positive"},
-		{"grace shorter than renew", nc.CheckTiming(nc.DefaultKubeletConfig(), short), "GracePeriod", "8 s grace is shorter than the 10 s lease renew interval"},
+		{"grace shorter than renew", nc.Options{Kubelet: nc.DefaultKubeletOptions(), Controller: short}.Validate(), "Controller.GracePeriod", "8 s grace is shorter than the 10 s lease renew interval"},
 		{"renew fraction", badFrac.Validate(), "LeaseRenewFraction", "fraction must be in (0, 1)"},
 	}
 	for _, tt := range tests {
-		var ce *nc.ConfigError
-		if !errors.Is(tt.err, nc.ErrInvalidConfig) || !errors.As(tt.err, &ce) || ce.Field != tt.field {
-			t.Errorf("%s: err = %v, want a *ConfigError on %s (%s)", tt.id, tt.err, tt.field, tt.reason)
+		var ce *nc.OptionError
+		if !errors.Is(tt.err, nc.ErrInvalidOptions) || !errors.As(tt.err, &ce) || ce.Field != tt.field {
+			t.Errorf("%s: err = %v, want a *OptionError on %s (%s)", tt.id, tt.err, tt.field, tt.reason)
 		}
 	}
-	if _, err := nc.NewController(negCtrl); !errors.Is(err, nc.ErrInvalidConfig) {
+	if _, err := nc.NewController(negCtrl); !errors.Is(err, nc.ErrInvalidOptions) {
 		t.Errorf("NewController: err = %v", err)
 	}
-	if _, err := nc.NewKubelet(neg, nil); !errors.Is(err, nc.ErrInvalidConfig) {
+	if _, err := nc.NewKubelet(noJitter(neg)); !errors.Is(err, nc.ErrInvalidOptions) {
 		t.Errorf("NewKubelet: err = %v", err)
 	}
 }
@@ -371,8 +381,8 @@ func TestParseThresholds(t *testing.T) {
 	for _, tt := range tests {
 		got, err := parseAll(tt.hard, tt.soft, tt.grace, tt.reclaim)
 		if tt.wantErr {
-			if !errors.Is(err, nc.ErrInvalidThreshold) {
-				t.Errorf("%s: err = %v, want ErrInvalidThreshold (%s)", tt.id, err, tt.reason)
+			if !errors.Is(err, nc.ErrInvalidInput) {
+				t.Errorf("%s: err = %v, want ErrInvalidInput (%s)", tt.id, err, tt.reason)
 			}
 			continue
 		}

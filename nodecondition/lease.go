@@ -35,7 +35,8 @@ func LeaseRetryDelay(n int) time.Duration {
 // LeaseRenewer is the kubelet's lease schedule as a value: after a successful
 // renewal the next one is due a renew interval (10 s, plus loop jitter) later;
 // after a failure the ensure step retries with a doubling back-off. It holds
-// no clock and is not safe for concurrent use.
+// no clock and is not safe for concurrent use. Use NewLeaseRenewer: Renewed
+// and Failed of the zero value return ErrNotInitialized.
 type LeaseRenewer struct {
 	holder   string
 	duration time.Duration
@@ -46,24 +47,28 @@ type LeaseRenewer struct {
 	last     time.Time
 }
 
-// NewLeaseRenewer returns the renew schedule of node holder under cfg. rnd
-// supplies the loop jitter; nil means none.
-func NewLeaseRenewer(holder string, cfg KubeletConfig, rnd Rand) (*LeaseRenewer, error) {
-	if holder == "" {
-		return nil, &ConfigError{Field: "holder", Value: `""`, Reason: "a lease needs a holder"}
-	}
-	if cfg.Thresholds == nil {
-		cfg.Thresholds = DefaultHardThresholds()
-	}
-	if err := cfg.Validate(); err != nil {
+// NewLeaseRenewer returns the renew schedule of node holder under opts:
+// opts.Rand supplies the loop jitter (nil: the process-wide source; set
+// opts.LoopJitter to 0 for none). It returns a *OptionError
+// (ErrInvalidOptions) when opts do not validate and a *InputError
+// (ErrInvalidInput) for an empty holder.
+func NewLeaseRenewer(opts KubeletOptions, holder string) (*LeaseRenewer, error) {
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &LeaseRenewer{holder: holder, duration: cfg.LeaseDuration, interval: cfg.LeaseRenewInterval(), jitter: cfg.LoopJitter, rnd: rnd}, nil
+	if holder == "" {
+		return nil, &InputError{Op: "NewLeaseRenewer", Value: `""`, Reason: "a lease needs a holder"}
+	}
+	return &LeaseRenewer{holder: holder, duration: opts.LeaseDuration, interval: opts.LeaseRenewInterval(), jitter: opts.LoopJitter, rnd: randOrGlobal(opts.Rand)}, nil
 }
 
 // Renewed records a successful renewal at now. It returns the spec the lease
 // now carries and when the next renewal is due.
+// A zero LeaseRenewer returns ErrNotInitialized.
 func (r *LeaseRenewer) Renewed(now time.Time) (coordinationv1.LeaseSpec, time.Time, error) {
+	if r == nil || r.rnd == nil {
+		return coordinationv1.LeaseSpec{}, time.Time{}, notInit("LeaseRenewer", "Renewed")
+	}
 	if now.Before(r.last) {
 		return coordinationv1.LeaseSpec{}, time.Time{}, timeErr("Renewed", now, r.last)
 	}
@@ -74,7 +79,7 @@ func (r *LeaseRenewer) Renewed(now time.Time) (coordinationv1.LeaseSpec, time.Ti
 	renew := metav1.NewMicroTime(now)
 	spec := coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: &renew}
 	next := r.interval
-	if r.rnd != nil && r.jitter > 0 {
+	if r.jitter > 0 {
 		u := r.rnd.Float64()
 		if u >= 0 && u < 1 {
 			next += time.Duration(u * r.jitter * float64(r.interval))
@@ -85,7 +90,11 @@ func (r *LeaseRenewer) Renewed(now time.Time) (coordinationv1.LeaseSpec, time.Ti
 
 // Failed records that a renewal, with its update retries, failed at now and
 // returns when the ensure step tries again.
+// A zero LeaseRenewer returns ErrNotInitialized.
 func (r *LeaseRenewer) Failed(now time.Time) (time.Time, error) {
+	if r == nil || r.rnd == nil {
+		return time.Time{}, notInit("LeaseRenewer", "Failed")
+	}
 	if now.Before(r.last) {
 		return time.Time{}, timeErr("Failed", now, r.last)
 	}
@@ -95,4 +104,9 @@ func (r *LeaseRenewer) Failed(now time.Time) (time.Time, error) {
 }
 
 // Failures returns the number of consecutive failed renewals.
-func (r *LeaseRenewer) Failures() int { return r.failures }
+func (r *LeaseRenewer) Failures() int {
+	if r == nil {
+		return 0
+	}
+	return r.failures
+}

@@ -19,8 +19,8 @@ import (
 func TestModelKubeletReportRule(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		u := rapid.Float64Range(0, 0.999).Draw(t, "u")
-		cfg := nc.DefaultKubeletConfig()
-		k, err := nc.NewKubelet(cfg, fixedRand(u))
+		cfg := nc.DefaultKubeletOptions()
+		k, err := nc.NewKubelet(withRand(cfg, fixedRand(u)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +186,7 @@ func TestModelEvictor(t *testing.T) {
 func TestModelLeaseRenewer(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		u := rapid.Float64Range(0, 0.999).Draw(t, "u")
-		r, err := nc.NewLeaseRenewer("node", nc.DefaultKubeletConfig(), fixedRand(u))
+		r, err := nc.NewLeaseRenewer(withRand(nc.DefaultKubeletOptions(), fixedRand(u)), "node")
 		if err != nil {
 			t.Fatal(err)
 		}

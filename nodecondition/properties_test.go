@@ -14,90 +14,10 @@ import (
 	"github.com/nodestate/nodestate/nodecondition/nodeconditiontest"
 )
 
-// Every generated scenario satisfies every timeline invariant, and the same
-// scenario always gives the same timeline.
-func TestPropertyTimelineInvariants(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		sc := nodeconditiontest.Scenario().Draw(t, "scenario")
-		tl, err := nc.Simulate(sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := nodeconditiontest.CheckTimeline(sc, tl); err != nil {
-			t.Fatalf("%v\n%s", err, tl.Table())
-		}
-		again, err := nc.Simulate(sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(tl, again); diff != "" {
-			t.Fatalf("simulation is not deterministic (-first +second):\n%s", diff)
-		}
-	})
-}
-
-// A node that heartbeats within the grace period is never marked Unknown
-// (spec 5.1, 5.2): outages of at most 35 s plus the 10 s renew interval plus
-// the 5 s pass period stay within 50 s.
-func TestPropertyHeartbeatingNodeNeverUnknown(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		horizon := 10 * time.Minute
-		sc := nc.Scenario{Duration: horizon}
-		for i := range rapid.IntRange(1, 4).Draw(t, "nodes") {
-			sc.Nodes = append(sc.Nodes, nc.SimNode{
-				Name: fmt.Sprintf("node-%d", i),
-				Zone: rapid.SampledFrom([]string{"a", "b"}).Draw(t, "zone"),
-				Down: nodeconditiontest.ShortOutages(horizon, 35*time.Second, 4).Draw(t, "down"),
-			})
-		}
-		tl, err := nc.Simulate(sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range tl.Entries {
-			if e.Kind == nc.KindCondition && e.To == string(v1.ConditionUnknown) {
-				t.Fatalf("%s went Unknown at %v although it heartbeats within the grace period\n%s", e.Node, e.At, tl.Table())
-			}
-		}
-	})
-}
-
-// When every zone is fully disrupted nothing is evicted (spec 5.6): every
-// kubelet stops at t=0, so every node goes Unknown in the same pass and the
-// controller enters its master disruption mode before any taint.
-func TestPropertyFullDisruptionEvictsNothing(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		sc := nc.Scenario{Duration: 8 * time.Minute}
-		for i := range rapid.IntRange(1, 4).Draw(t, "nodes") {
-			sc.Nodes = append(sc.Nodes, nc.SimNode{
-				Name: fmt.Sprintf("node-%d", i),
-				Zone: rapid.SampledFrom([]string{"a", "b", "c"}).Draw(t, "zone"),
-				Down: []nc.Interval{{From: 0}},
-				Pods: nodeconditiontest.Pods(3).Draw(t, "pods"),
-			})
-			for j := range sc.Nodes[i].Pods {
-				sc.Nodes[i].Pods[j].Name = fmt.Sprintf("n%d-%s", i, sc.Nodes[i].Pods[j].Name)
-			}
-		}
-		tl, err := nc.Simulate(sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range tl.Entries {
-			if e.Kind == nc.KindPodDeleted || (e.Kind == nc.KindTaintAdded && e.Subject == taintUnreachableNE) {
-				t.Fatalf("every kubelet is down, every zone FullDisruption, yet %v\n%s", e, tl.Table())
-			}
-		}
-		if err := nodeconditiontest.CheckNoEvictionInFullDisruption(tl); err != nil {
-			t.Fatal(err)
-		}
-	})
-}
-
 // lastTransitionTime changes only when the status flips, on the kubelet side.
 func TestPropertyKubeletTransitionTime(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		k, err := nc.NewKubelet(nc.DefaultKubeletConfig(), fixedRand(rapid.Float64Range(0, 0.999).Draw(t, "u")))
+		k, err := nc.NewKubelet(withRand(nc.DefaultKubeletOptions(), fixedRand(rapid.Float64Range(0, 0.999).Draw(t, "u"))))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,8 +52,8 @@ func TestPropertyKubeletTransitionTime(t *testing.T) {
 // after a full transition period with no observation (spec 5.7).
 func TestPropertyPressureTransition(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		cfg := nc.DefaultKubeletConfig()
-		k, err := nc.NewKubelet(cfg, nil)
+		cfg := nc.DefaultKubeletOptions()
+		k, err := nc.NewKubelet(noJitter(cfg))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,43 +80,60 @@ func TestPropertyPressureTransition(t *testing.T) {
 	})
 }
 
-// No pod is deleted before its tolerations allow (spec 5.4): the Evictor
-// never deletes earlier than the first evaluation plus the minimum toleration.
+// No pod is deleted before its tolerations allow (spec/nodecondition.md
+// section 5, invariant 4; section 3.7): a pod is deleted at once only when
+// some NoExecute taint is untolerated or its minimum toleration is 0; a
+// scheduled deletion is due at its scheduling time plus the minimum toleration
+// then, and Due never hands a pod out before that. The tolerations are drawn
+// once, so a pending deletion is never moved.
 func TestPropertyEvictorNeverEarly(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		e := nc.NewEvictor()
 		pod := nc.PodKey{Namespace: "ns", Name: "p"}
 		tols := nodeconditiontest.Tolerations().Draw(t, "tolerations")
 		now := t12
-		var episode time.Time
+		var (
+			scheduled bool
+			earliest  time.Time // the scheduling time plus the minimum toleration then
+		)
 		keys := []string{nc.TaintNotReady, nc.TaintUnreachable}
 		for range rapid.IntRange(1, 20).Draw(t, "steps") {
 			now = now.Add(time.Duration(rapid.IntRange(0, 200).Draw(t, "dt")) * time.Second)
+			for _, due := range e.Due(now) {
+				if due != pod || !scheduled || now.Before(earliest) {
+					t.Fatalf("Due(%v) hands out %v, scheduled %v, not before %v", now, due, scheduled, earliest)
+				}
+				scheduled = false // deleted; the next evaluation is a new pod's
+			}
 			var taints []v1.Taint
 			if k := rapid.IntRange(-1, 1).Draw(t, "taint"); k >= 0 {
 				taints = []v1.Taint{{Key: keys[k], Effect: v1.TaintEffectNoExecute}}
 			}
-			if len(taints) == 0 {
-				episode = time.Time{}
-			} else if episode.IsZero() {
-				episode = now
-			}
-			d := e.Evaluate(now, pod, tols, taints)
-			for _, due := range e.Due(now) {
-				_ = due
-			}
-			if d.Action != nc.EvictionNow && d.Action != nc.EvictionSchedule {
-				continue
-			}
 			ok, m := nc.TolerationTime(tols, taints)
-			if !ok {
-				continue
+			d := e.Evaluate(now, pod, tols, taints)
+			switch d.Action {
+			case nc.EvictionNow:
+				if ok && m != 0 {
+					t.Fatalf("deleted at once at %v although every taint is tolerated for %v: %v", now, m, d)
+				}
+				scheduled = false
+			case nc.EvictionSchedule:
+				if !ok || m <= 0 || !d.At.Equal(now.Add(m)) {
+					t.Fatalf("scheduled %v at %v, want now + %v (tolerated %v)", d, now, m, ok)
+				}
+				scheduled, earliest = true, d.At
+			case nc.EvictionKept:
+				if !scheduled || !d.At.Equal(earliest) {
+					t.Fatalf("kept %v, but the pending deletion is at %v (scheduled %v)", d, earliest, scheduled)
+				}
+			case nc.EvictionCancel, nc.EvictionNone:
+				if ok && m >= 0 {
+					t.Fatalf("%v although tolerated for %v", d, m)
+				}
+				scheduled = false
 			}
-			if m < 0 {
-				t.Fatalf("tolerated forever but %v", d)
-			}
-			if d.At.Before(now) || (d.Action == nc.EvictionSchedule && d.At.Sub(episode) < 0) {
-				t.Fatalf("deletion at %v before evaluation at %v (episode from %v, m %v)", d.At, now, episode, m)
+			if at, pending := e.Scheduled(pod); pending != scheduled || (pending && !at.Equal(earliest)) {
+				t.Fatalf("Scheduled = %v %v, want %v %v", at, pending, earliest, scheduled)
 			}
 		}
 	})
@@ -208,7 +145,7 @@ func TestPropertyEvictorNeverEarly(t *testing.T) {
 // not-ready/unreachable NoExecute taint after a pass.
 func TestModelController(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		cfg := nc.DefaultControllerConfig()
+		cfg := nc.DefaultControllerOptions()
 		cfg.EvictionRate = rapid.SampledFrom([]float64{0.1, 1, 0}).Draw(t, "rate")
 		c, err := nc.NewController(cfg)
 		if err != nil {
@@ -293,7 +230,7 @@ func TestModelController(t *testing.T) {
 // conditions whose status flips.
 func TestPropertyControllerTransitionTime(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		c, err := nc.NewController(nc.DefaultControllerConfig())
+		c, err := nc.NewController(nc.DefaultControllerOptions())
 		if err != nil {
 			t.Fatal(err)
 		}

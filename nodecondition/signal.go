@@ -329,22 +329,22 @@ func parseThresholdValue(name, val string, reclaim bool) (v ThresholdValue, disa
 // validateThresholds checks thresholds given as values rather than parsed.
 func validateThresholds(ts []Threshold) error {
 	if len(ts) > 64 {
-		return &ConfigError{Field: "Thresholds", Value: strconv.Itoa(len(ts)), Reason: "at most 64 thresholds"}
+		return &OptionError{Field: "Thresholds", Value: strconv.Itoa(len(ts)), Reason: "at most 64 thresholds"}
 	}
 	for _, t := range ts {
 		switch {
 		case int(t.Signal) >= NumSignals:
-			return &ConfigError{Field: "Thresholds", Value: t.Signal.String(), Reason: "unknown signal"}
+			return &OptionError{Field: "Thresholds", Value: t.Signal.String(), Reason: "unknown signal"}
 		case t.Value.Percentage < 0 || t.Value.Percentage > 1 || math.IsNaN(t.Value.Percentage):
-			return &ConfigError{Field: "Thresholds", Value: t.String(), Reason: "percentage outside [0, 1]"}
+			return &OptionError{Field: "Thresholds", Value: t.String(), Reason: "percentage outside [0, 1]"}
 		case t.Value.Quantity < 0 || t.MinReclaim.Quantity < 0:
-			return &ConfigError{Field: "Thresholds", Value: t.String(), Reason: "negative quantity"}
+			return &OptionError{Field: "Thresholds", Value: t.String(), Reason: "negative quantity"}
 		case t.MinReclaim.Percentage < 0 || t.MinReclaim.Percentage > 1 || math.IsNaN(t.MinReclaim.Percentage):
-			return &ConfigError{Field: "Thresholds", Value: t.String(), Reason: "minimum reclaim percentage outside [0, 1]"}
+			return &OptionError{Field: "Thresholds", Value: t.String(), Reason: "minimum reclaim percentage outside [0, 1]"}
 		case t.GracePeriod < 0:
-			return &ConfigError{Field: "Thresholds", Value: t.String(), Reason: "negative grace period"}
+			return &OptionError{Field: "Thresholds", Value: t.String(), Reason: "negative grace period"}
 		case !t.Soft && t.GracePeriod != 0:
-			return &ConfigError{Field: "Thresholds", Value: t.String(), Reason: "a hard threshold has no grace period"}
+			return &OptionError{Field: "Thresholds", Value: t.String(), Reason: "a hard threshold has no grace period"}
 		}
 	}
 	return nil

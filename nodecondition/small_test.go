@@ -28,9 +28,9 @@ func TestPressureConditionRows(t *testing.T) {
 		{"2.3 pid", nc.SignalPIDAvailable, v1.NodePIDPressure, nc.ReasonInsufficientPID, "kubelet has insufficient PID available", "NodeHasInsufficientPID"},
 	}
 	for _, tt := range tests {
-		cfg := nc.DefaultKubeletConfig()
+		cfg := nc.DefaultKubeletOptions()
 		cfg.Thresholds = []nc.Threshold{{Signal: tt.signal, Value: nc.ThresholdValue{Percentage: 0.5}}}
-		k, err := nc.NewKubelet(cfg, nil)
+		k, err := nc.NewKubelet(noJitter(cfg))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,56 +102,56 @@ func TestTolerates(t *testing.T) {
 	}
 }
 
-func TestConfigValidation(t *testing.T) {
+func TestOptionValidation(t *testing.T) {
 	bad := []struct {
 		id   string
-		edit func(*nc.KubeletConfig)
+		edit func(*nc.KubeletOptions)
 	}{
-		{"unknown signal", func(c *nc.KubeletConfig) { c.Thresholds = []nc.Threshold{{Signal: 99}} }},
-		{"percentage", func(c *nc.KubeletConfig) {
+		{"unknown signal", func(c *nc.KubeletOptions) { c.Thresholds = []nc.Threshold{{Signal: 99}} }},
+		{"percentage", func(c *nc.KubeletOptions) {
 			c.Thresholds = []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Percentage: 2}}}
 		}},
-		{"negative quantity", func(c *nc.KubeletConfig) {
+		{"negative quantity", func(c *nc.KubeletOptions) {
 			c.Thresholds = []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: -1}}}
 		}},
-		{"reclaim percentage", func(c *nc.KubeletConfig) {
+		{"reclaim percentage", func(c *nc.KubeletOptions) {
 			c.Thresholds = []nc.Threshold{{Signal: nc.SignalMemoryAvailable, MinReclaim: nc.ThresholdValue{Percentage: -0.1}}}
 		}},
-		{"negative grace", func(c *nc.KubeletConfig) {
+		{"negative grace", func(c *nc.KubeletOptions) {
 			c.Thresholds = []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Soft: true, GracePeriod: -time.Second}}
 		}},
-		{"hard with grace", func(c *nc.KubeletConfig) {
+		{"hard with grace", func(c *nc.KubeletOptions) {
 			c.Thresholds = []nc.Threshold{{Signal: nc.SignalMemoryAvailable, GracePeriod: time.Second}}
 		}},
-		{"transition", func(c *nc.KubeletConfig) { c.PressureTransitionPeriod = -time.Second }},
-		{"jitter", func(c *nc.KubeletConfig) { c.LoopJitter = 2 }},
-		{"renew rounds to zero", func(c *nc.KubeletConfig) { c.LeaseDuration = 1; c.LeaseRenewFraction = 0.25 }},
-		{"too many thresholds", func(c *nc.KubeletConfig) {
+		{"transition", func(c *nc.KubeletOptions) { c.PressureTransitionPeriod = -time.Second }},
+		{"jitter", func(c *nc.KubeletOptions) { c.LoopJitter = 2 }},
+		{"renew rounds to zero", func(c *nc.KubeletOptions) { c.LeaseDuration = 1; c.LeaseRenewFraction = 0.25 }},
+		{"too many thresholds", func(c *nc.KubeletOptions) {
 			c.Thresholds = make([]nc.Threshold, 65)
 		}},
 	}
 	for _, tt := range bad {
-		cfg := nc.DefaultKubeletConfig()
+		cfg := nc.DefaultKubeletOptions()
 		tt.edit(&cfg)
 		err := cfg.Validate()
-		var ce *nc.ConfigError
+		var ce *nc.OptionError
 		if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), "nodecondition: invalid ") {
-			t.Errorf("%s: err = %v, want a *ConfigError", tt.id, err)
+			t.Errorf("%s: err = %v, want a *OptionError", tt.id, err)
 		}
-		if _, err := nc.NewLeaseRenewer("n", cfg, nil); !errors.Is(err, nc.ErrInvalidConfig) {
+		if _, err := nc.NewLeaseRenewer(withRand(cfg, fixedRand(0)), "n"); !errors.Is(err, nc.ErrInvalidOptions) {
 			t.Errorf("%s: NewLeaseRenewer accepted it: %v", tt.id, err)
 		}
 	}
-	if _, err := nc.NewLeaseRenewer("", nc.DefaultKubeletConfig(), nil); !errors.Is(err, nc.ErrInvalidConfig) {
+	if _, err := nc.NewLeaseRenewer(withRand(nc.DefaultKubeletOptions(), fixedRand(0)), ""); !errors.Is(err, nc.ErrInvalidInput) {
 		t.Errorf("a lease without holder: %v", err)
 	}
-	if err := nc.CheckTiming(nc.DefaultKubeletConfig(), nc.DefaultControllerConfig()); err != nil {
+	if err := nc.DefaultOptions().Validate(); err != nil {
 		t.Errorf("the defaults fit together: %v", err)
 	}
 }
 
 func TestLeaseRenewerTime(t *testing.T) {
-	r, _ := nc.NewLeaseRenewer("n", nc.DefaultKubeletConfig(), nil)
+	r, _ := nc.NewLeaseRenewer(withRand(nc.DefaultKubeletOptions(), fixedRand(0)), "n")
 	r.Failed(t12)
 	r.Failed(t12.Add(time.Second))
 	if r.Failures() != 2 {
@@ -172,10 +172,10 @@ func TestLeaseRenewerTime(t *testing.T) {
 }
 
 func TestControllerAccessors(t *testing.T) {
-	cfg := nc.DefaultControllerConfig()
+	cfg := nc.DefaultControllerOptions()
 	c, _ := nc.NewController(cfg)
-	if c.Config() != cfg {
-		t.Error("Config() differs")
+	if c.Options() != cfg {
+		t.Error("Options() differs")
 	}
 	if _, ok := c.NextTaint(); ok {
 		t.Error("an empty controller has nothing to taint")
@@ -186,12 +186,6 @@ func TestControllerAccessors(t *testing.T) {
 	if at, ok := c.NextTaint(); !ok || !at.Equal(t12) || !c.Queued("bad") || c.Queued("ok") || c.Queued("ghost") {
 		t.Errorf("NextTaint = %v %v", at, ok)
 	}
-	if e := (&nc.ScenarioError{Reason: "x"}).Error(); e != "nodecondition: invalid scenario: x" {
-		t.Errorf("ScenarioError without node: %q", e)
-	}
-	if e := (&nc.ScenarioError{Node: "n", Reason: "x"}).Error(); e != `nodecondition: invalid scenario: node "n": x` {
-		t.Errorf("ScenarioError with node: %q", e)
-	}
 }
 
 func TestStrings(t *testing.T) {
@@ -199,7 +193,6 @@ func TestStrings(t *testing.T) {
 		{nc.ZoneInitial.String(), "Initial"},
 		{nc.ZoneState(9).String(), "ZoneState(?)"},
 		{nc.EvictionNone.String(), "none"},
-		{nc.EntryKind(99).String(), "EntryKind(99)"},
 		{nc.NotSent.String(), "not sent"},
 		{nc.ThresholdValue{Percentage: 0.05}.String(), "5%"},
 		{nc.ThresholdValue{Quantity: 100 << 20}.String(), "100Mi"},

@@ -25,8 +25,12 @@ const DefaultTolerationSeconds int64 = 300
 // Tolerates reports whether toleration tol tolerates taint t: the keys match
 // (an empty key with operator Exists matches every key), the effects match (an
 // empty effect matches every effect), and the operator holds (Exists, or Equal
-// with equal values; an empty operator means Equal). Other operators match nothing.
+// with equal values; an empty operator means Equal). Other operators match
+// nothing, and a nil toleration or taint matches nothing.
 func Tolerates(tol *v1.Toleration, t *v1.Taint) bool {
+	if tol == nil || t == nil {
+		return false
+	}
 	if tol.Effect != "" && tol.Effect != t.Effect {
 		return false
 	}

@@ -1,7 +1,7 @@
 package nodecondition
 
 import (
-	"math"
+	"sort"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -67,100 +67,110 @@ func ZoneKey(labels map[string]string) string {
 	return region + "/" + zone
 }
 
-// bucket is a token bucket with burst 1 and explicit time, the zone's
-// NoExecute tainting limiter. A rate of 0 never allows.
-type bucket struct {
-	qps    float64
-	tokens float64
-	last   time.Time
-}
-
-func newBucket(qps float64, now time.Time) bucket {
-	return bucket{qps: qps, tokens: 1, last: now}
-}
-
-func (b *bucket) refill(now time.Time) {
-	if b.qps <= 0 {
-		b.tokens = 0
-		return
-	}
-	if now.After(b.last) {
-		b.tokens += b.qps * now.Sub(b.last).Seconds()
-		if b.tokens > 1 {
-			b.tokens = 1
-		}
-		b.last = now
-	}
-}
-
-func (b *bucket) take(now time.Time) bool {
-	if math.IsInf(b.qps, 1) {
-		return true
-	}
-	b.refill(now)
-	if b.qps > 0 && b.tokens >= 1 {
-		b.tokens--
-		return true
-	}
-	return false
-}
-
-// swap replaces the limiter by one of rate qps; the new one starts full only
-// if the old one had a token to give.
-func (b *bucket) swap(qps float64, now time.Time) {
-	if b.qps == qps {
-		return
-	}
-	had := b.take(now)
-	*b = bucket{qps: qps, last: now}
-	if had && qps > 0 {
-		b.tokens = 1
-	}
-}
-
-// queue is a zone's rate-limited NoExecute tainting queue. A processed item
-// stays in the de-duplication set until removed.
-type queue struct {
-	items []queued
-	set   map[string]bool // true while queued, false once processed
-}
-
-type queued struct {
-	node string
-	at   time.Time
-}
-
-func (q *queue) add(node string, now time.Time) {
-	if _, ok := q.set[node]; ok {
-		return
-	}
-	q.set[node] = true
-	q.insert(queued{node, now})
-}
-
-func (q *queue) insert(it queued) {
-	i := len(q.items)
-	for i > 0 && q.items[i-1].at.After(it.at) {
-		i--
-	}
-	q.items = append(q.items, queued{})
-	copy(q.items[i+1:], q.items[i:])
-	q.items[i] = it
-}
-
-func (q *queue) remove(node string) {
-	queuedNow, ok := q.set[node]
+func (c *Controller) zone(key string, now time.Time) *zoneRecord {
+	z, ok := c.zones[key]
 	if !ok {
-		return
+		z = &zoneRecord{active: true, state: ZoneInitial, limiter: newBucket(c.opts.EvictionRate, now), q: queue{set: map[string]bool{}}}
+		c.zones[key] = z
+		i := sort.SearchStrings(c.zkeys, key)
+		c.zkeys = append(c.zkeys, "")
+		copy(c.zkeys[i+1:], c.zkeys[i:])
+		c.zkeys[i] = key
 	}
-	delete(q.set, node)
-	if !queuedNow {
-		return
-	}
-	for i := range q.items {
-		if q.items[i].node == node {
-			q.items = append(q.items[:i], q.items[i+1:]...)
-			return
+	return z
+}
+
+// handleDisruption updates zone states and limiters after a pass.
+func (c *Controller) handleDisruption(now time.Time) {
+	allAreFull := true
+	for _, k := range c.zkeys {
+		z := c.zones[k]
+		if z.counted == 0 {
+			continue
 		}
+		if ComputeZoneState(z.counted-z.notReady, z.notReady, c.opts.UnhealthyZoneThreshold) != ZoneFullDisruption {
+			allAreFull = false
+		}
+	}
+	allWereFull := true
+	for _, k := range c.zkeys {
+		z := c.zones[k]
+		if !z.active {
+			continue
+		}
+		if z.counted == 0 {
+			z.active, z.state = false, ZoneInitial
+			continue
+		}
+		if z.state != ZoneFullDisruption {
+			allWereFull = false
+		}
+	}
+	if allAreFull && allWereFull {
+		return
+	}
+	if allAreFull {
+		for _, n := range c.order {
+			c.removeTaint(n, TaintNotReady, v1.TaintEffectNoExecute)
+			c.removeTaint(n, TaintUnreachable, v1.TaintEffectNoExecute)
+			if z, ok := c.zones[n.zone]; ok {
+				z.q.remove(n.name)
+			}
+		}
+		for _, k := range c.zkeys {
+			if z := c.zones[k]; z.active {
+				z.limiter.swap(0, now)
+				c.setState(k, z, ZoneFullDisruption)
+			}
+		}
+		return
+	}
+	if allWereFull {
+		for _, n := range c.order {
+			if n.seen {
+				n.probe, n.readyTransition = now, now
+			}
+		}
+		for _, k := range c.zkeys {
+			z := c.zones[k]
+			if !z.active {
+				continue
+			}
+			st := ComputeZoneState(z.counted-z.notReady, z.notReady, c.opts.UnhealthyZoneThreshold)
+			z.limiter.swap(c.rateFor(st, z.counted), now)
+			c.setState(k, z, st)
+		}
+		return
+	}
+	for _, k := range c.zkeys {
+		z := c.zones[k]
+		if !z.active {
+			continue
+		}
+		st := ComputeZoneState(z.counted-z.notReady, z.notReady, c.opts.UnhealthyZoneThreshold)
+		if st == z.state {
+			continue
+		}
+		z.limiter.swap(c.rateFor(st, z.counted), now)
+		c.setState(k, z, st)
+	}
+}
+
+func (c *Controller) setState(k string, z *zoneRecord, st ZoneState) {
+	if z.state != st {
+		c.pass.Zones = append(c.pass.Zones, ZoneChange{Zone: k, From: z.state, To: st})
+		z.state = st
+	}
+}
+
+func (c *Controller) rateFor(st ZoneState, size int) float64 {
+	switch st {
+	case ZonePartialDisruption:
+		if size > c.opts.LargeClusterThreshold {
+			return c.opts.SecondaryEvictionRate
+		}
+		return 0
+	default:
+		return c.opts.EvictionRate
 	}
 }

@@ -8,8 +8,9 @@
 //	go run ./examples/simulate -spec 'node n1 zone=a down=20s-;node n2 zone=a;grace 40s'
 //	go run ./examples/simulate -file my-scenario.txt -format mermaid
 //
-// The scenario text format is the one nodecondition.ParseScenario reads; in
-// -spec, ";" separates lines.
+// The scenario text format is the one simulation.ParseScenario reads; in
+// -spec, ";" separates lines. The named scenarios state the window each
+// entry can land in across the monitor loop's phase (-window 0 turns it off).
 package main
 
 import (
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/nodecondition"
+	"github.com/nodestate/nodestate/nodecondition/simulation"
 )
 
 func main() {
@@ -45,10 +47,12 @@ func run(args []string, out io.Writer) error {
 	grace := fs.Duration("grace", 0, "override --node-monitor-grace-period")
 	duration := fs.Duration("duration", 0, "override the scenario duration")
 	seed := fs.Uint64("seed", 0, "seed of the kubelet report jitter")
+	window := fs.Int("window", -1, "monitor phases to state each entry's window over (0: none; default: the scenario's)")
+	phase := fs.Duration("phase", -1, "when the first monitor pass runs, in [0, monitor period) (default: the scenario's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	named := nodecondition.NamedScenarios()
+	named := simulation.NamedScenarios()
 	if *list {
 		names := make([]string, 0, len(named))
 		for n := range named {
@@ -60,7 +64,7 @@ func run(args []string, out io.Writer) error {
 		}
 		return nil
 	}
-	var sc nodecondition.Scenario
+	var sc simulation.Scenario
 	switch {
 	case *spec != "" || *file != "":
 		text := strings.ReplaceAll(*spec, ";", "\n")
@@ -72,7 +76,7 @@ func run(args []string, out io.Writer) error {
 			text = string(b)
 		}
 		var err error
-		if sc, err = nodecondition.ParseScenario(text); err != nil {
+		if sc, err = simulation.ParseScenario(text); err != nil {
 			return err
 		}
 		if sc.Name == "" {
@@ -85,8 +89,8 @@ func run(args []string, out io.Writer) error {
 		}
 	}
 	if *grace > 0 {
-		if sc.Controller == (nodecondition.ControllerConfig{}) {
-			sc.Controller = nodecondition.DefaultControllerConfig()
+		if sc.Controller == (nodecondition.ControllerOptions{}) {
+			sc.Controller = nodecondition.DefaultControllerOptions()
 		}
 		sc.Controller.GracePeriod = *grace
 	}
@@ -96,7 +100,13 @@ func run(args []string, out io.Writer) error {
 	if *seed != 0 {
 		sc.Seed = *seed
 	}
-	tl, err := nodecondition.Simulate(sc)
+	if *window >= 0 {
+		sc.WindowPhases = *window
+	}
+	if *phase >= 0 {
+		sc.MonitorPhase = *phase
+	}
+	tl, err := simulation.Simulate(sc)
 	if err != nil {
 		return err
 	}

@@ -11,10 +11,12 @@ func TestRun(t *testing.T) {
 		want    []string
 		wantErr bool
 	}{
-		{args: nil, want: []string{"# kubelet stops at t=0", "55s    node-1  Ready True -> Unknown", "5m55s  node-1  pod deleted default/default-toleration", "```mermaid\ntimeline"}},
-		{args: []string{"-scenario", "zone-outage", "-format", "table"}, want: []string{"1m15s  a-3   taint added node.kubernetes.io/unreachable:NoExecute"}},
+		{args: nil, want: []string{"# kubelet stops at t=0", "50.1s    50.1s..54.6s      node-1  Ready True -> Unknown", "5m50.1s  5m50.1s..5m54.6s  node-1  pod deleted default/plain", "```mermaid\ntimeline"}},
+		{args: []string{"-window", "0", "-format", "table"}, want: []string{"50.1s    node-1  Ready True -> Unknown"}},
+		{args: []string{"-scenario", "zone-outage", "-format", "table", "-window", "0"}, want: []string{"1m10.1s  a-3   taint added node.kubernetes.io/unreachable:NoExecute"}},
 		{args: []string{"-list"}, want: []string{"cluster-outage", "flapping-network", "kubelet-stops", "memory-pressure", "zone-outage"}},
-		{args: []string{"-spec", "node n1 zone=a down=0s- pods=p:none;node n2 zone=a", "-grace", "40s", "-format", "mermaid"}, want: []string{"45s : n1 MemoryPressure False -> Unknown", "n1 pod deleted default/p"}},
+		{args: []string{"-spec", "default-tolerations off;node n1 zone=a down=0s- pods=p;node n2 zone=a", "-grace", "40s", "-format", "mermaid"}, want: []string{"45s : n1 MemoryPressure False -> Unknown", "n1 pod deleted default/p"}},
+		{args: []string{"-spec", "node n1 zone=a down=0s-;node n2 zone=a", "-phase", "2s", "-format", "table"}, want: []string{"57s   n1    Ready True -> Unknown"}},
 		{args: []string{"-scenario", "nope"}, wantErr: true},
 		{args: []string{"-spec", "node n1;grace 5s"}, wantErr: true},
 		{args: []string{"-format", "xml"}, wantErr: true},

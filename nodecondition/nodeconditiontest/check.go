@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	nc "github.com/nodestate/nodestate/nodecondition"
+	sim "github.com/nodestate/nodestate/nodecondition/simulation"
 )
 
 var (
@@ -19,7 +20,7 @@ var (
 func isNoExecute(subject string) bool { return subject == notReadyNE || subject == unreachableNE }
 
 // CheckOrdered reports an entry that comes before the one preceding it.
-func CheckOrdered(tl nc.Timeline) error {
+func CheckOrdered(tl sim.Timeline) error {
 	for i := 1; i < len(tl.Entries); i++ {
 		if tl.Entries[i].At < tl.Entries[i-1].At {
 			return fmt.Errorf("entry %d (%v) is before entry %d (%v)", i, tl.Entries[i], i-1, tl.Entries[i-1])
@@ -29,12 +30,12 @@ func CheckOrdered(tl nc.Timeline) error {
 }
 
 // tolerationsOf returns the tolerations the simulation gives each pod, by "namespace/name".
-func tolerationsOf(sc nc.Scenario) map[string][]v1.Toleration {
+func tolerationsOf(sc sim.Scenario) map[string][]v1.Toleration {
 	out := map[string][]v1.Toleration{}
 	for _, n := range sc.Nodes {
 		for _, p := range n.Pods {
 			tols := p.Tolerations
-			if !p.NoDefaultTolerations {
+			if !sc.NoDefaultTolerationSeconds {
 				tols = nc.WithDefaultTolerations(tols, nc.DefaultTolerationSeconds, nc.DefaultTolerationSeconds)
 			}
 			out["default/"+p.Name] = tols
@@ -56,7 +57,7 @@ func keyOf(subject string) string {
 // each deletion must come no earlier than the start of the node's NoExecute
 // episode plus the pod's toleration time for a taint present in it, or the
 // moment a taint the pod does not tolerate was added.
-func CheckNoEarlyEviction(sc nc.Scenario, tl nc.Timeline) error {
+func CheckNoEarlyEviction(sc sim.Scenario, tl sim.Timeline) error {
 	tols := tolerationsOf(sc)
 	type episode struct {
 		start time.Duration
@@ -79,16 +80,16 @@ func CheckNoEarlyEviction(sc nc.Scenario, tl nc.Timeline) error {
 			endInstant()
 		}
 		switch {
-		case (e.Kind == nc.KindTaintAdded || e.Kind == nc.KindTaintRemoved) && isNoExecute(e.Subject):
+		case (e.Kind == sim.KindTaintAdded || e.Kind == sim.KindTaintRemoved) && isNoExecute(e.Subject):
 			ep := eps[e.Node]
 			if ep == nil {
-				if e.Kind == nc.KindTaintRemoved {
+				if e.Kind == sim.KindTaintRemoved {
 					continue
 				}
 				ep = &episode{start: e.At, added: map[string]time.Duration{}, live: map[string]bool{}}
 				eps[e.Node] = ep
 			}
-			if e.Kind == nc.KindTaintAdded {
+			if e.Kind == sim.KindTaintAdded {
 				ep.live[e.Subject] = true
 				if _, ok := ep.added[e.Subject]; !ok {
 					ep.added[e.Subject] = e.At
@@ -96,7 +97,7 @@ func CheckNoEarlyEviction(sc nc.Scenario, tl nc.Timeline) error {
 			} else {
 				delete(ep.live, e.Subject)
 			}
-		case e.Kind == nc.KindPodDeleted:
+		case e.Kind == sim.KindPodDeleted:
 			ep := eps[e.Node]
 			if ep == nil {
 				return fmt.Errorf("pod %s deleted at %v on node %s, which had no NoExecute taint", e.Subject, e.At, e.Node)
@@ -135,14 +136,14 @@ func CheckNoEarlyEviction(sc nc.Scenario, tl nc.Timeline) error {
 // the longest merged span plus that slack (an open outage runs to the end of
 // the scenario). Status heartbeats, which can only shorten the gap, are not
 // counted.
-func MaxHeartbeatGap(sc nc.Scenario, n nc.SimNode) time.Duration {
+func MaxHeartbeatGap(sc sim.Scenario, n sim.Node) time.Duration {
 	kc := sc.Kubelet
 	if kc.LeaseDuration == 0 {
-		kc = nc.DefaultKubeletConfig()
+		kc = nc.DefaultKubeletOptions()
 	}
 	slack := kc.LeaseRenewInterval() + nc.LeaseMaxRetryDelay
-	var spans []nc.Interval
-	for _, iv := range append(append([]nc.Interval(nil), n.Down...), n.LeaseDown...) {
+	var spans []sim.Interval
+	for _, iv := range append(append([]sim.Interval(nil), n.Down...), n.LeaseDown...) {
 		if iv.To == 0 || iv.To > sc.Duration {
 			iv.To = sc.Duration
 		}
@@ -165,19 +166,20 @@ func MaxHeartbeatGap(sc nc.Scenario, n nc.SimNode) time.Duration {
 }
 
 // CheckNeverUnknown reports a node marked Unknown although its heartbeats
-// never paused longer than the grace period less one monitor period (so the
-// controller always observed a heartbeat within the grace period).
-func CheckNeverUnknown(sc nc.Scenario, tl nc.Timeline) error {
+// never paused longer than the grace period less one monitor period and one
+// pass duration (so the controller always observed a heartbeat within the
+// grace period).
+func CheckNeverUnknown(sc sim.Scenario, tl sim.Timeline) error {
 	cc := sc.Controller
-	if cc == (nc.ControllerConfig{}) {
-		cc = nc.DefaultControllerConfig()
+	if cc == (nc.ControllerOptions{}) {
+		cc = nc.DefaultControllerOptions()
 	}
 	for _, n := range sc.Nodes {
-		if MaxHeartbeatGap(sc, n)+cc.MonitorPeriod > cc.GracePeriod {
+		if MaxHeartbeatGap(sc, n)+cc.MonitorPeriod+sc.MonitorPassDuration > cc.GracePeriod {
 			continue
 		}
 		for _, e := range tl.Entries {
-			if e.Node == n.Name && e.Kind == nc.KindCondition && e.To == string(v1.ConditionUnknown) {
+			if e.Node == n.Name && e.Kind == sim.KindCondition && e.To == string(v1.ConditionUnknown) {
 				return fmt.Errorf("node %s heartbeats at most every %v but %s went Unknown at %v", n.Name, MaxHeartbeatGap(sc, n), e.Subject, e.At)
 			}
 		}
@@ -186,11 +188,12 @@ func CheckNeverUnknown(sc nc.Scenario, tl nc.Timeline) error {
 }
 
 // CheckRecovery reports a node whose Ready turned True and stayed True for a
-// monitor period but still carried a not-ready or unreachable NoExecute taint.
-func CheckRecovery(sc nc.Scenario, tl nc.Timeline) error {
+// monitor period (plus the pass duration by which the passes drift) but still
+// carried a not-ready or unreachable NoExecute taint.
+func CheckRecovery(sc sim.Scenario, tl sim.Timeline) error {
 	cc := sc.Controller
-	if cc == (nc.ControllerConfig{}) {
-		cc = nc.DefaultControllerConfig()
+	if cc == (nc.ControllerOptions{}) {
+		cc = nc.DefaultControllerOptions()
 	}
 	taints := map[string]map[string]bool{}
 	deadline := map[string]time.Duration{}
@@ -199,7 +202,7 @@ func CheckRecovery(sc nc.Scenario, tl nc.Timeline) error {
 			if d < upTo {
 				for s := range taints[node] {
 					if isNoExecute(s) {
-						return fmt.Errorf("node %s has been Ready since %v but still has %s at %v", node, d-cc.MonitorPeriod, s, d)
+						return fmt.Errorf("node %s has been Ready since %v but still has %s at %v", node, d-cc.MonitorPeriod-sc.MonitorPassDuration, s, d)
 					}
 				}
 				delete(deadline, node)
@@ -212,17 +215,17 @@ func CheckRecovery(sc nc.Scenario, tl nc.Timeline) error {
 			return err
 		}
 		switch e.Kind {
-		case nc.KindTaintAdded:
+		case sim.KindTaintAdded:
 			if taints[e.Node] == nil {
 				taints[e.Node] = map[string]bool{}
 			}
 			taints[e.Node][e.Subject] = true
-		case nc.KindTaintRemoved:
+		case sim.KindTaintRemoved:
 			delete(taints[e.Node], e.Subject)
-		case nc.KindCondition:
+		case sim.KindCondition:
 			if e.Subject == string(v1.NodeReady) {
 				if e.To == string(v1.ConditionTrue) {
-					deadline[e.Node] = e.At + cc.MonitorPeriod
+					deadline[e.Node] = e.At + cc.MonitorPeriod + sc.MonitorPassDuration
 				} else {
 					delete(deadline, e.Node)
 				}
@@ -234,7 +237,7 @@ func CheckRecovery(sc nc.Scenario, tl nc.Timeline) error {
 
 // CheckNoEvictionInFullDisruption reports a NoExecute taint added or a pod
 // deleted while every zone was FullDisruption.
-func CheckNoEvictionInFullDisruption(tl nc.Timeline) error {
+func CheckNoEvictionInFullDisruption(tl sim.Timeline) error {
 	zones := map[string]string{}
 	allFull := func() bool {
 		if len(zones) == 0 {
@@ -248,14 +251,14 @@ func CheckNoEvictionInFullDisruption(tl nc.Timeline) error {
 		return true
 	}
 	for _, e := range tl.Entries {
-		if e.Kind == nc.KindZone {
+		if e.Kind == sim.KindZone {
 			zones[e.Subject] = e.To
 			continue
 		}
 		if !allFull() {
 			continue
 		}
-		if (e.Kind == nc.KindTaintAdded && isNoExecute(e.Subject)) || e.Kind == nc.KindPodDeleted {
+		if (e.Kind == sim.KindTaintAdded && isNoExecute(e.Subject)) || e.Kind == sim.KindPodDeleted {
 			return fmt.Errorf("every zone is FullDisruption, yet at %v: %v", e.At, e)
 		}
 	}
@@ -264,16 +267,16 @@ func CheckNoEvictionInFullDisruption(tl nc.Timeline) error {
 
 // CheckExclusiveNoExecute reports a node that, once all entries of an
 // instant are applied, has both the not-ready and the unreachable NoExecute taints.
-func CheckExclusiveNoExecute(tl nc.Timeline) error {
+func CheckExclusiveNoExecute(tl sim.Timeline) error {
 	taints := map[string]map[string]bool{}
 	for i, e := range tl.Entries {
 		switch e.Kind {
-		case nc.KindTaintAdded:
+		case sim.KindTaintAdded:
 			if taints[e.Node] == nil {
 				taints[e.Node] = map[string]bool{}
 			}
 			taints[e.Node][e.Subject] = true
-		case nc.KindTaintRemoved:
+		case sim.KindTaintRemoved:
 			delete(taints[e.Node], e.Subject)
 		}
 		if i+1 < len(tl.Entries) && tl.Entries[i+1].At == e.At {
@@ -312,7 +315,7 @@ func CheckConditionUpdate(prev, next []v1.NodeCondition) error {
 }
 
 // CheckTimeline runs every timeline check on a simulation result.
-func CheckTimeline(sc nc.Scenario, tl nc.Timeline) error {
+func CheckTimeline(sc sim.Scenario, tl sim.Timeline) error {
 	return errors.Join(
 		CheckOrdered(tl),
 		CheckNoEarlyEviction(sc, tl),

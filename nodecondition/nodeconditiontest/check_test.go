@@ -11,6 +11,7 @@ import (
 
 	nc "github.com/nodestate/nodestate/nodecondition"
 	"github.com/nodestate/nodestate/nodecondition/nodeconditiontest"
+	sim "github.com/nodestate/nodestate/nodecondition/simulation"
 )
 
 const (
@@ -18,9 +19,11 @@ const (
 	nr = "node.kubernetes.io/not-ready:NoExecute"
 )
 
-func scenario() nc.Scenario {
-	return nc.Scenario{Duration: 10 * time.Minute, Nodes: []nc.SimNode{
-		{Name: "n", Pods: []nc.SimPod{{Name: "p"}, {Name: "bare", NoDefaultTolerations: true}}},
+func scenario() sim.Scenario {
+	// The admission plugin is off, so "bare" has no toleration at all and p
+	// only its own 300 s ones.
+	return sim.Scenario{Duration: 10 * time.Minute, NoDefaultTolerationSeconds: true, Nodes: []sim.Node{
+		{Name: "n", Pods: []sim.Pod{{Name: "p", Tolerations: nc.WithDefaultTolerations(nil, 300, 300)}, {Name: "bare"}}},
 	}}
 }
 
@@ -28,58 +31,58 @@ func TestChecksCatchViolations(t *testing.T) {
 	s := 10 * time.Second
 	tests := []struct {
 		id      string
-		check   func(nc.Timeline) error
-		entries []nc.Entry
+		check   func(sim.Timeline) error
+		entries []sim.Entry
 		wantErr string // "" means the timeline is fine
 	}{
-		{"ordered ok", nodeconditiontest.CheckOrdered, []nc.Entry{{At: s}, {At: s}, {At: 2 * s}}, ""},
-		{"ordered bad", nodeconditiontest.CheckOrdered, []nc.Entry{{At: 2 * s}, {At: s}}, "is before"},
-		{"early eviction", func(tl nc.Timeline) error { return nodeconditiontest.CheckNoEarlyEviction(scenario(), tl) }, []nc.Entry{
-			{At: s, Node: "n", Kind: nc.KindTaintAdded, Subject: ne},
-			{At: 100 * time.Second, Node: "n", Kind: nc.KindPodDeleted, Subject: "default/p"},
+		{"ordered ok", nodeconditiontest.CheckOrdered, []sim.Entry{{At: s}, {At: s}, {At: 2 * s}}, ""},
+		{"ordered bad", nodeconditiontest.CheckOrdered, []sim.Entry{{At: 2 * s}, {At: s}}, "is before"},
+		{"early eviction", func(tl sim.Timeline) error { return nodeconditiontest.CheckNoEarlyEviction(scenario(), tl) }, []sim.Entry{
+			{At: s, Node: "n", Kind: sim.KindTaintAdded, Subject: ne},
+			{At: 100 * time.Second, Node: "n", Kind: sim.KindPodDeleted, Subject: "default/p"},
 		}, "before its tolerations allow"},
-		{"eviction on time", func(tl nc.Timeline) error { return nodeconditiontest.CheckNoEarlyEviction(scenario(), tl) }, []nc.Entry{
-			{At: s, Node: "n", Kind: nc.KindTaintAdded, Subject: ne},
-			{At: s, Node: "n", Kind: nc.KindPodDeleted, Subject: "default/bare"},
-			{At: 31 * s, Node: "n", Kind: nc.KindPodDeleted, Subject: "default/p"},
+		{"eviction on time", func(tl sim.Timeline) error { return nodeconditiontest.CheckNoEarlyEviction(scenario(), tl) }, []sim.Entry{
+			{At: s, Node: "n", Kind: sim.KindTaintAdded, Subject: ne},
+			{At: s, Node: "n", Kind: sim.KindPodDeleted, Subject: "default/bare"},
+			{At: 31 * s, Node: "n", Kind: sim.KindPodDeleted, Subject: "default/p"},
 		}, ""},
-		{"swap keeps the episode", func(tl nc.Timeline) error { return nodeconditiontest.CheckNoEarlyEviction(scenario(), tl) }, []nc.Entry{
-			{At: s, Node: "n", Kind: nc.KindTaintAdded, Subject: ne},
-			{At: 2 * s, Node: "n", Kind: nc.KindTaintRemoved, Subject: ne},
-			{At: 2 * s, Node: "n", Kind: nc.KindTaintAdded, Subject: nr},
-			{At: 31 * s, Node: "n", Kind: nc.KindPodDeleted, Subject: "default/p"},
+		{"swap keeps the episode", func(tl sim.Timeline) error { return nodeconditiontest.CheckNoEarlyEviction(scenario(), tl) }, []sim.Entry{
+			{At: s, Node: "n", Kind: sim.KindTaintAdded, Subject: ne},
+			{At: 2 * s, Node: "n", Kind: sim.KindTaintRemoved, Subject: ne},
+			{At: 2 * s, Node: "n", Kind: sim.KindTaintAdded, Subject: nr},
+			{At: 31 * s, Node: "n", Kind: sim.KindPodDeleted, Subject: "default/p"},
 		}, ""},
-		{"deletion without taint", func(tl nc.Timeline) error { return nodeconditiontest.CheckNoEarlyEviction(scenario(), tl) }, []nc.Entry{
-			{At: s, Node: "n", Kind: nc.KindPodDeleted, Subject: "default/p"},
+		{"deletion without taint", func(tl sim.Timeline) error { return nodeconditiontest.CheckNoEarlyEviction(scenario(), tl) }, []sim.Entry{
+			{At: s, Node: "n", Kind: sim.KindPodDeleted, Subject: "default/p"},
 		}, "had no NoExecute taint"},
-		{"recovery bad", func(tl nc.Timeline) error { return nodeconditiontest.CheckRecovery(scenario(), tl) }, []nc.Entry{
-			{At: s, Node: "n", Kind: nc.KindTaintAdded, Subject: ne},
-			{At: 2 * s, Node: "n", Kind: nc.KindCondition, Subject: "Ready", From: "Unknown", To: "True"},
+		{"recovery bad", func(tl sim.Timeline) error { return nodeconditiontest.CheckRecovery(scenario(), tl) }, []sim.Entry{
+			{At: s, Node: "n", Kind: sim.KindTaintAdded, Subject: ne},
+			{At: 2 * s, Node: "n", Kind: sim.KindCondition, Subject: "Ready", From: "Unknown", To: "True"},
 		}, "still has"},
-		{"recovery ok", func(tl nc.Timeline) error { return nodeconditiontest.CheckRecovery(scenario(), tl) }, []nc.Entry{
-			{At: s, Node: "n", Kind: nc.KindTaintAdded, Subject: ne},
-			{At: 2 * s, Node: "n", Kind: nc.KindCondition, Subject: "Ready", From: "Unknown", To: "True"},
-			{At: 2*s + 5*time.Second, Node: "n", Kind: nc.KindTaintRemoved, Subject: ne},
+		{"recovery ok", func(tl sim.Timeline) error { return nodeconditiontest.CheckRecovery(scenario(), tl) }, []sim.Entry{
+			{At: s, Node: "n", Kind: sim.KindTaintAdded, Subject: ne},
+			{At: 2 * s, Node: "n", Kind: sim.KindCondition, Subject: "Ready", From: "Unknown", To: "True"},
+			{At: 2*s + 5*time.Second, Node: "n", Kind: sim.KindTaintRemoved, Subject: ne},
 		}, ""},
-		{"full disruption", nodeconditiontest.CheckNoEvictionInFullDisruption, []nc.Entry{
-			{At: s, Kind: nc.KindZone, Subject: "a", From: "Normal", To: "FullDisruption"},
-			{At: 2 * s, Node: "n", Kind: nc.KindTaintAdded, Subject: ne},
+		{"full disruption", nodeconditiontest.CheckNoEvictionInFullDisruption, []sim.Entry{
+			{At: s, Kind: sim.KindZone, Subject: "a", From: "Normal", To: "FullDisruption"},
+			{At: 2 * s, Node: "n", Kind: sim.KindTaintAdded, Subject: ne},
 		}, "every zone is FullDisruption"},
-		{"partial full", nodeconditiontest.CheckNoEvictionInFullDisruption, []nc.Entry{
-			{At: s, Kind: nc.KindZone, Subject: "a", From: "Normal", To: "FullDisruption"},
-			{At: s, Kind: nc.KindZone, Subject: "b", From: "Initial", To: "Normal"},
-			{At: 2 * s, Node: "n", Kind: nc.KindTaintAdded, Subject: ne},
+		{"partial full", nodeconditiontest.CheckNoEvictionInFullDisruption, []sim.Entry{
+			{At: s, Kind: sim.KindZone, Subject: "a", From: "Normal", To: "FullDisruption"},
+			{At: s, Kind: sim.KindZone, Subject: "b", From: "Initial", To: "Normal"},
+			{At: 2 * s, Node: "n", Kind: sim.KindTaintAdded, Subject: ne},
 		}, ""},
-		{"exclusive", nodeconditiontest.CheckExclusiveNoExecute, []nc.Entry{
-			{At: s, Node: "n", Kind: nc.KindTaintAdded, Subject: ne},
-			{At: 2 * s, Node: "n", Kind: nc.KindTaintAdded, Subject: nr},
+		{"exclusive", nodeconditiontest.CheckExclusiveNoExecute, []sim.Entry{
+			{At: s, Node: "n", Kind: sim.KindTaintAdded, Subject: ne},
+			{At: 2 * s, Node: "n", Kind: sim.KindTaintAdded, Subject: nr},
 		}, "both NoExecute taints"},
-		{"unknown while heartbeating", func(tl nc.Timeline) error { return nodeconditiontest.CheckNeverUnknown(scenario(), tl) }, []nc.Entry{
-			{At: 55 * time.Second, Node: "n", Kind: nc.KindCondition, Subject: "Ready", From: "True", To: "Unknown"},
+		{"unknown while heartbeating", func(tl sim.Timeline) error { return nodeconditiontest.CheckNeverUnknown(scenario(), tl) }, []sim.Entry{
+			{At: 55 * time.Second, Node: "n", Kind: sim.KindCondition, Subject: "Ready", From: "True", To: "Unknown"},
 		}, "went Unknown"},
 	}
 	for _, tt := range tests {
-		err := tt.check(nc.Timeline{Entries: tt.entries})
+		err := tt.check(sim.Timeline{Entries: tt.entries})
 		switch {
 		case tt.wantErr == "" && err != nil:
 			t.Errorf("%s: unexpected error %v", tt.id, err)

@@ -6,7 +6,7 @@
 // Generators:
 //   - Outages, ShortOutages: heartbeat schedules, as spans in which a kubelet,
 //     its lease or its status reports stop;
-//   - HeartbeatNode, Scenario: nodes and whole scenarios for nodecondition.Simulate;
+//   - HeartbeatNode, Scenario: nodes and whole scenarios for simulation.Simulate;
 //   - MemorySeries, Sample: eviction-signal series and single samples;
 //   - Health: kubelet health inputs (runtime and network errors);
 //   - Tolerations, Pods: pod tolerations for the not-ready and unreachable taints, and pods carrying them.

@@ -3,14 +3,14 @@ package nodeconditiontest_test
 import (
 	"fmt"
 
-	nc "github.com/nodestate/nodestate/nodecondition"
 	"github.com/nodestate/nodestate/nodecondition/nodeconditiontest"
+	sim "github.com/nodestate/nodestate/nodecondition/simulation"
 )
 
 // Check a simulated timeline against every invariant.
 func ExampleCheckTimeline() {
-	sc := nc.ScenarioZoneOutage()
-	tl, err := nc.Simulate(sc)
+	sc := sim.ScenarioZoneOutage()
+	tl, err := sim.Simulate(sc)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -8,14 +8,15 @@ import (
 	"pgregory.net/rapid"
 
 	nc "github.com/nodestate/nodestate/nodecondition"
+	sim "github.com/nodestate/nodestate/nodecondition/simulation"
 )
 
 // Outages generates up to max disjoint kubelet outage spans within horizon,
 // on a one-second grid, in time order. The last span may be open (To == 0).
-func Outages(horizon time.Duration, max int) *rapid.Generator[[]nc.Interval] {
-	return rapid.Custom(func(t *rapid.T) []nc.Interval {
+func Outages(horizon time.Duration, max int) *rapid.Generator[[]sim.Interval] {
+	return rapid.Custom(func(t *rapid.T) []sim.Interval {
 		n := rapid.IntRange(0, max).Draw(t, "outages")
-		var out []nc.Interval
+		var out []sim.Interval
 		cur := time.Duration(0)
 		for i := 0; i < n && cur < horizon; i++ {
 			from := cur + time.Duration(rapid.IntRange(0, int(horizon/time.Second)/2).Draw(t, "gap"))*time.Second
@@ -27,7 +28,7 @@ func Outages(horizon time.Duration, max int) *rapid.Generator[[]nc.Interval] {
 			if i == n-1 && rapid.Bool().Draw(t, "open") {
 				to = 0
 			}
-			out = append(out, nc.Interval{From: from, To: to})
+			out = append(out, sim.Interval{From: from, To: to})
 			if to == 0 {
 				break
 			}
@@ -39,19 +40,19 @@ func Outages(horizon time.Duration, max int) *rapid.Generator[[]nc.Interval] {
 
 // ShortOutages generates outage spans no longer than maxLen, so that a node
 // with them keeps heartbeating within a grace period longer than maxLen plus
-// the renew interval and the monitor period.
-func ShortOutages(horizon, maxLen time.Duration, max int) *rapid.Generator[[]nc.Interval] {
-	return rapid.Custom(func(t *rapid.T) []nc.Interval {
+// the renew interval and the monitor period. A maxLen under a second gives none.
+func ShortOutages(horizon, maxLen time.Duration, max int) *rapid.Generator[[]sim.Interval] {
+	return rapid.Custom(func(t *rapid.T) []sim.Interval {
 		n := rapid.IntRange(0, max).Draw(t, "outages")
-		var out []nc.Interval
+		var out []sim.Interval
 		cur := time.Duration(0)
-		for i := 0; i < n; i++ {
+		for i := 0; i < n && maxLen >= time.Second; i++ {
 			from := cur + time.Duration(rapid.IntRange(1, 120).Draw(t, "gap"))*time.Second
 			to := from + time.Duration(rapid.IntRange(1, int(maxLen/time.Second)).Draw(t, "length"))*time.Second
 			if to >= horizon {
 				break
 			}
-			out = append(out, nc.Interval{From: from, To: to})
+			out = append(out, sim.Interval{From: from, To: to})
 			cur = to
 		}
 		return out
@@ -82,13 +83,13 @@ func Tolerations() *rapid.Generator[[]v1.Toleration] {
 }
 
 // Pods generates up to max pods with generated tolerations.
-func Pods(max int) *rapid.Generator[[]nc.SimPod] {
-	return rapid.Custom(func(t *rapid.T) []nc.SimPod {
+func Pods(max int) *rapid.Generator[[]sim.Pod] {
+	return rapid.Custom(func(t *rapid.T) []sim.Pod {
 		n := rapid.IntRange(0, max).Draw(t, "pods")
-		out := make([]nc.SimPod, n)
+		out := make([]sim.Pod, n)
 		for i := range out {
-			out[i] = nc.SimPod{Name: fmt.Sprintf("pod-%d", i), Tolerations: Tolerations().Draw(t, "tolerations"),
-				NoDefaultTolerations: rapid.Bool().Draw(t, "no defaults")}
+			out[i] = sim.Pod{Name: fmt.Sprintf("pod-%d", i), Tolerations: Tolerations().Draw(t, "tolerations"),
+				NoReadyCondition: rapid.IntRange(0, 4).Draw(t, "no ready condition") == 0}
 		}
 		return out
 	})
@@ -96,14 +97,14 @@ func Pods(max int) *rapid.Generator[[]nc.SimPod] {
 
 // MemorySeries generates memory.available steps within horizon (capacity
 // 16Gi), crossing the default 100Mi hard threshold now and then.
-func MemorySeries(horizon time.Duration, max int) *rapid.Generator[[]nc.SignalStep] {
-	return rapid.Custom(func(t *rapid.T) []nc.SignalStep {
+func MemorySeries(horizon time.Duration, max int) *rapid.Generator[[]sim.SignalStep] {
+	return rapid.Custom(func(t *rapid.T) []sim.SignalStep {
 		n := rapid.IntRange(0, max).Draw(t, "steps")
-		out := make([]nc.SignalStep, 0, n)
+		out := make([]sim.SignalStep, 0, n)
 		for i := 0; i < n; i++ {
 			at := time.Duration(rapid.IntRange(0, int(horizon/time.Second)).Draw(t, "at")) * time.Second
 			avail := rapid.OneOf(rapid.Int64Range(0, 200<<20), rapid.Int64Range(1<<30, 16<<30)).Draw(t, "available")
-			out = append(out, nc.SignalStep{At: at, Signal: nc.SignalMemoryAvailable, Available: avail, Capacity: 16 << 30})
+			out = append(out, sim.SignalStep{At: at, Signal: nc.SignalMemoryAvailable, Available: avail, Capacity: 16 << 30})
 		}
 		return out
 	})
@@ -134,7 +135,7 @@ func Health() *rapid.Generator[nc.Health] {
 			h.Errors = append(h.Errors, rapid.SampledFrom([]string{nc.MessageRuntimeDown, nc.MessageRuntimeNotChecked}).Draw(t, "runtime error"))
 		}
 		if rapid.IntRange(0, 3).Draw(t, "network") == 0 {
-			h.Errors = append(h.Errors, rapid.SampledFrom([]string{nc.MessageNetworkUnknown, nc.MessageNetworkPluginNotReady}).Draw(t, "network error"))
+			h.Errors = append(h.Errors, rapid.SampledFrom([]string{nc.MessageNetworkUnknown, sim.MessageNetworkPluginNotReady}).Draw(t, "network error"))
 		}
 		if rapid.IntRange(0, 9).Draw(t, "capacity") == 0 {
 			h.MissingCapacity = []string{"cpu"}
@@ -148,9 +149,9 @@ func Health() *rapid.Generator[nc.Health] {
 
 // HeartbeatNode generates a node of a scenario: a zone among zones, kubelet,
 // lease and status outage schedules, network flaps, a memory series and pods.
-func HeartbeatNode(name string, zones []string, horizon time.Duration) *rapid.Generator[nc.SimNode] {
-	return rapid.Custom(func(t *rapid.T) nc.SimNode {
-		return nc.SimNode{
+func HeartbeatNode(name string, zones []string, horizon time.Duration) *rapid.Generator[sim.Node] {
+	return rapid.Custom(func(t *rapid.T) sim.Node {
+		return sim.Node{
 			Name:        name,
 			Zone:        rapid.SampledFrom(zones).Draw(t, "zone"),
 			Down:        Outages(horizon, 2).Draw(t, "down"),
@@ -164,13 +165,18 @@ func HeartbeatNode(name string, zones []string, horizon time.Duration) *rapid.Ge
 }
 
 // Scenario generates a small scenario: 1 to 5 nodes in 1 to 3 zones over up
-// to 10 minutes, with the default configuration.
-func Scenario() *rapid.Generator[nc.Scenario] {
-	return rapid.Custom(func(t *rapid.T) nc.Scenario {
+// to 10 minutes, with the default options, any monitor phase, a pass
+// duration up to 50 ms and the DefaultTolerationSeconds plugin on or off.
+func Scenario() *rapid.Generator[sim.Scenario] {
+	return rapid.Custom(func(t *rapid.T) sim.Scenario {
 		horizon := time.Duration(rapid.IntRange(60, 600).Draw(t, "horizon seconds")) * time.Second
 		zones := []string{"zone-a", "zone-b", "zone-c"}[:rapid.IntRange(1, 3).Draw(t, "zones")]
 		n := rapid.IntRange(1, 5).Draw(t, "nodes")
-		s := nc.Scenario{Name: "generated", Duration: horizon, Seed: rapid.Uint64().Draw(t, "seed")}
+		s := sim.Scenario{Name: "generated", Duration: horizon, Seed: rapid.Uint64().Draw(t, "seed"),
+			MonitorPhase:               time.Duration(rapid.IntRange(0, 4999).Draw(t, "monitor phase ms")) * time.Millisecond,
+			MonitorPassDuration:        time.Duration(rapid.IntRange(0, 50).Draw(t, "pass duration ms")) * time.Millisecond,
+			NoDefaultTolerationSeconds: rapid.Bool().Draw(t, "no default tolerations"),
+		}
 		for i := 0; i < n; i++ {
 			node := HeartbeatNode(fmt.Sprintf("node-%d", i), zones, horizon).Draw(t, "node")
 			for j := range node.Pods {

@@ -61,8 +61,8 @@ const (
 	MaxPods = 1000
 )
 
-// ErrInvalidConfig is matched (errors.Is) by the errors New returns for a bad Config.
-var ErrInvalidConfig = errors.New("agent: invalid configuration")
+// ErrInvalidOptions is matched (errors.Is) by the errors New returns for a bad Config.
+var ErrInvalidOptions = errors.New("agent: invalid configuration")
 
 // Stats counts what the agent did.
 type Stats struct {
@@ -137,10 +137,10 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 		cfg.Pods = DefaultPods
 	}
 	if cfg.Pods < 0 || cfg.Pods > MaxPods {
-		return nil, fmt.Errorf("%w: pods %d, want 1 to %d", ErrInvalidConfig, cfg.Pods, MaxPods)
+		return nil, fmt.Errorf("%w: pods %d, want 1 to %d", ErrInvalidOptions, cfg.Pods, MaxPods)
 	}
 	if clk == nil || transport == nil || sink == nil || cluster == nil {
-		return nil, fmt.Errorf("%w: clock, transport, sink and cluster are required", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: clock, transport, sink and cluster are required", ErrInvalidOptions)
 	}
 	a := &Agent{
 		cfg: cfg, clock: clk, cluster: cluster, transport: transport,
@@ -192,11 +192,12 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 	}
 	a.events = &eventRecorder{b: bcast, rec: rec}
 
-	kcfg := nodecondition.DefaultKubeletConfig()
-	if a.kubelet, err = nodecondition.NewKubelet(kcfg, jitter); err != nil {
+	kopts := nodecondition.DefaultKubeletOptions()
+	kopts.Rand = jitter
+	if a.kubelet, err = nodecondition.NewKubelet(kopts); err != nil {
 		return nil, err
 	}
-	if a.lease, err = nodecondition.NewLeaseRenewer(cfg.NodeName, kcfg, jitter); err != nil {
+	if a.lease, err = nodecondition.NewLeaseRenewer(kopts, cfg.NodeName); err != nil {
 		return nil, err
 	}
 	a.plans = workloads(cfg.Pods, cfg.NodeName, cfg.Namespace, a.rng)
@@ -347,7 +348,7 @@ func (a *Agent) nodeStatus(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	a.nextNode = now.Add(nodecondition.DefaultKubeletConfig().StatusUpdateFrequency)
+	a.nextNode = now.Add(nodecondition.DefaultKubeletOptions().StatusUpdateFrequency)
 	ref := &v1.ObjectReference{Kind: "Node", Name: a.cfg.NodeName, UID: types.UID(a.cfg.NodeName)}
 	for _, reason := range r.Events {
 		a.events.record(ctx, ref, v1.EventTypeNormal, reason, fmt.Sprintf("Node %s status is now: %s", a.cfg.NodeName, reason))
@@ -371,7 +372,7 @@ func (a *Agent) nodeStatus(ctx context.Context, now time.Time) error {
 // as Renewed builds it, and the renewer told only once the write's outcome is known.
 func (a *Agent) renew(ctx context.Context, now time.Time) error {
 	holder := a.cfg.NodeName
-	secs := int32(nodecondition.DefaultKubeletConfig().LeaseDuration / time.Second)
+	secs := int32(nodecondition.DefaultKubeletOptions().LeaseDuration / time.Second)
 	renewTime := metav1.NewMicroTime(now)
 	lease := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, Namespace: nodecondition.LeaseNamespace},

@@ -566,8 +566,8 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		} else {
 			_, err = agent.New(tc.cfg, clk, api, sink, cluster)
 		}
-		if !errors.Is(err, agent.ErrInvalidConfig) {
-			t.Errorf("%s: err %v, want ErrInvalidConfig", tc.name, err)
+		if !errors.Is(err, agent.ErrInvalidOptions) {
+			t.Errorf("%s: err %v, want ErrInvalidOptions", tc.name, err)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package nodecondition
+package simulation
 
 import (
 	"math/rand/v2"
@@ -8,85 +8,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	nc "github.com/nodestate/nodestate/nodecondition"
 )
-
-// MessageNetworkPluginNotReady is the Ready message a simulated network outage uses.
-const MessageNetworkPluginNotReady = "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"
-
-// Simulation limits, so that a scenario from outside cannot run away.
-const (
-	MaxSimDuration = 24 * time.Hour
-	MaxSimNodes    = 1000
-	MaxSimPods     = 10000
-	MaxSimSteps    = 50_000_000 // loop ticks, all nodes together
-)
-
-// Interval is a span of scenario time [From, To); To == 0 means until the end.
-type Interval struct {
-	From, To time.Duration // scenario times; To == 0 is open
-}
-
-func (iv Interval) contains(t time.Duration) bool {
-	return t >= iv.From && (iv.To == 0 || t < iv.To)
-}
-
-// SignalStep sets one signal of a node from At on.
-type SignalStep struct {
-	At        time.Duration // scenario time the value applies from
-	Signal    Signal        // the signal set
-	Available int64         // its available amount
-	Capacity  int64         // its capacity
-}
-
-// SimPod is a pod bound to a simulated node, Ready at the start.
-type SimPod struct {
-	// Name is the pod's name; pods live in the "default" namespace.
-	Name string
-	// Tolerations are the pod's own tolerations.
-	Tolerations []v1.Toleration
-	// NoDefaultTolerations skips the DefaultTolerationSeconds admission
-	// plugin, which otherwise adds the 300 s not-ready and unreachable tolerations.
-	NoDefaultTolerations bool
-}
-
-// SimNode is one node of a scenario and the schedule of its kubelet.
-type SimNode struct {
-	// Name is the node's name, unique in the scenario.
-	Name string
-	// Zone is the node's topology.kubernetes.io/zone label; "" for none.
-	Zone string
-	// ExcludeDisruption sets the exclude-disruption label.
-	ExcludeDisruption bool
-	// Down are the spans in which the kubelet is stopped: no status, no lease,
-	// no eviction pass. Coming back is a kubelet restart.
-	Down []Interval
-	// LeaseDown are the spans in which lease renewals fail (the kubelet
-	// retries with its back-off); status reports still go through.
-	LeaseDown []Interval
-	// StatusDown are the spans in which status PATCHes fail; the lease is
-	// still renewed.
-	StatusDown []Interval
-	// RuntimeDown are the spans in which the runtime is down (Ready False).
-	RuntimeDown []Interval
-	// NetworkDown are the spans in which the network plugin is not ready (Ready False).
-	NetworkDown []Interval
-	// Signals change the eviction signals over time; unset signals stay plentiful.
-	Signals []SignalStep
-	// Pods run on the node, in the "default" namespace.
-	Pods []SimPod
-}
-
-// Scenario is a schedule of kubelets, their signals and pods, run by Simulate.
-// At t=0 every kubelet has just posted its status and renewed its lease.
-type Scenario struct {
-	Name       string           // a title for the timeline
-	Start      time.Time        // the wall time of t=0; zero means 2026-01-01 00:00 UTC
-	Duration   time.Duration    // how much scenario time to run
-	Kubelet    KubeletConfig    // zero value means DefaultKubeletConfig
-	Controller ControllerConfig // zero value means DefaultControllerConfig
-	Seed       uint64           // seeds the report jitter
-	Nodes      []SimNode        // the nodes and their kubelets' schedules
-}
 
 // EntryKind classifies a timeline entry.
 type EntryKind uint8
@@ -125,6 +49,10 @@ type Entry struct {
 	From    string        // previous value, for conditions and zones
 	To      string        // new value
 	Detail  string        // reason and message, deletion time, ...
+	// Earliest and Latest are the earliest and latest time the entry came
+	// across the monitor phases of Scenario.WindowPhases; both zero when the
+	// scenario asked for no window.
+	Earliest, Latest time.Duration
 }
 
 // Timeline is the result of a simulation, in time order.
@@ -132,6 +60,8 @@ type Timeline struct {
 	Scenario string    // the scenario's name
 	Start    time.Time // the wall time of t=0
 	Entries  []Entry   // everything that happened, in time order
+	// Phases is how many monitor phases the entries' windows cover (0: none).
+	Phases int
 }
 
 // Find returns the first entry of a kind for node and subject ("" matches any).
@@ -144,112 +74,37 @@ func (tl Timeline) Find(kind EntryKind, node, subject string) (Entry, bool) {
 	return Entry{}, false
 }
 
-func (s *Scenario) withDefaults() Scenario {
-	out := *s
-	if out.Start.IsZero() {
-		out.Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	}
-	if out.Kubelet.StatusUpdateFrequency == 0 && out.Kubelet.LeaseDuration == 0 {
-		th := out.Kubelet.Thresholds
-		out.Kubelet = DefaultKubeletConfig()
-		if th != nil {
-			out.Kubelet.Thresholds = th
-		}
-	}
-	if out.Kubelet.Thresholds == nil {
-		out.Kubelet.Thresholds = DefaultHardThresholds()
-	}
-	if out.Controller == (ControllerConfig{}) {
-		out.Controller = DefaultControllerConfig()
-	}
-	return out
-}
-
-// Validate reports why a scenario cannot run, as a *ScenarioError or *ConfigError.
-func (s *Scenario) Validate() error {
-	sc := s.withDefaults()
-	if err := CheckTiming(sc.Kubelet, sc.Controller); err != nil {
-		return err
-	}
-	if sc.Duration <= 0 || sc.Duration > MaxSimDuration {
-		return &ScenarioError{Reason: "duration " + sc.Duration.String() + " outside (0, " + MaxSimDuration.String() + "]"}
-	}
-	if len(sc.Nodes) == 0 || len(sc.Nodes) > MaxSimNodes {
-		return &ScenarioError{Reason: "needs 1 to " + strconv.Itoa(MaxSimNodes) + " nodes, got " + strconv.Itoa(len(sc.Nodes))}
-	}
-	names := map[string]bool{}
-	podNames := map[string]bool{} // pods share the "default" namespace
-	pods := 0
-	for _, n := range sc.Nodes {
-		if n.Name == "" {
-			return &ScenarioError{Reason: "a node has no name"}
-		}
-		if names[n.Name] {
-			return &ScenarioError{Node: n.Name, Reason: "node given twice"}
-		}
-		names[n.Name] = true
-		for _, ivs := range [][]Interval{n.Down, n.LeaseDown, n.StatusDown, n.RuntimeDown, n.NetworkDown} {
-			for _, iv := range ivs {
-				if iv.From < 0 || (iv.To != 0 && iv.To <= iv.From) {
-					return &ScenarioError{Node: n.Name, Reason: "interval [" + iv.From.String() + ", " + iv.To.String() + ") is empty or negative"}
-				}
-			}
-		}
-		for _, st := range n.Signals {
-			if int(st.Signal) >= NumSignals || st.At < 0 || st.Available < 0 || st.Capacity < 0 {
-				return &ScenarioError{Node: n.Name, Reason: "signal step " + st.Signal.String() + " at " + st.At.String() + " is invalid"}
-			}
-		}
-		for _, p := range n.Pods {
-			if p.Name == "" || podNames[p.Name] {
-				return &ScenarioError{Node: n.Name, Reason: "pod name " + strconv.Quote(p.Name) + " empty or given twice in the scenario"}
-			}
-			podNames[p.Name] = true
-		}
-		pods += len(n.Pods)
-	}
-	if pods > MaxSimPods {
-		return &ScenarioError{Reason: "more than " + strconv.Itoa(MaxSimPods) + " pods"}
-	}
-	// Bound the work: every loop tick of every node over the whole run.
-	kc, cc := sc.Kubelet, sc.Controller
-	kubelet := min(kc.StatusUpdateFrequency, kc.EvictionMonitoringInterval, kc.LeaseRenewInterval())
-	controller := min(cc.MonitorPeriod, cc.TaintingPeriod)
-	steps := float64(sc.Duration)/float64(kubelet)*float64(len(sc.Nodes)) + float64(sc.Duration)/float64(controller)
-	if steps > MaxSimSteps {
-		return &ScenarioError{Reason: "periods too short for the duration: about " + strconv.FormatFloat(steps, 'g', 3, 64) + " loop ticks, at most " + strconv.Itoa(MaxSimSteps)}
-	}
-	return nil
-}
-
 type simPod struct {
-	key  PodKey
-	node string
-	tols []v1.Toleration
-	gone bool
+	key     nc.PodKey
+	node    string
+	tols    []v1.Toleration
+	noReady bool
+	gone    bool
 }
 
 type simNode struct {
-	spec     *SimNode
-	kubelet  *Kubelet
-	lease    *LeaseRenewer
-	down     bool
-	nextEv   time.Duration
-	nextSt   time.Duration
-	nextLe   time.Duration
-	api      map[v1.NodeConditionType]v1.NodeCondition
-	pods     []*simPod
-	rv       int
-	lastSamp Sample
+	spec       *Node
+	kubelet    *nc.Kubelet
+	thresholds []nc.Threshold
+	lease      *nc.LeaseRenewer
+	down       bool
+	nextEv     time.Duration
+	nextSt     time.Duration
+	nextLe     time.Duration
+	api        map[v1.NodeConditionType]v1.NodeCondition
+	pods       []*simPod
+	rv         int
+	lastSamp   nc.Sample
 }
 
 type simulator struct {
 	sc    Scenario
-	ctrl  *Controller
-	ev    *Evictor
+	phase time.Duration
+	ctrl  *nc.Controller
+	ev    *nc.Evictor
 	nodes []*simNode
 	byNm  map[string]*simNode
-	pods  map[PodKey]*simPod
+	pods  map[nc.PodKey]*simPod
 	tl    Timeline
 	now   time.Duration
 }
@@ -259,30 +114,82 @@ type simulator struct {
 // node-lifecycle controller's monitor and tainting passes and the
 // taint-eviction controller, with no informer latency. The loops run
 // without their small jitter; the report jitter comes from Seed. The same
-// scenario always gives the same timeline.
+// scenario always gives the same timeline. With WindowPhases set it also
+// states each entry's window across the monitor loop's phase.
 func Simulate(s Scenario) (Timeline, error) {
 	if err := s.Validate(); err != nil {
 		return Timeline{}, err
 	}
 	sc := s.withDefaults()
-	ctrl, err := NewController(sc.Controller)
-	if err != nil {
-		return Timeline{}, err
+	tl, err := simulateAt(sc, sc.MonitorPhase)
+	if err != nil || sc.WindowPhases == 0 {
+		return tl, err
 	}
-	sim := &simulator{sc: sc, ctrl: ctrl, ev: NewEvictor(), byNm: map[string]*simNode{}, pods: map[PodKey]*simPod{},
+	type key struct {
+		node, subject, from, to string
+		kind                    EntryKind
+		n                       int
+	}
+	keyOf := func(entries []Entry) []key {
+		seen := map[key]int{}
+		out := make([]key, len(entries))
+		for i, e := range entries {
+			k := key{node: e.Node, subject: e.Subject, from: e.From, to: e.To, kind: e.Kind}
+			n := seen[k]
+			seen[k]++
+			k.n = n
+			out[i] = k
+		}
+		return out
+	}
+	base := keyOf(tl.Entries)
+	index := make(map[key]int, len(base))
+	for i, k := range base {
+		index[k] = i
+		tl.Entries[i].Earliest, tl.Entries[i].Latest = tl.Entries[i].At, tl.Entries[i].At
+	}
+	period := sc.Controller.MonitorPeriod
+	for i := range sc.WindowPhases {
+		phase := period * time.Duration(i) / time.Duration(sc.WindowPhases)
+		other, err := simulateAt(sc, phase)
+		if err != nil {
+			return Timeline{}, err
+		}
+		for j, k := range keyOf(other.Entries) {
+			if b, ok := index[k]; ok {
+				e := &tl.Entries[b]
+				e.Earliest, e.Latest = min(e.Earliest, other.Entries[j].At), max(e.Latest, other.Entries[j].At)
+			}
+		}
+	}
+	tl.Phases = sc.WindowPhases
+	return tl, nil
+}
+
+// simulateAt runs a scenario, already defaulted and valid, with the first
+// monitor pass at phase.
+func simulateAt(sc Scenario, phase time.Duration) (Timeline, error) {
+	ctrl, err := nc.NewController(sc.Controller)
+	if err != nil {
+		return Timeline{}, &ScenarioError{Err: err}
+	}
+	sim := &simulator{sc: sc, phase: phase, ctrl: ctrl, ev: nc.NewEvictor(), byNm: map[string]*simNode{}, pods: map[nc.PodKey]*simPod{},
 		tl: Timeline{Scenario: sc.Name, Start: sc.Start}}
-	rnd := rand.New(rand.NewPCG(sc.Seed, 0x6e6f6465))
+	kopts := sc.Kubelet
+	kopts.Rand = rand.New(rand.NewPCG(sc.Seed, 0x6e6f6465))
+	lopts := sc.Kubelet
+	lopts.LoopJitter = 0 // the loops run without their jitter
 	for i := range sc.Nodes {
 		spec := &sc.Nodes[i]
-		k, err := NewKubelet(sc.Kubelet, rnd)
+		k, err := nc.NewKubelet(kopts)
 		if err != nil {
-			return Timeline{}, err
+			return Timeline{}, &ScenarioError{Node: spec.Name, Err: err}
 		}
-		lr, err := NewLeaseRenewer(spec.Name, sc.Kubelet, nil)
+		lr, err := nc.NewLeaseRenewer(lopts, spec.Name)
 		if err != nil {
-			return Timeline{}, err
+			return Timeline{}, &ScenarioError{Node: spec.Name, Err: err}
 		}
-		n := &simNode{spec: spec, kubelet: k, lease: lr, api: map[v1.NodeConditionType]v1.NodeCondition{}}
+		n := &simNode{spec: spec, kubelet: k, thresholds: k.Thresholds(), lease: lr, api: map[v1.NodeConditionType]v1.NodeCondition{}}
 		sim.nodes = append(sim.nodes, n)
 		sim.byNm[spec.Name] = n
 	}
@@ -300,6 +207,11 @@ func (s *simulator) add(e Entry) {
 	s.tl.Entries = append(s.tl.Entries, e)
 }
 
+// fail wraps an error of a machine, which a valid scenario never causes.
+func fail(node string, err error) error {
+	return &ScenarioError{Node: node, Reason: "simulation failed", Err: err}
+}
+
 func (s *simulator) run() error {
 	// t=0: nodes registered long ago, pods running, every kubelet posts its
 	// status and renews its lease, then the controller's first pass.
@@ -310,11 +222,11 @@ func (s *simulator) run() error {
 			labels[v1.LabelTopologyZone] = n.spec.Zone
 		}
 		if n.spec.ExcludeDisruption {
-			labels[LabelExcludeDisruption] = ""
+			labels[nc.LabelExcludeDisruption] = ""
 		}
 		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.spec.Name, Labels: labels, CreationTimestamp: metav1.NewTime(created)}}
 		if _, err := s.ctrl.UpsertNode(s.at(), node); err != nil {
-			return err
+			return fail(n.spec.Name, err)
 		}
 	}
 	for _, n := range s.nodes {
@@ -323,20 +235,17 @@ func (s *simulator) run() error {
 		}
 		for _, p := range n.spec.Pods {
 			tols := p.Tolerations
-			if !p.NoDefaultTolerations {
-				tols = WithDefaultTolerations(tols, DefaultTolerationSeconds, DefaultTolerationSeconds)
+			if !s.sc.NoDefaultTolerationSeconds {
+				tols = nc.WithDefaultTolerations(tols, nc.DefaultTolerationSeconds, nc.DefaultTolerationSeconds)
 			}
-			sp := &simPod{key: PodKey{Namespace: "default", Name: p.Name}, node: n.spec.Name, tols: tols}
-			if _, dup := s.pods[sp.key]; dup {
-				return &ScenarioError{Node: n.spec.Name, Reason: "pod " + p.Name + " is on two nodes"}
-			}
+			sp := &simPod{key: nc.PodKey{Namespace: "default", Name: p.Name}, node: n.spec.Name, tols: tols, noReady: p.NoReadyCondition}
 			s.pods[sp.key] = sp
 			n.pods = append(n.pods, sp)
 			s.ctrl.UpsertPod(s.podObject(sp, v1.ConditionTrue))
 		}
 	}
 	cc := s.sc.Controller
-	nextMon, nextTaint := time.Duration(0), time.Duration(0)
+	nextMon, nextTaint := s.phase, time.Duration(0)
 	for s.now <= s.sc.Duration {
 		for _, n := range s.nodes {
 			if err := s.kubeletDue(n); err != nil {
@@ -346,21 +255,22 @@ func (s *simulator) run() error {
 		if s.now == nextMon {
 			p, err := s.ctrl.Monitor(s.at(), nil)
 			if err != nil {
-				return err
+				return fail("", err)
 			}
 			s.applyPass(p, "controller")
-			nextMon += cc.MonitorPeriod
+			// The next pass starts a period after this one ended.
+			nextMon += s.sc.MonitorPassDuration + cc.MonitorPeriod
 		}
 		if s.now == nextTaint {
 			p, err := s.ctrl.Taint(s.at())
 			if err != nil {
-				return err
+				return fail("", err)
 			}
 			s.applyPass(p, "controller")
 			nextTaint += cc.TaintingPeriod
 			// With every queue empty, nothing can be tainted before the
 			// next monitor pass queues a node.
-			if !s.ctrl.queuedAny() {
+			if _, queued := s.ctrl.NextTaint(); !queued {
 				for nextTaint < nextMon {
 					nextTaint += cc.TaintingPeriod
 				}
@@ -393,12 +303,17 @@ func (s *simulator) run() error {
 	return nil
 }
 
+// podObject is the pod as the pod informer shows it. A pod without a Ready
+// condition keeps none.
 func (s *simulator) podObject(p *simPod, ready v1.ConditionStatus) *v1.Pod {
-	return &v1.Pod{
+	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.key.Namespace, Name: p.key.Name},
 		Spec:       v1.PodSpec{NodeName: p.node, Tolerations: p.tols},
-		Status:     v1.PodStatus{Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: ready}}},
 	}
+	if !p.noReady {
+		pod.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: ready}}
+	}
+	return pod
 }
 
 func inAny(ivs []Interval, t time.Duration) bool {
@@ -430,10 +345,10 @@ func (s *simulator) kubeletDue(n *simNode) error {
 			s.sample(n)
 			p, err := n.kubelet.Observe(s.at(), &n.lastSamp)
 			if err != nil {
-				return err
+				return fail(n.spec.Name, err)
 			}
 			if p.Evict >= 0 {
-				th := n.kubelet.cfg.Thresholds[p.Evict]
+				th := n.thresholds[p.Evict]
 				kind := "hard"
 				if th.Soft {
 					kind = "soft"
@@ -457,17 +372,13 @@ func (s *simulator) kubeletDue(n *simNode) error {
 		case !n.down && inAny(n.spec.LeaseDown, s.now):
 			next, err := n.lease.Failed(s.at())
 			if err != nil {
-				return err
+				return fail(n.spec.Name, err)
 			}
 			n.nextLe = next.Sub(s.sc.Start)
 		case !n.down:
-			_, next, err := n.lease.Renewed(s.at())
-			if err != nil {
+			if err := s.renew(n); err != nil {
 				return err
 			}
-			n.rv++
-			s.ctrl.UpsertLease(n.spec.Name, s.at(), strconv.Itoa(n.rv))
-			n.nextLe = next.Sub(s.sc.Start)
 		default:
 			n.nextLe += kc.LeaseRenewInterval()
 		}
@@ -475,17 +386,28 @@ func (s *simulator) kubeletDue(n *simNode) error {
 	return nil
 }
 
+func (s *simulator) renew(n *simNode) error {
+	_, next, err := n.lease.Renewed(s.at())
+	if err != nil {
+		return fail(n.spec.Name, err)
+	}
+	n.rv++
+	s.ctrl.UpsertLease(n.spec.Name, s.at(), strconv.Itoa(n.rv))
+	n.nextLe = next.Sub(s.sc.Start)
+	return nil
+}
+
 func (s *simulator) sample(n *simNode) {
-	var smp Sample
-	smp.Set(SignalMemoryAvailable, 8<<30, 16<<30)
-	smp.Set(SignalAllocatableMemoryAvailable, 8<<30, 15<<30)
-	smp.Set(SignalNodeFsAvailable, 50<<30, 100<<30)
-	smp.Set(SignalNodeFsInodesFree, 5_000_000, 6_000_000)
-	smp.Set(SignalImageFsAvailable, 50<<30, 100<<30)
-	smp.Set(SignalImageFsInodesFree, 5_000_000, 6_000_000)
-	smp.Set(SignalContainerFsAvailable, 50<<30, 100<<30)
-	smp.Set(SignalContainerFsInodesFree, 5_000_000, 6_000_000)
-	smp.Set(SignalPIDAvailable, 30_000, 32_768)
+	var smp nc.Sample
+	smp.Set(nc.SignalMemoryAvailable, 8<<30, 16<<30)
+	smp.Set(nc.SignalAllocatableMemoryAvailable, 8<<30, 15<<30)
+	smp.Set(nc.SignalNodeFsAvailable, 50<<30, 100<<30)
+	smp.Set(nc.SignalNodeFsInodesFree, 5_000_000, 6_000_000)
+	smp.Set(nc.SignalImageFsAvailable, 50<<30, 100<<30)
+	smp.Set(nc.SignalImageFsInodesFree, 5_000_000, 6_000_000)
+	smp.Set(nc.SignalContainerFsAvailable, 50<<30, 100<<30)
+	smp.Set(nc.SignalContainerFsInodesFree, 5_000_000, 6_000_000)
+	smp.Set(nc.SignalPIDAvailable, 30_000, 32_768)
 	for _, st := range n.spec.Signals {
 		if st.At <= s.now {
 			smp.Set(st.Signal, st.Available, st.Capacity)
@@ -500,28 +422,24 @@ func (s *simulator) kubeletTick(n *simNode, first bool) error {
 	if first {
 		s.sample(n)
 		if _, err := n.kubelet.Observe(s.at(), &n.lastSamp); err != nil {
-			return err
+			return fail(n.spec.Name, err)
 		}
 	}
-	var h Health
+	var h nc.Health
 	if inAny(n.spec.RuntimeDown, s.now) {
-		h.Errors = append(h.Errors, MessageRuntimeDown)
+		h.Errors = append(h.Errors, nc.MessageRuntimeDown)
 	}
 	if inAny(n.spec.NetworkDown, s.now) {
 		h.Errors = append(h.Errors, MessageNetworkPluginNotReady)
 	}
 	r, err := n.kubelet.Status(s.at(), h)
 	if err != nil {
-		return err
+		return fail(n.spec.Name, err)
 	}
 	if first {
-		_, next, err := n.lease.Renewed(s.at())
-		if err != nil {
+		if err := s.renew(n); err != nil {
 			return err
 		}
-		n.rv++
-		s.ctrl.UpsertLease(n.spec.Name, s.at(), strconv.Itoa(n.rv))
-		n.nextLe = next.Sub(s.sc.Start)
 		n.nextEv = s.sc.Kubelet.EvictionMonitoringInterval
 		n.nextSt = s.sc.Kubelet.StatusUpdateFrequency
 	}
@@ -536,11 +454,11 @@ func (s *simulator) kubeletTick(n *simNode, first bool) error {
 	s.recordConditions(n, conds, "kubelet", first)
 	p, err := s.ctrl.UpdateStatus(s.at(), n.spec.Name, conds)
 	if err != nil {
-		return err
+		return fail(n.spec.Name, err)
 	}
 	s.applyPass(p, "kubelet")
 	// The kubelet marks its pods ready again once it reports Ready True.
-	if rd := readyOf(conds); rd != nil && rd.Status == v1.ConditionTrue {
+	if readyTrue(conds) {
 		for _, sp := range n.pods {
 			if !sp.gone {
 				s.ctrl.UpsertPod(s.podObject(sp, v1.ConditionTrue))
@@ -548,6 +466,15 @@ func (s *simulator) kubeletTick(n *simNode, first bool) error {
 		}
 	}
 	return nil
+}
+
+func readyTrue(conds []v1.NodeCondition) bool {
+	for i := range conds {
+		if conds[i].Type == v1.NodeReady {
+			return conds[i].Status == v1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func (s *simulator) recordConditions(n *simNode, conds []v1.NodeCondition, writer string, quiet bool) {
@@ -566,12 +493,11 @@ func (s *simulator) recordConditions(n *simNode, conds []v1.NodeCondition, write
 	}
 }
 
-func (s *simulator) applyPass(p Pass, writer string) {
+func (s *simulator) applyPass(p nc.Pass, writer string) {
 	for _, w := range p.Writes {
 		n := s.byNm[w.Node]
-		conds := append([]v1.NodeCondition(nil), w.Conditions...)
-		s.recordConditions(n, conds, writer, false)
-		n.kubelet.APIStatus(conds)
+		s.recordConditions(n, w.Conditions, writer, false)
+		n.kubelet.APIStatus(w.Conditions)
 	}
 	touched := map[string]bool{}
 	for _, tc := range p.Taints {
@@ -585,7 +511,7 @@ func (s *simulator) applyPass(p Pass, writer string) {
 		}
 	}
 	for _, pr := range p.PodsNotReady {
-		sp := s.pods[PodKey{pr.Namespace, pr.Name}]
+		sp := s.pods[nc.PodKey{Namespace: pr.Namespace, Name: pr.Name}]
 		if sp == nil || sp.gone {
 			continue
 		}
@@ -611,18 +537,18 @@ func (s *simulator) applyPass(p Pass, writer string) {
 			d := s.ev.Evaluate(s.at(), sp.key, sp.tols, taints)
 			subj := sp.key.Namespace + "/" + sp.key.Name
 			switch d.Action {
-			case EvictionNow:
+			case nc.EvictionNow:
 				s.deletePod(sp.key)
-			case EvictionSchedule:
-				s.add(Entry{Node: n.spec.Name, Kind: KindEvictionScheduled, Subject: subj, Detail: "deletion at " + d.At.Sub(s.sc.Start).String()})
-			case EvictionCancel:
+			case nc.EvictionSchedule:
+				s.add(Entry{Node: n.spec.Name, Kind: KindEvictionScheduled, Subject: subj, Detail: "deletion at " + FormatOffset(d.At.Sub(s.sc.Start))})
+			case nc.EvictionCancel:
 				s.add(Entry{Node: n.spec.Name, Kind: KindEvictionCancelled, Subject: subj})
 			}
 		}
 	}
 }
 
-func (s *simulator) deletePod(k PodKey) {
+func (s *simulator) deletePod(k nc.PodKey) {
 	sp := s.pods[k]
 	if sp == nil || sp.gone {
 		return
@@ -630,5 +556,5 @@ func (s *simulator) deletePod(k PodKey) {
 	sp.gone = true
 	s.ev.Forget(k)
 	s.ctrl.DeletePod(k.Namespace, k.Name)
-	s.add(Entry{Node: sp.node, Kind: KindPodDeleted, Subject: k.Namespace + "/" + k.Name, Detail: ReasonDeletionByTaintManager})
+	s.add(Entry{Node: sp.node, Kind: KindPodDeleted, Subject: k.Namespace + "/" + k.Name, Detail: nc.ReasonDeletionByTaintManager})
 }

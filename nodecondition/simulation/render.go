@@ -1,4 +1,4 @@
-package nodecondition
+package simulation
 
 import (
 	"fmt"
@@ -38,19 +38,40 @@ func (e Entry) String() string {
 	if e.Detail != "" {
 		s += " " + e.Detail
 	}
+	if w := e.window(); w != "" {
+		s += " [" + w + "]"
+	}
 	return s
 }
 
+// window renders Earliest..Latest, or "" when they are equal.
+func (e Entry) window() string {
+	if e.Earliest == e.Latest {
+		return ""
+	}
+	return FormatOffset(e.Earliest) + ".." + FormatOffset(e.Latest)
+}
+
 // Table renders the timeline as an aligned text table with the columns
-// TIME, NODE, EVENT and DETAIL.
+// TIME, NODE, EVENT and DETAIL, and a WINDOW column (earliest..latest across
+// the monitor phases, empty when the time does not move) when the timeline
+// has windows.
 func (tl Timeline) Table() string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "TIME\tNODE\tEVENT\tDETAIL")
+	if tl.Phases > 0 {
+		fmt.Fprintln(w, "TIME\tWINDOW\tNODE\tEVENT\tDETAIL")
+	} else {
+		fmt.Fprintln(w, "TIME\tNODE\tEVENT\tDETAIL")
+	}
 	for _, e := range tl.Entries {
 		node := e.Node
 		if node == "" {
 			node = "-"
+		}
+		if tl.Phases > 0 {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", FormatOffset(e.At), e.window(), node, e.what(), e.Detail)
+			continue
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", FormatOffset(e.At), node, e.what(), e.Detail)
 	}

@@ -1,0 +1,245 @@
+package nodecondition_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+	v1 "k8s.io/api/core/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	nc "github.com/nodestate/nodestate/nodecondition"
+)
+
+// apiRecorder is the runner's three interfaces, recording each call as a
+// line "OFFSET what" (offset from t12).
+type apiRecorder struct {
+	clk      *clocktesting.FakeClock
+	mu       sync.Mutex
+	lines    []string
+	failPods int // how many MarkPodNotReady calls fail next
+}
+
+var (
+	_ nc.NodeWriter      = (*apiRecorder)(nil)
+	_ nc.PodStatusWriter = (*apiRecorder)(nil)
+	_ nc.PodDeleter      = (*apiRecorder)(nil)
+)
+
+func (a *apiRecorder) log(s string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.lines = append(a.lines, a.clk.Now().Sub(t12).String()+" "+s)
+}
+
+func (a *apiRecorder) WriteConditions(_ context.Context, node string, conds []v1.NodeCondition) error {
+	for _, c := range conds {
+		if c.Type == v1.NodeReady {
+			a.log(node + " Ready " + string(c.Status) + " " + c.Reason)
+		}
+	}
+	return nil
+}
+
+func (a *apiRecorder) WriteTaints(_ context.Context, node string, changes []nc.TaintChange) error {
+	for _, c := range changes {
+		op := "-"
+		if c.Added {
+			op = "+"
+		}
+		a.log(node + " taint " + op + c.Taint.Key + ":" + string(c.Taint.Effect))
+	}
+	return nil
+}
+
+func (a *apiRecorder) MarkPodNotReady(_ context.Context, pod nc.PodRef) error {
+	a.mu.Lock()
+	fail := a.failPods > 0
+	if fail {
+		a.failPods--
+	}
+	a.mu.Unlock()
+	if fail {
+		a.log("not ready failed " + pod.Namespace + "/" + pod.Name)
+		return errors.New("injected failure")
+	}
+	a.log("not ready " + pod.Namespace + "/" + pod.Name)
+	return nil
+}
+
+func (a *apiRecorder) DeletePod(_ context.Context, pod nc.PodKey) error {
+	a.log("delete " + pod.Namespace + "/" + pod.Name)
+	return nil
+}
+
+func (a *apiRecorder) take() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := a.lines
+	a.lines = nil
+	return out
+}
+
+// idle waits until the runner waits on the fake clock again. A step that
+// fires the runner's timer removes its waiter; the runner adds a new one once
+// it has done its work, so nothing is in flight when idle returns.
+func idle(fc *clocktesting.FakeClock) {
+	for !fc.HasWaiters() {
+		runtime.Gosched()
+	}
+}
+
+func TestRunnerKubeletStops(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	fc := clocktesting.NewFakeClock(t12)
+	api := &apiRecorder{clk: fc, failPods: 1}
+	c, err := nc.NewController(nc.DefaultControllerOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := nc.DefaultRunnerOptions()
+	opts.Clock = fc
+	r, err := nc.NewRunner(opts, c, api, api, api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	for _, n := range []string{"n", "ok"} {
+		if err := r.UpsertNode(ctx, node(n, t2012, zoneLabels("r", "z"), cond(v1.NodeReady, v1.ConditionTrue, t12, t12))); err != nil {
+			t.Fatal(err)
+		}
+		r.UpsertLease(n, t12, "1")
+	}
+	plain := readyPod("default", "plain", "n")
+	plain.Spec.Tolerations = nc.WithDefaultTolerations(nil, nc.DefaultTolerationSeconds, nc.DefaultTolerationSeconds)
+	for _, p := range []*v1.Pod{plain, readyPod("default", "bare", "n")} {
+		if err := r.UpsertPod(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error)
+	go func() { done <- r.Run(ctx) }()
+	idle(fc)
+	if err := r.Run(ctx); err == nil {
+		t.Error("a second Run while the first runs must fail")
+	}
+	// "ok" renews its lease every 10 s; "n" stays silent after t=0.
+	for step := 1; fc.Now().Before(t12.Add(6 * time.Minute)); step++ {
+		fc.Step(100 * time.Millisecond)
+		idle(fc)
+		if step%100 == 0 {
+			r.UpsertLease("ok", fc.Now(), fc.Now().String())
+		}
+	}
+	got := api.take()
+	want := []string{
+		// spec/nodecondition.md section 4.1 with passes exactly 5 s apart: the
+		// first pass strictly after 50 s; section 3.4: the pods in the same pass.
+		"55s n Ready Unknown NodeStatusUnknown",
+		"55s n taint +node.kubernetes.io/unreachable:NoSchedule",
+		"55s not ready failed default/plain",
+		"55s not ready default/bare",
+		// section 3.5: the tainting pass in the same instant.
+		"55s n taint +node.kubernetes.io/unreachable:NoExecute",
+		// section 3.7: no toleration: deleted at once.
+		"55s delete default/bare",
+		// section 3.4: a failed pod write is retried by the next pass.
+		"1m0s not ready default/plain",
+		// section 3.7: the 300 s toleration.
+		"5m55s delete default/plain",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("API calls mismatch (-want +got):\n%s", diff)
+	}
+	st := r.Stats()
+	if st.Failed != 1 || st.PodsDeleted != 2 || st.PodsMarkedNotReady != 2 || st.ConditionWrites != 1 || st.MonitorPasses < 72 {
+		t.Errorf("stats %+v", st)
+	}
+	if rate, ok := c.ZoneRate("r/z"); !ok || rate != 0.1 {
+		t.Errorf("3.6: zone r/z with one of two nodes down is Normal at 0.1 nodes/s, ZoneRate = %v %v", rate, ok)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run returned %v after its context ended", err)
+	}
+}
+
+func TestRunnerRejects(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	c, _ := nc.NewController(nc.DefaultControllerOptions())
+	api := &apiRecorder{clk: clocktesting.NewFakeClock(t12)}
+	for _, tc := range []struct {
+		id         string
+		c          *nc.Controller
+		nodes      nc.NodeWriter
+		pods       nc.PodStatusWriter
+		wantTarget error
+	}{
+		{"zero controller", &nc.Controller{}, api, api, nc.ErrInvalidInput},
+		{"nil controller", nil, api, api, nc.ErrInvalidInput},
+		{"no node writer", c, nil, api, nc.ErrInvalidInput},
+		{"no pod writer", c, api, nil, nc.ErrInvalidInput},
+	} {
+		if _, err := nc.NewRunner(nc.DefaultRunnerOptions(), tc.c, tc.nodes, tc.pods, nil); !errors.Is(err, tc.wantTarget) {
+			t.Errorf("%s: err = %v", tc.id, err)
+		}
+	}
+	var zero nc.Runner
+	if err := zero.Run(context.Background()); !errors.Is(err, nc.ErrNotInitialized) {
+		t.Errorf("zero Runner: Run = %v", err)
+	}
+}
+
+func TestRunnerInformers(t *testing.T) {
+	// Without Run: the informer side writes what the node-update handler and
+	// the taint-eviction controller decide at once (spec/nodecondition.md
+	// sections 3.5 and 3.7).
+	fc := clocktesting.NewFakeClock(t12)
+	api := &apiRecorder{clk: fc}
+	c, _ := nc.NewController(nc.DefaultControllerOptions())
+	r, err := nc.NewRunner(nc.RunnerOptions{Clock: fc}, c, api, api, api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ready := node("n", t2012, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12))
+	ready.Spec.Taints = []v1.Taint{{Key: nc.TaintNotReady, Effect: v1.TaintEffectNoExecute}}
+	if err := r.UpsertNode(ctx, ready); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UpdateStatus(ctx, "n", []v1.NodeCondition{cond(v1.NodeReady, v1.ConditionFalse, t12, t12)}); err != nil {
+		t.Fatal(err)
+	}
+	bare, tolerating := readyPod("default", "bare", "n"), readyPod("default", "tolerating", "n")
+	tolerating.Spec.Tolerations = nc.WithDefaultTolerations(nil, 300, 300)
+	for _, p := range []*v1.Pod{bare, tolerating, nil} {
+		if err := r.UpsertPod(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.DeletePod("default", "tolerating")
+	r.UpsertLease("n", t12, "1")
+	r.DeleteLease("n")
+	r.DeleteNode("n")
+	want := []string{
+		"0s n taint +node.kubernetes.io/not-ready:NoSchedule",
+		"0s not ready default/bare", // 3.4: the pod workers, the node's Ready is False
+		"0s delete default/bare",    // 3.7: not-ready:NoExecute untolerated
+		"0s not ready default/tolerating",
+	}
+	if diff := cmp.Diff(want, api.take()); diff != "" {
+		t.Errorf("API calls mismatch (-want +got):\n%s", diff)
+	}
+	if err := r.UpdateStatus(ctx, "n", nil); !errors.Is(err, nc.ErrInvalidInput) {
+		t.Errorf("UpdateStatus of a deleted node: %v", err)
+	}
+	var zero nc.Runner
+	if err := zero.UpsertPod(ctx, bare); !errors.Is(err, nc.ErrNotInitialized) || zero.Stats() != (nc.RunnerStats{}) {
+		t.Errorf("zero Runner: UpsertPod = %v", err)
+	}
+}
