@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 195 functions and 287 methods of 100 types, in 682 calls (3 skipped as
-// known panics, listed at the end); receivers built by 61 constructors.
+// Covered: 197 functions and 303 methods of 105 types, in 712 calls (0 skipped as
+// known panics, listed at the end); receivers built by 64 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -32,6 +32,7 @@ import (
 	"github.com/nodestate/nodestate/events/eventstest"
 	"github.com/nodestate/nodestate/nodecondition"
 	"github.com/nodestate/nodestate/nodecondition/nodeconditiontest"
+	"github.com/nodestate/nodestate/nodecondition/simulation"
 	"github.com/nodestate/nodestate/podlifecycle"
 	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
 	"github.com/nodestate/nodestate/podphase"
@@ -2156,29 +2157,9 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("nodecondition.CheckTiming", func(t *testing.T) {
-		guard(t, "nodecondition.CheckTiming", func() string {
-			_ = nodecondition.CheckTiming(nodecondition.KubeletConfig{}, nodecondition.ControllerConfig{})
-			return ""
-		})
-	})
 	t.Run("nodecondition.ComputeZoneState", func(t *testing.T) {
 		guard(t, "nodecondition.ComputeZoneState", func() string {
 			_ = nodecondition.ComputeZoneState(0, 0, 0)
-			return ""
-		})
-	})
-	t.Run("nodecondition.(*ConfigError).Error/zero", func(t *testing.T) {
-		guard(t, "nodecondition.(*ConfigError).Error/zero", func() string {
-			var r nodecondition.ConfigError
-			_ = r.Error()
-			return ""
-		})
-	})
-	t.Run("nodecondition.(*ConfigError).Is/zero", func(t *testing.T) {
-		guard(t, "nodecondition.(*ConfigError).Is/zero", func() string {
-			var r nodecondition.ConfigError
-			_ = r.Is(nil)
 			return ""
 		})
 	})
@@ -2196,23 +2177,6 @@ func TestNoPanic(t *testing.T) {
 				return fmt.Sprintf("NewController: %v", err)
 			}
 			_ = r.Conditions("")
-			return ""
-		})
-	})
-	t.Run("nodecondition.(*Controller).Config/zero", func(t *testing.T) {
-		guard(t, "nodecondition.(*Controller).Config/zero", func() string {
-			var r nodecondition.Controller
-			_ = r.Config()
-			return ""
-		})
-	})
-	t.Run("nodecondition.(*Controller).Config/NewController", func(t *testing.T) {
-		guard(t, "nodecondition.(*Controller).Config/NewController", func() string {
-			r, err := build30(ctx)
-			if err != nil {
-				return fmt.Sprintf("NewController: %v", err)
-			}
-			_ = r.Config()
 			return ""
 		})
 	})
@@ -2315,6 +2279,23 @@ func TestNoPanic(t *testing.T) {
 				return fmt.Sprintf("NewController: %v", err)
 			}
 			_, _ = r.NextTaint()
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Controller).Options/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*Controller).Options/zero", func() string {
+			var r nodecondition.Controller
+			_ = r.Options()
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Controller).Options/NewController", func(t *testing.T) {
+		guard(t, "nodecondition.(*Controller).Options/NewController", func() string {
+			r, err := build30(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewController: %v", err)
+			}
+			_ = r.Options()
 			return ""
 		})
 	})
@@ -2454,6 +2435,23 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("nodecondition.(*Controller).ZoneRate/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*Controller).ZoneRate/zero", func() string {
+			var r nodecondition.Controller
+			_, _ = r.ZoneRate("")
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Controller).ZoneRate/NewController", func(t *testing.T) {
+		guard(t, "nodecondition.(*Controller).ZoneRate/NewController", func() string {
+			r, err := build30(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewController: %v", err)
+			}
+			_, _ = r.ZoneRate("")
+			return ""
+		})
+	})
 	t.Run("nodecondition.(*Controller).ZoneStates/zero", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).ZoneStates/zero", func() string {
 			var r nodecondition.Controller
@@ -2471,26 +2469,26 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("nodecondition.ControllerConfig.Validate/zero", func(t *testing.T) {
-		guard(t, "nodecondition.ControllerConfig.Validate/zero", func() string {
-			var r nodecondition.ControllerConfig
+	t.Run("nodecondition.ControllerOptions.Validate/zero", func(t *testing.T) {
+		guard(t, "nodecondition.ControllerOptions.Validate/zero", func() string {
+			var r nodecondition.ControllerOptions
 			_ = r.Validate()
 			return ""
 		})
 	})
-	t.Run("nodecondition.ControllerConfig.Validate/DefaultControllerConfig", func(t *testing.T) {
-		guard(t, "nodecondition.ControllerConfig.Validate/DefaultControllerConfig", func() string {
+	t.Run("nodecondition.ControllerOptions.Validate/DefaultControllerOptions", func(t *testing.T) {
+		guard(t, "nodecondition.ControllerOptions.Validate/DefaultControllerOptions", func() string {
 			r, err := build29(ctx)
 			if err != nil {
-				return fmt.Sprintf("DefaultControllerConfig: %v", err)
+				return fmt.Sprintf("DefaultControllerOptions: %v", err)
 			}
 			_ = r.Validate()
 			return ""
 		})
 	})
-	t.Run("nodecondition.DefaultControllerConfig", func(t *testing.T) {
-		guard(t, "nodecondition.DefaultControllerConfig", func() string {
-			_ = nodecondition.DefaultControllerConfig()
+	t.Run("nodecondition.DefaultControllerOptions", func(t *testing.T) {
+		guard(t, "nodecondition.DefaultControllerOptions", func() string {
+			_ = nodecondition.DefaultControllerOptions()
 			return ""
 		})
 	})
@@ -2500,23 +2498,21 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("nodecondition.DefaultKubeletConfig", func(t *testing.T) {
-		guard(t, "nodecondition.DefaultKubeletConfig", func() string {
-			_ = nodecondition.DefaultKubeletConfig()
+	t.Run("nodecondition.DefaultKubeletOptions", func(t *testing.T) {
+		guard(t, "nodecondition.DefaultKubeletOptions", func() string {
+			_ = nodecondition.DefaultKubeletOptions()
 			return ""
 		})
 	})
-	t.Run("nodecondition.Entry.String/zero", func(t *testing.T) {
-		guard(t, "nodecondition.Entry.String/zero", func() string {
-			var r nodecondition.Entry
-			_ = r.String()
+	t.Run("nodecondition.DefaultOptions", func(t *testing.T) {
+		guard(t, "nodecondition.DefaultOptions", func() string {
+			_ = nodecondition.DefaultOptions()
 			return ""
 		})
 	})
-	t.Run("nodecondition.EntryKind.String/zero", func(t *testing.T) {
-		guard(t, "nodecondition.EntryKind.String/zero", func() string {
-			var r nodecondition.EntryKind
-			_ = r.String()
+	t.Run("nodecondition.DefaultRunnerOptions", func(t *testing.T) {
+		guard(t, "nodecondition.DefaultRunnerOptions", func() string {
+			_ = nodecondition.DefaultRunnerOptions()
 			return ""
 		})
 	})
@@ -2619,9 +2615,17 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("nodecondition.FormatOffset", func(t *testing.T) {
-		guard(t, "nodecondition.FormatOffset", func() string {
-			_ = nodecondition.FormatOffset(0)
+	t.Run("nodecondition.(*InputError).Error/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*InputError).Error/zero", func() string {
+			var r nodecondition.InputError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*InputError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*InputError).Unwrap/zero", func() string {
+			var r nodecondition.InputError
+			_ = r.Unwrap()
 			return ""
 		})
 	})
@@ -2761,35 +2765,35 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("nodecondition.KubeletConfig.LeaseRenewInterval/zero", func(t *testing.T) {
-		guard(t, "nodecondition.KubeletConfig.LeaseRenewInterval/zero", func() string {
-			var r nodecondition.KubeletConfig
+	t.Run("nodecondition.KubeletOptions.LeaseRenewInterval/zero", func(t *testing.T) {
+		guard(t, "nodecondition.KubeletOptions.LeaseRenewInterval/zero", func() string {
+			var r nodecondition.KubeletOptions
 			_ = r.LeaseRenewInterval()
 			return ""
 		})
 	})
-	t.Run("nodecondition.KubeletConfig.LeaseRenewInterval/DefaultKubeletConfig", func(t *testing.T) {
-		guard(t, "nodecondition.KubeletConfig.LeaseRenewInterval/DefaultKubeletConfig", func() string {
+	t.Run("nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptions", func(t *testing.T) {
+		guard(t, "nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptions", func() string {
 			r, err := build32(ctx)
 			if err != nil {
-				return fmt.Sprintf("DefaultKubeletConfig: %v", err)
+				return fmt.Sprintf("DefaultKubeletOptions: %v", err)
 			}
 			_ = r.LeaseRenewInterval()
 			return ""
 		})
 	})
-	t.Run("nodecondition.KubeletConfig.Validate/zero", func(t *testing.T) {
-		guard(t, "nodecondition.KubeletConfig.Validate/zero", func() string {
-			var r nodecondition.KubeletConfig
+	t.Run("nodecondition.KubeletOptions.Validate/zero", func(t *testing.T) {
+		guard(t, "nodecondition.KubeletOptions.Validate/zero", func() string {
+			var r nodecondition.KubeletOptions
 			_ = r.Validate()
 			return ""
 		})
 	})
-	t.Run("nodecondition.KubeletConfig.Validate/DefaultKubeletConfig", func(t *testing.T) {
-		guard(t, "nodecondition.KubeletConfig.Validate/DefaultKubeletConfig", func() string {
+	t.Run("nodecondition.KubeletOptions.Validate/DefaultKubeletOptions", func(t *testing.T) {
+		guard(t, "nodecondition.KubeletOptions.Validate/DefaultKubeletOptions", func() string {
 			r, err := build32(ctx)
 			if err != nil {
-				return fmt.Sprintf("DefaultKubeletConfig: %v", err)
+				return fmt.Sprintf("DefaultKubeletOptions: %v", err)
 			}
 			_ = r.Validate()
 			return ""
@@ -2864,15 +2868,9 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("nodecondition.NamedScenarios", func(t *testing.T) {
-		guard(t, "nodecondition.NamedScenarios", func() string {
-			_ = nodecondition.NamedScenarios()
-			return ""
-		})
-	})
 	t.Run("nodecondition.NewController", func(t *testing.T) {
 		guard(t, "nodecondition.NewController", func() string {
-			_, _ = nodecondition.NewController(nodecondition.ControllerConfig{})
+			_, _ = nodecondition.NewController(nodecondition.ControllerOptions{})
 			return ""
 		})
 	})
@@ -2884,31 +2882,70 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.NewKubelet", func() string {
-			_, _ = nodecondition.NewKubelet(nodecondition.KubeletConfig{}, nil)
+			_, _ = nodecondition.NewKubelet(nodecondition.KubeletOptions{})
 			return ""
 		})
 	})
 	t.Run("nodecondition.NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.NewLeaseRenewer", func() string {
-			_, _ = nodecondition.NewLeaseRenewer("", nodecondition.KubeletConfig{}, nil)
+			_, _ = nodecondition.NewLeaseRenewer(nodecondition.KubeletOptions{}, "")
+			return ""
+		})
+	})
+	t.Run("nodecondition.NewRunner", func(t *testing.T) {
+		guard(t, "nodecondition.NewRunner", func() string {
+			_, _ = nodecondition.NewRunner(nodecondition.RunnerOptions{}, nil, nil, nil, nil)
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*NotInitializedError).Error/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*NotInitializedError).Error/zero", func() string {
+			var r nodecondition.NotInitializedError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*NotInitializedError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*NotInitializedError).Unwrap/zero", func() string {
+			var r nodecondition.NotInitializedError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*OptionError).Error/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*OptionError).Error/zero", func() string {
+			var r nodecondition.OptionError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*OptionError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*OptionError).Unwrap/zero", func() string {
+			var r nodecondition.OptionError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("nodecondition.Options.Validate/zero", func(t *testing.T) {
+		guard(t, "nodecondition.Options.Validate/zero", func() string {
+			var r nodecondition.Options
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("nodecondition.Options.Validate/DefaultOptions", func(t *testing.T) {
+		guard(t, "nodecondition.Options.Validate/DefaultOptions", func() string {
+			r, err := build35(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.Validate()
 			return ""
 		})
 	})
 	t.Run("nodecondition.ParseGraceList", func(t *testing.T) {
 		guard(t, "nodecondition.ParseGraceList", func() string {
 			_, _ = nodecondition.ParseGraceList("")
-			return ""
-		})
-	})
-	t.Run("nodecondition.ParseIntervals", func(t *testing.T) {
-		guard(t, "nodecondition.ParseIntervals", func() string {
-			_, _ = nodecondition.ParseIntervals("")
-			return ""
-		})
-	})
-	t.Run("nodecondition.ParseScenario", func(t *testing.T) {
-		guard(t, "nodecondition.ParseScenario", func() string {
-			_, _ = nodecondition.ParseScenario("")
 			return ""
 		})
 	})
@@ -2937,121 +2974,180 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("nodecondition.(*Runner).DeleteLease/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).DeleteLease/zero", func() string {
+			var r nodecondition.Runner
+			r.DeleteLease("")
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).DeleteLease/NewRunner", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).DeleteLease/NewRunner", func() string {
+			r, err := build37(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewRunner: %v", err)
+			}
+			r.DeleteLease("")
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).DeleteNode/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).DeleteNode/zero", func() string {
+			var r nodecondition.Runner
+			r.DeleteNode("")
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).DeleteNode/NewRunner", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).DeleteNode/NewRunner", func() string {
+			r, err := build37(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewRunner: %v", err)
+			}
+			r.DeleteNode("")
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).DeletePod/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).DeletePod/zero", func() string {
+			var r nodecondition.Runner
+			r.DeletePod("", "")
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).DeletePod/NewRunner", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).DeletePod/NewRunner", func() string {
+			r, err := build37(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewRunner: %v", err)
+			}
+			r.DeletePod("", "")
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).Run/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).Run/zero", func() string {
+			var r nodecondition.Runner
+			_ = r.Run(ctx)
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).Run/NewRunner", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).Run/NewRunner", func() string {
+			r, err := build37(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewRunner: %v", err)
+			}
+			_ = r.Run(ctx)
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).Stats/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).Stats/zero", func() string {
+			var r nodecondition.Runner
+			_ = r.Stats()
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).Stats/NewRunner", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).Stats/NewRunner", func() string {
+			r, err := build37(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewRunner: %v", err)
+			}
+			_ = r.Stats()
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).UpdateStatus/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).UpdateStatus/zero", func() string {
+			var r nodecondition.Runner
+			_ = r.UpdateStatus(ctx, "", nil)
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).UpdateStatus/NewRunner", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).UpdateStatus/NewRunner", func() string {
+			r, err := build37(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewRunner: %v", err)
+			}
+			_ = r.UpdateStatus(ctx, "", nil)
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).UpsertLease/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).UpsertLease/zero", func() string {
+			var r nodecondition.Runner
+			r.UpsertLease("", time.Time{}, "")
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).UpsertLease/NewRunner", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).UpsertLease/NewRunner", func() string {
+			r, err := build37(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewRunner: %v", err)
+			}
+			r.UpsertLease("", time.Time{}, "")
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).UpsertNode/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).UpsertNode/zero", func() string {
+			var r nodecondition.Runner
+			_ = r.UpsertNode(ctx, nil)
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).UpsertNode/NewRunner", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).UpsertNode/NewRunner", func() string {
+			r, err := build37(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewRunner: %v", err)
+			}
+			_ = r.UpsertNode(ctx, nil)
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).UpsertPod/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).UpsertPod/zero", func() string {
+			var r nodecondition.Runner
+			_ = r.UpsertPod(ctx, nil)
+			return ""
+		})
+	})
+	t.Run("nodecondition.(*Runner).UpsertPod/NewRunner", func(t *testing.T) {
+		guard(t, "nodecondition.(*Runner).UpsertPod/NewRunner", func() string {
+			r, err := build37(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewRunner: %v", err)
+			}
+			_ = r.UpsertPod(ctx, nil)
+			return ""
+		})
+	})
+	t.Run("nodecondition.RunnerOptions.Validate/zero", func(t *testing.T) {
+		guard(t, "nodecondition.RunnerOptions.Validate/zero", func() string {
+			var r nodecondition.RunnerOptions
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("nodecondition.RunnerOptions.Validate/DefaultRunnerOptions", func(t *testing.T) {
+		guard(t, "nodecondition.RunnerOptions.Validate/DefaultRunnerOptions", func() string {
+			r, err := build36(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultRunnerOptions: %v", err)
+			}
+			_ = r.Validate()
+			return ""
+		})
+	})
 	t.Run("nodecondition.(*Sample).Set/zero", func(t *testing.T) {
 		guard(t, "nodecondition.(*Sample).Set/zero", func() string {
 			var r nodecondition.Sample
 			r.Set(0, 0, 0)
-			return ""
-		})
-	})
-	t.Run("nodecondition.(*Scenario).Validate/zero", func(t *testing.T) {
-		guard(t, "nodecondition.(*Scenario).Validate/zero", func() string {
-			var r nodecondition.Scenario
-			_ = r.Validate()
-			return ""
-		})
-	})
-	t.Run("nodecondition.(*Scenario).Validate/ParseScenario", func(t *testing.T) {
-		guard(t, "nodecondition.(*Scenario).Validate/ParseScenario", func() string {
-			r, err := build35(ctx)
-			if err != nil {
-				return fmt.Sprintf("ParseScenario: %v", err)
-			}
-			_ = r.Validate()
-			return ""
-		})
-	})
-	t.Run("nodecondition.(*Scenario).Validate/ScenarioClusterOutage", func(t *testing.T) {
-		guard(t, "nodecondition.(*Scenario).Validate/ScenarioClusterOutage", func() string {
-			r, err := build36(ctx)
-			if err != nil {
-				return fmt.Sprintf("ScenarioClusterOutage: %v", err)
-			}
-			_ = r.Validate()
-			return ""
-		})
-	})
-	t.Run("nodecondition.(*Scenario).Validate/ScenarioFlappingNetwork", func(t *testing.T) {
-		guard(t, "nodecondition.(*Scenario).Validate/ScenarioFlappingNetwork", func() string {
-			r, err := build37(ctx)
-			if err != nil {
-				return fmt.Sprintf("ScenarioFlappingNetwork: %v", err)
-			}
-			_ = r.Validate()
-			return ""
-		})
-	})
-	t.Run("nodecondition.(*Scenario).Validate/ScenarioKubeletStops", func(t *testing.T) {
-		guard(t, "nodecondition.(*Scenario).Validate/ScenarioKubeletStops", func() string {
-			r, err := build38(ctx)
-			if err != nil {
-				return fmt.Sprintf("ScenarioKubeletStops: %v", err)
-			}
-			_ = r.Validate()
-			return ""
-		})
-	})
-	t.Run("nodecondition.(*Scenario).Validate/ScenarioMemoryPressure", func(t *testing.T) {
-		guard(t, "nodecondition.(*Scenario).Validate/ScenarioMemoryPressure", func() string {
-			r, err := build39(ctx)
-			if err != nil {
-				return fmt.Sprintf("ScenarioMemoryPressure: %v", err)
-			}
-			_ = r.Validate()
-			return ""
-		})
-	})
-	t.Run("nodecondition.(*Scenario).Validate/ScenarioZoneOutage", func(t *testing.T) {
-		guard(t, "nodecondition.(*Scenario).Validate/ScenarioZoneOutage", func() string {
-			r, err := build40(ctx)
-			if err != nil {
-				return fmt.Sprintf("ScenarioZoneOutage: %v", err)
-			}
-			_ = r.Validate()
-			return ""
-		})
-	})
-	t.Run("nodecondition.ScenarioClusterOutage", func(t *testing.T) {
-		guard(t, "nodecondition.ScenarioClusterOutage", func() string {
-			_ = nodecondition.ScenarioClusterOutage()
-			return ""
-		})
-	})
-	t.Run("nodecondition.(*ScenarioError).Error/zero", func(t *testing.T) {
-		guard(t, "nodecondition.(*ScenarioError).Error/zero", func() string {
-			var r nodecondition.ScenarioError
-			_ = r.Error()
-			return ""
-		})
-	})
-	t.Run("nodecondition.(*ScenarioError).Is/zero", func(t *testing.T) {
-		guard(t, "nodecondition.(*ScenarioError).Is/zero", func() string {
-			var r nodecondition.ScenarioError
-			_ = r.Is(nil)
-			return ""
-		})
-	})
-	t.Run("nodecondition.ScenarioFlappingNetwork", func(t *testing.T) {
-		guard(t, "nodecondition.ScenarioFlappingNetwork", func() string {
-			_ = nodecondition.ScenarioFlappingNetwork()
-			return ""
-		})
-	})
-	t.Run("nodecondition.ScenarioKubeletStops", func(t *testing.T) {
-		guard(t, "nodecondition.ScenarioKubeletStops", func() string {
-			_ = nodecondition.ScenarioKubeletStops()
-			return ""
-		})
-	})
-	t.Run("nodecondition.ScenarioMemoryPressure", func(t *testing.T) {
-		guard(t, "nodecondition.ScenarioMemoryPressure", func() string {
-			_ = nodecondition.ScenarioMemoryPressure()
-			return ""
-		})
-	})
-	t.Run("nodecondition.ScenarioZoneOutage", func(t *testing.T) {
-		guard(t, "nodecondition.ScenarioZoneOutage", func() string {
-			_ = nodecondition.ScenarioZoneOutage()
 			return ""
 		})
 	})
@@ -3076,12 +3172,6 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("nodecondition.Simulate", func(t *testing.T) {
-		guard(t, "nodecondition.Simulate", func() string {
-			_, _ = nodecondition.Simulate(nodecondition.Scenario{})
-			return ""
-		})
-	})
 	t.Run("nodecondition.Threshold.String/zero", func(t *testing.T) {
 		guard(t, "nodecondition.Threshold.String/zero", func() string {
 			var r nodecondition.Threshold
@@ -3096,10 +3186,10 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("nodecondition.(*ThresholdError).Is/zero", func(t *testing.T) {
-		guard(t, "nodecondition.(*ThresholdError).Is/zero", func() string {
+	t.Run("nodecondition.(*ThresholdError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*ThresholdError).Unwrap/zero", func() string {
 			var r nodecondition.ThresholdError
-			_ = r.Is(nil)
+			_ = r.Unwrap()
 			return ""
 		})
 	})
@@ -3124,61 +3214,10 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("nodecondition.(*TimeError).Is/zero", func(t *testing.T) {
-		guard(t, "nodecondition.(*TimeError).Is/zero", func() string {
+	t.Run("nodecondition.(*TimeError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "nodecondition.(*TimeError).Unwrap/zero", func() string {
 			var r nodecondition.TimeError
-			_ = r.Is(nil)
-			return ""
-		})
-	})
-	t.Run("nodecondition.Timeline.Find/zero", func(t *testing.T) {
-		guard(t, "nodecondition.Timeline.Find/zero", func() string {
-			var r nodecondition.Timeline
-			_, _ = r.Find(0, "", "")
-			return ""
-		})
-	})
-	t.Run("nodecondition.Timeline.Find/Simulate", func(t *testing.T) {
-		guard(t, "nodecondition.Timeline.Find/Simulate", func() string {
-			r, err := build41(ctx)
-			if err != nil {
-				return fmt.Sprintf("Simulate: %v", err)
-			}
-			_, _ = r.Find(0, "", "")
-			return ""
-		})
-	})
-	t.Run("nodecondition.Timeline.Mermaid/zero", func(t *testing.T) {
-		guard(t, "nodecondition.Timeline.Mermaid/zero", func() string {
-			var r nodecondition.Timeline
-			_ = r.Mermaid()
-			return ""
-		})
-	})
-	t.Run("nodecondition.Timeline.Mermaid/Simulate", func(t *testing.T) {
-		guard(t, "nodecondition.Timeline.Mermaid/Simulate", func() string {
-			r, err := build41(ctx)
-			if err != nil {
-				return fmt.Sprintf("Simulate: %v", err)
-			}
-			_ = r.Mermaid()
-			return ""
-		})
-	})
-	t.Run("nodecondition.Timeline.Table/zero", func(t *testing.T) {
-		guard(t, "nodecondition.Timeline.Table/zero", func() string {
-			var r nodecondition.Timeline
-			_ = r.Table()
-			return ""
-		})
-	})
-	t.Run("nodecondition.Timeline.Table/Simulate", func(t *testing.T) {
-		guard(t, "nodecondition.Timeline.Table/Simulate", func() string {
-			r, err := build41(ctx)
-			if err != nil {
-				return fmt.Sprintf("Simulate: %v", err)
-			}
-			_ = r.Table()
+			_ = r.Unwrap()
 			return ""
 		})
 	})
@@ -3215,7 +3254,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.ZoneState.String/ComputeZoneState", func(t *testing.T) {
 		guard(t, "nodecondition.ZoneState.String/ComputeZoneState", func() string {
-			r, err := build42(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("ComputeZoneState: %v", err)
 			}
@@ -3231,43 +3270,43 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/nodeconditiontest.CheckExclusiveNoExecute", func(t *testing.T) {
 		guard(t, "nodecondition/nodeconditiontest.CheckExclusiveNoExecute", func() string {
-			_ = nodeconditiontest.CheckExclusiveNoExecute(nodecondition.Timeline{})
+			_ = nodeconditiontest.CheckExclusiveNoExecute(simulation.Timeline{})
 			return ""
 		})
 	})
 	t.Run("nodecondition/nodeconditiontest.CheckNeverUnknown", func(t *testing.T) {
 		guard(t, "nodecondition/nodeconditiontest.CheckNeverUnknown", func() string {
-			_ = nodeconditiontest.CheckNeverUnknown(nodecondition.Scenario{}, nodecondition.Timeline{})
+			_ = nodeconditiontest.CheckNeverUnknown(simulation.Scenario{}, simulation.Timeline{})
 			return ""
 		})
 	})
 	t.Run("nodecondition/nodeconditiontest.CheckNoEarlyEviction", func(t *testing.T) {
 		guard(t, "nodecondition/nodeconditiontest.CheckNoEarlyEviction", func() string {
-			_ = nodeconditiontest.CheckNoEarlyEviction(nodecondition.Scenario{}, nodecondition.Timeline{})
+			_ = nodeconditiontest.CheckNoEarlyEviction(simulation.Scenario{}, simulation.Timeline{})
 			return ""
 		})
 	})
 	t.Run("nodecondition/nodeconditiontest.CheckNoEvictionInFullDisruption", func(t *testing.T) {
 		guard(t, "nodecondition/nodeconditiontest.CheckNoEvictionInFullDisruption", func() string {
-			_ = nodeconditiontest.CheckNoEvictionInFullDisruption(nodecondition.Timeline{})
+			_ = nodeconditiontest.CheckNoEvictionInFullDisruption(simulation.Timeline{})
 			return ""
 		})
 	})
 	t.Run("nodecondition/nodeconditiontest.CheckOrdered", func(t *testing.T) {
 		guard(t, "nodecondition/nodeconditiontest.CheckOrdered", func() string {
-			_ = nodeconditiontest.CheckOrdered(nodecondition.Timeline{})
+			_ = nodeconditiontest.CheckOrdered(simulation.Timeline{})
 			return ""
 		})
 	})
 	t.Run("nodecondition/nodeconditiontest.CheckRecovery", func(t *testing.T) {
 		guard(t, "nodecondition/nodeconditiontest.CheckRecovery", func() string {
-			_ = nodeconditiontest.CheckRecovery(nodecondition.Scenario{}, nodecondition.Timeline{})
+			_ = nodeconditiontest.CheckRecovery(simulation.Scenario{}, simulation.Timeline{})
 			return ""
 		})
 	})
 	t.Run("nodecondition/nodeconditiontest.CheckTimeline", func(t *testing.T) {
 		guard(t, "nodecondition/nodeconditiontest.CheckTimeline", func() string {
-			_ = nodeconditiontest.CheckTimeline(nodecondition.Scenario{}, nodecondition.Timeline{})
+			_ = nodeconditiontest.CheckTimeline(simulation.Scenario{}, simulation.Timeline{})
 			return ""
 		})
 	})
@@ -3285,7 +3324,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/nodeconditiontest.MaxHeartbeatGap", func(t *testing.T) {
 		guard(t, "nodecondition/nodeconditiontest.MaxHeartbeatGap", func() string {
-			_ = nodeconditiontest.MaxHeartbeatGap(nodecondition.Scenario{}, nodecondition.SimNode{})
+			_ = nodeconditiontest.MaxHeartbeatGap(simulation.Scenario{}, simulation.Node{})
 			return ""
 		})
 	})
@@ -3328,6 +3367,212 @@ func TestNoPanic(t *testing.T) {
 	t.Run("nodecondition/nodeconditiontest.Tolerations", func(t *testing.T) {
 		guard(t, "nodecondition/nodeconditiontest.Tolerations", func() string {
 			_ = nodeconditiontest.Tolerations()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.Entry.String/zero", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.Entry.String/zero", func() string {
+			var r simulation.Entry
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.EntryKind.String/zero", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.EntryKind.String/zero", func() string {
+			var r simulation.EntryKind
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.FormatOffset", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.FormatOffset", func() string {
+			_ = simulation.FormatOffset(0)
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.NamedScenarios", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.NamedScenarios", func() string {
+			_ = simulation.NamedScenarios()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.ParseIntervals", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.ParseIntervals", func() string {
+			_, _ = simulation.ParseIntervals("")
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.ParseScenario", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.ParseScenario", func() string {
+			_, _ = simulation.ParseScenario("")
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.(*Scenario).Validate/zero", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.(*Scenario).Validate/zero", func() string {
+			var r simulation.Scenario
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.(*Scenario).Validate/ParseScenario", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.(*Scenario).Validate/ParseScenario", func() string {
+			r, err := build39(ctx)
+			if err != nil {
+				return fmt.Sprintf("ParseScenario: %v", err)
+			}
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioClusterOutage", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioClusterOutage", func() string {
+			r, err := build40(ctx)
+			if err != nil {
+				return fmt.Sprintf("ScenarioClusterOutage: %v", err)
+			}
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioFlappingNetwork", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioFlappingNetwork", func() string {
+			r, err := build41(ctx)
+			if err != nil {
+				return fmt.Sprintf("ScenarioFlappingNetwork: %v", err)
+			}
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioKubeletStops", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioKubeletStops", func() string {
+			r, err := build42(ctx)
+			if err != nil {
+				return fmt.Sprintf("ScenarioKubeletStops: %v", err)
+			}
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioMemoryPressure", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioMemoryPressure", func() string {
+			r, err := build43(ctx)
+			if err != nil {
+				return fmt.Sprintf("ScenarioMemoryPressure: %v", err)
+			}
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioZoneOutage", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioZoneOutage", func() string {
+			r, err := build44(ctx)
+			if err != nil {
+				return fmt.Sprintf("ScenarioZoneOutage: %v", err)
+			}
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.ScenarioClusterOutage", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.ScenarioClusterOutage", func() string {
+			_ = simulation.ScenarioClusterOutage()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.(*ScenarioError).Error/zero", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.(*ScenarioError).Error/zero", func() string {
+			var r simulation.ScenarioError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.(*ScenarioError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.(*ScenarioError).Unwrap/zero", func() string {
+			var r simulation.ScenarioError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.ScenarioFlappingNetwork", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.ScenarioFlappingNetwork", func() string {
+			_ = simulation.ScenarioFlappingNetwork()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.ScenarioKubeletStops", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.ScenarioKubeletStops", func() string {
+			_ = simulation.ScenarioKubeletStops()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.ScenarioMemoryPressure", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.ScenarioMemoryPressure", func() string {
+			_ = simulation.ScenarioMemoryPressure()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.ScenarioZoneOutage", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.ScenarioZoneOutage", func() string {
+			_ = simulation.ScenarioZoneOutage()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.Simulate", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.Simulate", func() string {
+			_, _ = simulation.Simulate(simulation.Scenario{})
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.Timeline.Find/zero", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.Timeline.Find/zero", func() string {
+			var r simulation.Timeline
+			_, _ = r.Find(0, "", "")
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.Timeline.Find/Simulate", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.Timeline.Find/Simulate", func() string {
+			r, err := build45(ctx)
+			if err != nil {
+				return fmt.Sprintf("Simulate: %v", err)
+			}
+			_, _ = r.Find(0, "", "")
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.Timeline.Mermaid/zero", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.Timeline.Mermaid/zero", func() string {
+			var r simulation.Timeline
+			_ = r.Mermaid()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.Timeline.Mermaid/Simulate", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.Timeline.Mermaid/Simulate", func() string {
+			r, err := build45(ctx)
+			if err != nil {
+				return fmt.Sprintf("Simulate: %v", err)
+			}
+			_ = r.Mermaid()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.Timeline.Table/zero", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.Timeline.Table/zero", func() string {
+			var r simulation.Timeline
+			_ = r.Table()
+			return ""
+		})
+	})
+	t.Run("nodecondition/simulation.Timeline.Table/Simulate", func(t *testing.T) {
+		guard(t, "nodecondition/simulation.Timeline.Table/Simulate", func() string {
+			r, err := build45(ctx)
+			if err != nil {
+				return fmt.Sprintf("Simulate: %v", err)
+			}
+			_ = r.Table()
 			return ""
 		})
 	})
@@ -3478,7 +3723,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).Step/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).Step/New", func() string {
-			r, err := build44(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -3495,7 +3740,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).StepTo/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).StepTo/New", func() string {
-			r, err := build44(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -3638,7 +3883,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviour.String/DefaultBehaviour", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/DefaultBehaviour", func() string {
-			r, err := build45(ctx)
+			r, err := build48(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultBehaviour: %v", err)
 			}
@@ -3648,7 +3893,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviour.String/ParseBehaviour", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/ParseBehaviour", func() string {
-			r, err := build46(ctx)
+			r, err := build49(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseBehaviour: %v", err)
 			}
@@ -3665,7 +3910,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviours.String/ParseBehaviours", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviours.String/ParseBehaviours", func() string {
-			r, err := build47(ctx)
+			r, err := build50(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseBehaviours: %v", err)
 			}
@@ -3882,7 +4127,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Do/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Do/NewRuntime", func() string {
-			r, err := build48(ctx)
+			r, err := build51(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -3899,7 +4144,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Due/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Due/NewRuntime", func() string {
-			r, err := build48(ctx)
+			r, err := build51(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -3916,7 +4161,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Next/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Next/NewRuntime", func() string {
-			r, err := build48(ctx)
+			r, err := build51(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -3933,7 +4178,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Trace).String/Run", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Trace).String/Run", func() string {
-			r, err := build50(ctx)
+			r, err := build53(ctx)
 			if err != nil {
 				return fmt.Sprintf("Run: %v", err)
 			}
@@ -4014,7 +4259,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Explanation.String/Explain", func(t *testing.T) {
 		guard(t, "podphase.Explanation.String/Explain", func() string {
-			r, err := build51(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("Explain: %v", err)
 			}
@@ -4055,7 +4300,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Columns/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Columns/DefaultOptions", func() string {
-			r, err := build52(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4072,7 +4317,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Conditions/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/DefaultOptions", func() string {
-			r, err := build52(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4089,7 +4334,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.DisplayStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.DisplayStatus/DefaultOptions", func() string {
-			r, err := build52(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4106,7 +4351,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Explain/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/DefaultOptions", func() string {
-			r, err := build52(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4123,7 +4368,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.GenerateStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.GenerateStatus/DefaultOptions", func() string {
-			r, err := build52(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4140,7 +4385,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.KubeletOwned/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.KubeletOwned/DefaultOptions", func() string {
-			r, err := build52(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4157,7 +4402,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptions", func() string {
-			r, err := build52(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4174,7 +4419,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Phase/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/DefaultOptions", func() string {
-			r, err := build52(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4305,7 +4550,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).BackfillResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).BackfillResizeConditions/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4322,7 +4567,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Changed/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Changed/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4339,7 +4584,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizeInProgress/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4356,7 +4601,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizePending/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4373,7 +4618,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).GetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).GetPodStatus/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4390,7 +4635,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeDeferred/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeDeferred/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4407,7 +4652,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeInfeasible/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeInfeasible/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4424,7 +4669,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Len/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Len/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4441,7 +4686,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).RemoveOrphans/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).RemoveOrphans/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4458,7 +4703,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ResizeConditions/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4475,7 +4720,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerReadiness/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerReadiness/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4492,7 +4737,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerStartup/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerStartup/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4509,7 +4754,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetPodStatus/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4526,7 +4771,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizeInProgress/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4543,7 +4788,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizePending/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4560,7 +4805,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).TerminatePod/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).TerminatePod/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4577,7 +4822,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Version/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Version/NewCache", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4612,7 +4857,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Observe/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Observe/NewEngine", func() string {
-			r, err := build57(ctx)
+			r, err := build60(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -4629,7 +4874,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Run/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Run/NewEngine", func() string {
-			r, err := build57(ctx)
+			r, err := build60(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -4646,7 +4891,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).SyncOnce/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).SyncOnce/NewEngine", func() string {
-			r, err := build57(ctx)
+			r, err := build60(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -4713,7 +4958,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptions", func() string {
-			r, err := build53(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4730,7 +4975,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptions", func() string {
-			r, err := build53(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4747,7 +4992,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptions", func() string {
-			r, err := build53(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4777,7 +5022,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Begin/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Begin/NewPlanner", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -4794,7 +5039,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Done/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Done/NewPlanner", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -4811,7 +5056,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).End/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).End/NewPlanner", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -4828,7 +5073,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Next/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Next/NewPlanner", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -4845,7 +5090,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).NextWake/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).NextWake/NewPlanner", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -4862,7 +5107,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Observe/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Observe/NewPlanner", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -4907,7 +5152,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4924,7 +5169,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPI", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4941,7 +5186,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPI", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4958,7 +5203,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPI", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4975,7 +5220,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPI", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -4992,7 +5237,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPI", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5009,7 +5254,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5026,7 +5271,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPI", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5043,7 +5288,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPI", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5060,7 +5305,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPI", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5077,7 +5322,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPI", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5094,7 +5339,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPI", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5111,7 +5356,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPI", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5135,7 +5380,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build60(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5152,7 +5397,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build60(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5169,7 +5414,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build60(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5186,7 +5431,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build60(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5203,7 +5448,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build60(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5379,9 +5624,9 @@ func build28(ctx context.Context) (r *eventstest.Sink, err error) {
 	return eventstest.NewSink(nil, 0), nil
 }
 
-// build29 builds a nodecondition.ControllerConfig with nodecondition.DefaultControllerConfig.
-func build29(ctx context.Context) (r nodecondition.ControllerConfig, err error) {
-	return nodecondition.DefaultControllerConfig(), nil
+// build29 builds a nodecondition.ControllerOptions with nodecondition.DefaultControllerOptions.
+func build29(ctx context.Context) (r nodecondition.ControllerOptions, err error) {
+	return nodecondition.DefaultControllerOptions(), nil
 }
 
 // build30 builds a *nodecondition.Controller with nodecondition.NewController.
@@ -5395,179 +5640,195 @@ func build31(ctx context.Context) (r *nodecondition.Evictor, err error) {
 	return nodecondition.NewEvictor(), nil
 }
 
-// build32 builds a nodecondition.KubeletConfig with nodecondition.DefaultKubeletConfig.
-func build32(ctx context.Context) (r nodecondition.KubeletConfig, err error) {
-	return nodecondition.DefaultKubeletConfig(), nil
+// build32 builds a nodecondition.KubeletOptions with nodecondition.DefaultKubeletOptions.
+func build32(ctx context.Context) (r nodecondition.KubeletOptions, err error) {
+	return nodecondition.DefaultKubeletOptions(), nil
 }
 
 // build33 builds a *nodecondition.Kubelet with nodecondition.NewKubelet.
 func build33(ctx context.Context) (r *nodecondition.Kubelet, err error) {
 	a0, _ := build32(ctx)
-	return nodecondition.NewKubelet(a0, nil)
+	return nodecondition.NewKubelet(a0)
 }
 
 // build34 builds a *nodecondition.LeaseRenewer with nodecondition.NewLeaseRenewer.
 func build34(ctx context.Context) (r *nodecondition.LeaseRenewer, err error) {
-	a1, _ := build32(ctx)
-	return nodecondition.NewLeaseRenewer("", a1, nil)
+	a0, _ := build32(ctx)
+	return nodecondition.NewLeaseRenewer(a0, "")
 }
 
-// build35 builds a nodecondition.Scenario with nodecondition.ParseScenario.
-func build35(ctx context.Context) (r nodecondition.Scenario, err error) {
-	return nodecondition.ParseScenario("")
+// build35 builds a nodecondition.Options with nodecondition.DefaultOptions.
+func build35(ctx context.Context) (r nodecondition.Options, err error) {
+	return nodecondition.DefaultOptions(), nil
 }
 
-// build36 builds a nodecondition.Scenario with nodecondition.ScenarioClusterOutage.
-func build36(ctx context.Context) (r nodecondition.Scenario, err error) {
-	return nodecondition.ScenarioClusterOutage(), nil
+// build36 builds a nodecondition.RunnerOptions with nodecondition.DefaultRunnerOptions.
+func build36(ctx context.Context) (r nodecondition.RunnerOptions, err error) {
+	return nodecondition.DefaultRunnerOptions(), nil
 }
 
-// build37 builds a nodecondition.Scenario with nodecondition.ScenarioFlappingNetwork.
-func build37(ctx context.Context) (r nodecondition.Scenario, err error) {
-	return nodecondition.ScenarioFlappingNetwork(), nil
-}
-
-// build38 builds a nodecondition.Scenario with nodecondition.ScenarioKubeletStops.
-func build38(ctx context.Context) (r nodecondition.Scenario, err error) {
-	return nodecondition.ScenarioKubeletStops(), nil
-}
-
-// build39 builds a nodecondition.Scenario with nodecondition.ScenarioMemoryPressure.
-func build39(ctx context.Context) (r nodecondition.Scenario, err error) {
-	return nodecondition.ScenarioMemoryPressure(), nil
-}
-
-// build40 builds a nodecondition.Scenario with nodecondition.ScenarioZoneOutage.
-func build40(ctx context.Context) (r nodecondition.Scenario, err error) {
-	return nodecondition.ScenarioZoneOutage(), nil
-}
-
-// build41 builds a nodecondition.Timeline with nodecondition.Simulate.
-func build41(ctx context.Context) (r nodecondition.Timeline, err error) {
+// build37 builds a *nodecondition.Runner with nodecondition.NewRunner.
+func build37(ctx context.Context) (r *nodecondition.Runner, err error) {
 	a0, _ := build36(ctx)
-	return nodecondition.Simulate(a0)
+	a1, err := build30(ctx)
+	if err != nil {
+		return r, err
+	}
+	return nodecondition.NewRunner(a0, a1, nil, nil, nil)
 }
 
-// build42 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
-func build42(ctx context.Context) (r nodecondition.ZoneState, err error) {
+// build38 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
+func build38(ctx context.Context) (r nodecondition.ZoneState, err error) {
 	return nodecondition.ComputeZoneState(0, 0, 0), nil
 }
 
-// build43 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
-func build43(ctx context.Context) (r podlifecycle.Options, err error) {
+// build39 builds a simulation.Scenario with nodecondition/simulation.ParseScenario.
+func build39(ctx context.Context) (r simulation.Scenario, err error) {
+	return simulation.ParseScenario("")
+}
+
+// build40 builds a simulation.Scenario with nodecondition/simulation.ScenarioClusterOutage.
+func build40(ctx context.Context) (r simulation.Scenario, err error) {
+	return simulation.ScenarioClusterOutage(), nil
+}
+
+// build41 builds a simulation.Scenario with nodecondition/simulation.ScenarioFlappingNetwork.
+func build41(ctx context.Context) (r simulation.Scenario, err error) {
+	return simulation.ScenarioFlappingNetwork(), nil
+}
+
+// build42 builds a simulation.Scenario with nodecondition/simulation.ScenarioKubeletStops.
+func build42(ctx context.Context) (r simulation.Scenario, err error) {
+	return simulation.ScenarioKubeletStops(), nil
+}
+
+// build43 builds a simulation.Scenario with nodecondition/simulation.ScenarioMemoryPressure.
+func build43(ctx context.Context) (r simulation.Scenario, err error) {
+	return simulation.ScenarioMemoryPressure(), nil
+}
+
+// build44 builds a simulation.Scenario with nodecondition/simulation.ScenarioZoneOutage.
+func build44(ctx context.Context) (r simulation.Scenario, err error) {
+	return simulation.ScenarioZoneOutage(), nil
+}
+
+// build45 builds a simulation.Timeline with nodecondition/simulation.Simulate.
+func build45(ctx context.Context) (r simulation.Timeline, err error) {
+	a0, _ := build40(ctx)
+	return simulation.Simulate(a0)
+}
+
+// build46 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
+func build46(ctx context.Context) (r podlifecycle.Options, err error) {
 	return podlifecycle.DefaultOptions(), nil
 }
 
-// build44 builds a *podlifecycle.Machine with podlifecycle.New.
-func build44(ctx context.Context) (r *podlifecycle.Machine, err error) {
-	a0, _ := build43(ctx)
+// build47 builds a *podlifecycle.Machine with podlifecycle.New.
+func build47(ctx context.Context) (r *podlifecycle.Machine, err error) {
+	a0, _ := build46(ctx)
 	return podlifecycle.New(a0, nil)
 }
 
-// build45 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.DefaultBehaviour.
-func build45(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
+// build48 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.DefaultBehaviour.
+func build48(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
 	return podlifecycletest.DefaultBehaviour(false), nil
 }
 
-// build46 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.ParseBehaviour.
-func build46(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
+// build49 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.ParseBehaviour.
+func build49(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
 	return podlifecycletest.ParseBehaviour("")
 }
 
-// build47 builds a podlifecycletest.Behaviours with podlifecycle/podlifecycletest.ParseBehaviours.
-func build47(ctx context.Context) (r podlifecycletest.Behaviours, err error) {
+// build50 builds a podlifecycletest.Behaviours with podlifecycle/podlifecycletest.ParseBehaviours.
+func build50(ctx context.Context) (r podlifecycletest.Behaviours, err error) {
 	return podlifecycletest.ParseBehaviours("")
 }
 
-// build48 builds a *podlifecycletest.Runtime with podlifecycle/podlifecycletest.NewRuntime.
-func build48(ctx context.Context) (r *podlifecycletest.Runtime, err error) {
-	a1, err := build47(ctx)
+// build51 builds a *podlifecycletest.Runtime with podlifecycle/podlifecycletest.NewRuntime.
+func build51(ctx context.Context) (r *podlifecycletest.Runtime, err error) {
+	a1, err := build50(ctx)
 	if err != nil {
 		return r, err
 	}
 	return podlifecycletest.NewRuntime(nil, a1)
 }
 
-// build49 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
-func build49(ctx context.Context) (r podlifecycletest.Options, err error) {
+// build52 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
+func build52(ctx context.Context) (r podlifecycletest.Options, err error) {
 	return podlifecycletest.DefaultOptions(), nil
 }
 
-// build50 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
-func build50(ctx context.Context) (r *podlifecycletest.Trace, err error) {
-	a1, err := build47(ctx)
+// build53 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
+func build53(ctx context.Context) (r *podlifecycletest.Trace, err error) {
+	a1, err := build50(ctx)
 	if err != nil {
 		return r, err
 	}
-	a2, _ := build49(ctx)
+	a2, _ := build52(ctx)
 	return podlifecycletest.Run(nil, a1, a2)
 }
 
-// build51 builds a podphase.Explanation with podphase.Explain.
-func build51(ctx context.Context) (r podphase.Explanation, err error) {
+// build54 builds a podphase.Explanation with podphase.Explain.
+func build54(ctx context.Context) (r podphase.Explanation, err error) {
 	return podphase.Explain(podphase.Input{})
 }
 
-// build52 builds a podphase.Options with podphase.DefaultOptions.
-func build52(ctx context.Context) (r podphase.Options, err error) {
+// build55 builds a podphase.Options with podphase.DefaultOptions.
+func build55(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptions(), nil
 }
 
-// build53 builds a statussync.Options with statussync.DefaultOptions.
-func build53(ctx context.Context) (r statussync.Options, err error) {
+// build56 builds a statussync.Options with statussync.DefaultOptions.
+func build56(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptions(), nil
 }
 
-// build54 builds a *statussync.Cache with statussync.NewCache.
-func build54(ctx context.Context) (r *statussync.Cache, err error) {
-	a0, _ := build53(ctx)
+// build57 builds a *statussync.Cache with statussync.NewCache.
+func build57(ctx context.Context) (r *statussync.Cache, err error) {
+	a0, _ := build56(ctx)
 	return statussync.NewCache(a0)
 }
 
-// build55 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
-func build55(ctx context.Context) (r *statussynctest.API, err error) {
+// build58 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
+func build58(ctx context.Context) (r *statussynctest.API, err error) {
 	return statussynctest.NewAPI(0), nil
 }
 
-// build56 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
-func build56(ctx context.Context) (r statussync.EngineOptions, err error) {
+// build59 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
+func build59(ctx context.Context) (r statussync.EngineOptions, err error) {
 	return statussync.DefaultEngineOptions(), nil
 }
 
-// build57 builds a *statussync.Engine with statussync.NewEngine.
-func build57(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, err := build54(ctx)
-	if err != nil {
-		return r, err
-	}
-	a1, _ := build55(ctx)
-	a2, _ := build56(ctx)
-	return statussync.NewEngine(a0, a1, a2)
-}
-
-// build58 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
-func build58(ctx context.Context) (r statussync.PlannerOptions, err error) {
-	return statussync.DefaultPlannerOptions(), nil
-}
-
-// build59 builds a *statussync.Planner with statussync.NewPlanner.
-func build59(ctx context.Context) (r *statussync.Planner, err error) {
-	a0, err := build54(ctx)
+// build60 builds a *statussync.Engine with statussync.NewEngine.
+func build60(ctx context.Context) (r *statussync.Engine, err error) {
+	a0, err := build57(ctx)
 	if err != nil {
 		return r, err
 	}
 	a1, _ := build58(ctx)
+	a2, _ := build59(ctx)
+	return statussync.NewEngine(a0, a1, a2)
+}
+
+// build61 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
+func build61(ctx context.Context) (r statussync.PlannerOptions, err error) {
+	return statussync.DefaultPlannerOptions(), nil
+}
+
+// build62 builds a *statussync.Planner with statussync.NewPlanner.
+func build62(ctx context.Context) (r *statussync.Planner, err error) {
+	a0, err := build57(ctx)
+	if err != nil {
+		return r, err
+	}
+	a1, _ := build61(ctx)
 	return statussync.NewPlanner(a0, a1)
 }
 
-// build60 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build60(ctx context.Context) (r *statussynctest.History, err error) {
+// build63 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build63(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 
 // knownPanics are the calls that panic today (internal/cmd/apigen's list).
-var knownPanics = map[string]string{
-	"nodecondition.(*Controller).UpsertLease/zero": "assignment to entry in nil map",
-	"nodecondition.(*Kubelet).Observe/NewKubelet":  "runtime error: invalid memory address or nil pointer dereference",
-	"nodecondition.Tolerates":                      "runtime error: invalid memory address or nil pointer dereference",
-}
+var knownPanics = map[string]string{}
