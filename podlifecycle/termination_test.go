@@ -149,8 +149,8 @@ func TestPL37_PL38_EffectiveGrace(t *testing.T) {
 		deletion, override, spc *int64
 		want                    int64
 	}{
-		{"PL37 spec 30 deletion 5", 0, ptr(int64(5)), nil, ptr(int64(30)), 5},
-		{"PL37 spec 30 deletion 5 override 2", 0, ptr(int64(5)), ptr(int64(2)), ptr(int64(30)), 2},
+		{"PL37 spec grace 30, deletion 5", 0, ptr(int64(5)), nil, ptr(int64(30)), 5},
+		{"PL37 spec grace 30, deletion 5, override 2", 0, ptr(int64(5)), ptr(int64(2)), ptr(int64(30)), 2},
 		{"PL38 deletion 0 becomes 1", 0, ptr(int64(0)), nil, ptr(int64(30)), 1},
 		{"rule 7.2 only shrinks", 5, ptr(int64(30)), nil, ptr(int64(30)), 5},
 		{"rule 7.2 no deletion grace: the spec's", 0, nil, nil, ptr(int64(30)), 30},

@@ -109,7 +109,7 @@ func condStatus(p *v1.Pod, t v1.PodConditionType) v1.ConditionStatus {
 	return ""
 }
 
-// Issue 17, case 1: once the back-off of a pod that fast passes skip (the
+// Issue 17, point 1: once the back-off of a pod that fast passes skip (the
 // server answered 404) is over, Run must not wake up again and again until
 // the next full pass. The clock is the real one inside a synctest bubble,
 // where a zero-length timer fires at once, as on a real node.
@@ -152,7 +152,7 @@ func TestRunDoesNotSpinAfterBackOff(t *testing.T) {
 	}
 }
 
-// Issue 17, case 2: NoGet without a watch deletes a finished pod that got
+// Issue 17, point 2: NoGet without a watch deletes a finished pod that got
 // its deletionTimestamp after the engine's last write, as the default mode
 // does.
 func TestNoGetDeletesFinishedPodWithoutWatch(t *testing.T) {
@@ -181,7 +181,7 @@ func TestNoGetDeletesFinishedPodWithoutWatch(t *testing.T) {
 	}
 }
 
-// Issue 17, case 3: NoGet without a watch repairs a write whose answer was
+// Issue 17, point 3: NoGet without a watch repairs a write whose answer was
 // lost: version 3 was stored, version 4 equals version 2, and the server
 // must end up with version 4.
 func TestNoGetRepairsLostAnswer(t *testing.T) {
@@ -212,7 +212,7 @@ func TestNoGetRepairsLostAnswer(t *testing.T) {
 	}
 }
 
-// Issue 17, case 4: a terminal phase another writer set (pod garbage
+// Issue 17, point 4: a terminal phase another writer set (pod garbage
 // collection failing a pod) is never written back to the cache's
 // non-terminal one, by a new version or by a full pass.
 func TestForeignTerminalPhaseKept(t *testing.T) {
@@ -240,7 +240,7 @@ func TestForeignTerminalPhaseKept(t *testing.T) {
 	}
 }
 
-// Issue 17, case 5: another writer flips a kubelet-owned condition between
+// Issue 17, point 5: another writer flips a kubelet-owned condition between
 // the engine's GET and its PATCH; the PATCH answer shows it, and the next
 // full pass repairs it without a watch.
 func TestDriftInPatchAnswerRepaired(t *testing.T) {
@@ -267,7 +267,7 @@ func TestDriftInPatchAnswerRepaired(t *testing.T) {
 	}
 }
 
-// Issue 17, case 6: a PATCH that timed out and is stored after the engine's
+// Issue 17, point 6: a PATCH that timed out and is stored after the engine's
 // next PATCH must not overwrite the newer status: every patch carries the
 // resourceVersion of the copy it was computed against, so the late one is
 // refused.

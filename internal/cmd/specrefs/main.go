@@ -98,13 +98,19 @@ type spec struct {
 type specs map[string]*spec
 
 var (
-	headingRE  = regexp.MustCompile(`^#{1,6}\s+((?:[A-Z]|\d+)(?:\.\d+)*)\.?(?:\s|$)`)
-	itemRE     = regexp.MustCompile(`^(\d+)\.\s`)
-	caseRowRE  = regexp.MustCompile(`^\|\s*([A-Z]{0,3})(\d+)([a-z]?)\s*\|`)
-	tableHdrRE = regexp.MustCompile(`^\|\s*([^|]*?)\s*\|`)
+	headingRE = regexp.MustCompile(`^#{1,6}\s+((?:[A-Z]|\d+)(?:\.\d+)*)\.?(?:\s|$)`)
+	itemRE    = regexp.MustCompile(`^\s*(\d+)\.\s`) // indented: a list nested in a bullet counts
+	// conventionsRE is a citation of docs/conventions.md, which is no spec.
+	conventionsRE = regexp.MustCompile(`conventions\.md,?\s+sections?\s+(\d+)`)
+	caseRowRE     = regexp.MustCompile(`^\|\s*([A-Z]{0,3})(\d+)([a-z]?)\s*\|`)
+	tableHdrRE    = regexp.MustCompile(`^\|\s*([^|]*?)\s*\|`)
 )
 
-// loadSpecs reads every .md file of dir in fsys.
+// conventionsKey holds docs/conventions.md among the specs; the space keeps
+// any spec/<name>.md path from naming it.
+const conventionsKey = " conventions"
+
+// loadSpecs reads every .md file of dir in fsys, and the conventions beside it.
 func loadSpecs(fsys fs.FS, dir string) (specs, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
@@ -123,6 +129,10 @@ func loadSpecs(fsys fs.FS, dir string) (specs, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no spec in %s", dir)
+	}
+	// docs/conventions.md sits beside the specs; its sections are cited too.
+	if data, err := fs.ReadFile(fsys, path.Join(path.Dir(dir), "conventions.md")); err == nil {
+		out[conventionsKey] = parseSpec(data)
 	}
 	return out, nil
 }
@@ -279,6 +289,15 @@ type anchor struct {
 // problems found while reading them (an unknown file), and the spec to carry
 // to the next line.
 func (ss specs) lineRefs(line, def, carry string, goFile bool) (refs []ref, missing []string, next string) {
+	// "conventions.md section N" cites docs/conventions.md: check it there and
+	// blank it out, so that the scans below do not read it as a spec section.
+	for _, m := range conventionsRE.FindAllStringSubmatchIndex(line, -1) {
+		id := line[m[2]:m[3]]
+		if c := ss[conventionsKey]; c != nil && !c.hasSection(id) {
+			missing = append(missing, fmt.Sprintf("docs/conventions.md section %s: no such section", id))
+		}
+		line = line[:m[0]] + strings.Repeat(" ", m[1]-m[0]) + line[m[1]:]
+	}
 	var anchors []anchor
 	for _, m := range pathRE.FindAllStringSubmatchIndex(line, -1) {
 		name := line[m[2]:m[3]]

@@ -29,6 +29,11 @@ const fixture = `# pkg: a fixture
 1. one
 2. two
 
+### 5.2 Nested
+
+- a bullet, then a list inside it:
+  1. nested one
+
 ## A. Letters
 
 ### A.5 Retries
@@ -61,9 +66,10 @@ const numeric = `# num
 func testSpecs(t *testing.T) specs {
 	t.Helper()
 	ss, err := loadSpecs(fstest.MapFS{
-		"docs/spec/pkg.md": {Data: []byte(fixture)},
-		"docs/spec/num.md": {Data: []byte(numeric)},
-		"docs/spec/x.txt":  {Data: []byte("not a spec")},
+		"docs/spec/pkg.md":    {Data: []byte(fixture)},
+		"docs/spec/num.md":    {Data: []byte(numeric)},
+		"docs/spec/x.txt":     {Data: []byte("not a spec")},
+		"docs/conventions.md": {Data: []byte("# conventions\n\n## 1. Options\n\n## 2. Zero values\n")},
 	}, "docs/spec")
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +116,9 @@ func TestCheckFile(t *testing.T) {
 		{"a numeric case that is not there", "num/a_test.go", `{"case 44", nil}`, []string{"case 44: no such case"}},
 		{"a switch clause is no case", "num/a.go", "\tcase 7:", nil},
 		{"a path at the end of a line carries to the next", "other/a.go", "// (TerminatePod, " + p("pkg") + "\n// section 7)", []string{"other/a.go:2: " + p("pkg") + " section 7"}},
+		{"a conventions section is checked in docs/conventions.md, not the package's spec", "pkg/a.go", "// (docs/conventions.md section 2)", nil},
+		{"a conventions section that is not there", "pkg/a.go", "// (docs/conventions.md section 9)", []string{"docs/conventions.md section 9: no such section"}},
+		{"an item of a numbered list nested in a bullet", "pkg/a_test.go", "// " + p("pkg") + " section 5.2 rule 1", nil},
 		{"the spec files check only paths", "docs/spec/pkg.md", "see section 99 and " + p("gone"), []string{p("gone") + ": no such file"}},
 	}
 	for _, tt := range tests {
