@@ -1,0 +1,43 @@
+package statussync_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodestate/nodestate/statussync"
+	"github.com/nodestate/nodestate/statussync/statussynctest"
+)
+
+// TestErrors: every error unwraps to a sentinel of docs/conventions.md
+// section 3 and names the package once.
+func TestErrors(t *testing.T) {
+	cache := newCache(t, statussync.DefaultOptions())
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p1", Namespace: "default", UID: "u1"}, Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app"}}}}
+	_, _, err := cache.SetPodStatus(pod, v1.PodStatus{ContainerStatuses: []v1.ContainerStatus{{Name: "ghost"}}}, epoch)
+	const want = `statussync: pod default/p1 (uid "u1") container "ghost": unknown container`
+	if err == nil || err.Error() != want || !errors.Is(err, statussync.ErrInvalidInput) || !errors.Is(err, statussync.ErrUnknownContainer) {
+		t.Errorf("got %v, want %q wrapping ErrInvalidInput and ErrUnknownContainer", err, want)
+	}
+	_, err = statussync.NewEngine(cache, statussynctest.NewAPI(1), statussync.EngineOptions{})
+	var oe *statussync.OptionError
+	if !errors.Is(err, statussync.ErrInvalidOptions) || !errors.As(err, &oe) || oe.Field != "FullSyncPeriod" || strings.Count(err.Error(), "statussync:") != 1 {
+		t.Errorf("zero EngineOptions: %v", err)
+	}
+	if _, err := statussync.NewPlanner(nil, statussync.DefaultPlannerOptions()); !errors.Is(err, statussync.ErrInvalidOptions) {
+		t.Errorf("a nil cache: %v", err)
+	}
+	if err := (&statussync.Engine{}).Run(context.Background()); !errors.Is(err, statussync.ErrNotInitialized) {
+		t.Errorf("Run of a zero Engine: %v", err)
+	}
+	if _, _, err := (&statussync.Cache{}).SetPodStatus(pod, v1.PodStatus{}, epoch); !errors.Is(err, statussync.ErrNotInitialized) {
+		t.Errorf("SetPodStatus of a zero Cache: %v", err)
+	}
+	if _, _, err := statussync.Patch("u", "", nil, nil); !errors.Is(err, statussync.ErrInvalidInput) {
+		t.Errorf("Patch of nil statuses: %v", err)
+	}
+}
