@@ -40,5 +40,3 @@ func countOf(r events.Result) int32 {
 	}
 	return r.Event.Count
 }
-
-func goruntimeNumGoroutine() int { return goruntime.NumGoroutine() }
