@@ -420,8 +420,13 @@ func (p *Planner) Done(now time.Time, pod *v1.Pod, err error) Outcome {
 			p.fail(s, now)
 		default:
 			// The write may have been stored (a lost answer, a timeout):
-			// the known copy is no base for the next patch.
+			// the known copy is no base for the next patch, and whether the
+			// server holds this version is unknown, so the pod is read and
+			// written again after its back-off. Without this, a finished pod
+			// whose conditional patch failed this way counted as synced, was
+			// never read again, and its deletion was never seen.
 			st.server = nil
+			st.apiVersion = 0
 			p.fail(s, now)
 		}
 	case VerbDelete:
