@@ -129,6 +129,17 @@
 //     kubelet does within one sync. A kill from an earlier sync still under
 //     way when termination begins holds the sidecars' turn, as it would have
 //     been over in the kubelet.
+//   - Termination never overtakes a start (spec/podlifecycle.md sections
+//     7.3 and 15): the kubelet's SyncPod runs pulls, starts and postStart
+//     hooks synchronously, so its SyncTerminatingPod only begins once they
+//     returned. The machine does the same instead of asking the runner to
+//     cancel: while a PullImage or StartContainer it issued is unanswered,
+//     a terminating pod stops nothing more than what already runs, does not
+//     stop the sandbox and does not finish; once the start is answered, the
+//     instance it created is killed with the effective grace, then the
+//     sandbox is stopped, then the pod finishes. A runner must therefore
+//     answer every StartContainer it was given (or skip it as the action
+//     chains above say).
 //   - The Pulling event is recorded when the pull is asked for, and Pulled,
 //     Failed, Created, Started, FailedPostStartHook and Unhealthy when the
 //     observation arrives, so they come one Step after the kubelet's in
