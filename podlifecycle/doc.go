@@ -66,7 +66,12 @@
 // container names, an observation for a container the spec lacks, an exit
 // for an instance that never started, a time earlier than one already
 // accepted) returns an [*InputError] unwrapping to [ErrInvalidInput] or
-// [ErrTimeWentBackwards], and changes nothing.
+// [ErrTimeWentBackwards], and changes nothing. An observation about an
+// instance the machine once knew but no longer keeps (pushed out of its
+// window, removed by a reset, purged with a lost sandbox) is no bad input:
+// a runtime legitimately reports late results for old instances. It is
+// accepted, ignored and counted in [Machine.Stats], and the rest of its
+// batch is applied; an ID the machine never saw is still refused.
 //
 // # Pod worker states
 //
