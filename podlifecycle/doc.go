@@ -145,6 +145,12 @@
 //     sandbox is stopped, then the pod finishes. A runner must therefore
 //     answer every StartContainer it was given (or skip it as the action
 //     chains above say).
+//   - For the same reason a RestartAllContainers reset (section 3.2) is not
+//     decided while a PullImage or StartContainer is unanswered: a pod
+//     marked AllContainersRestarting syncs nothing until the start is
+//     answered, and the reset then kills and removes what it started too,
+//     so a late start cannot count as initialization during the rerun of
+//     the init containers.
 //   - The Pulling event is recorded when the pull is asked for, and Pulled,
 //     Failed, Created, Started, FailedPostStartHook and Unhealthy when the
 //     observation arrives, so they come one Step after the kubelet's in
