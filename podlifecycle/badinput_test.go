@@ -141,3 +141,77 @@ func TestZeroValues(t *testing.T) {
 		}
 	}
 }
+
+// TestLateObservationsOfRetiredInstances: a runtime legitimately reports
+// late results for instances the machine no longer keeps (a postStart or
+// preStop hook result, a probe result, a start failure or an exit after
+// newer instances pushed them out of the window or a reset removed them,
+// spec/podlifecycle.md sections 3.2 and 9). Such observations are accepted,
+// ignored and counted in Stats (docs/conventions.md section 5), however
+// many instances came since, and the rest of their batch is applied; an ID
+// the machine never saw is still refused.
+func TestLateObservationsOfRetiredInstances(t *testing.T) {
+	pod := onePod("busybox:1")
+	m, _ := New(DefaultOptions(), pod)
+	var r Result
+	now := t0
+	step := func(obs ...Observation) error {
+		t.Helper()
+		return m.StepTo(now, pod, obs, &r)
+	}
+	if err := step(); err != nil {
+		t.Fatal(err)
+	}
+	if err := step(Observation{Kind: SandboxReady, IP: "10.0.0.3"}); err != nil {
+		t.Fatal(err)
+	}
+	id := func(k int) string { return "c://" + string(rune('a'+k)) }
+	// 20 instances: the first 17 are retired from the window of three.
+	for k := 0; k < 20; k++ {
+		now = now.Add(time.Second)
+		if err := step(Observation{Kind: ContainerCreated, Container: "foo1", ContainerID: id(k)},
+			Observation{Kind: ContainerStarted, Container: "foo1", ContainerID: id(k)},
+			Observation{Kind: ContainerExited, Container: "foo1", ContainerID: id(k), ExitCode: 1}); err != nil {
+			t.Fatalf("instance %d: %v", k, err)
+		}
+	}
+	// The instance removed by a reset (rule 3.2) is retired too.
+	now = now.Add(time.Second)
+	if err := step(Observation{Kind: ContainerRemoved, Container: "foo1", ContainerID: id(19)}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Second)
+	before := m.Stats().RetiredObservations
+	err := step(
+		Observation{Kind: HookResult, Container: "foo1", ContainerID: id(0), Hook: PostStart, Failed: true, Message: "late"},
+		Observation{Kind: HookResult, Container: "foo1", ContainerID: id(19), Hook: PostStart, Failed: true, Message: "late"},
+		Observation{Kind: HookResult, Container: "foo1", ContainerID: id(1), Hook: PreStop},
+		Observation{Kind: ProbeResult, Container: "foo1", ContainerID: id(2), Probe: Liveness, Outcome: ProbeFailure},
+		Observation{Kind: ContainerStartFailed, Container: "foo1", ContainerID: id(3), Message: "late"},
+		Observation{Kind: ContainerExited, Container: "foo1", ContainerID: id(4), ExitCode: 2},
+		Observation{Kind: ContainerCreated, Container: "foo1", ContainerID: id(5)},
+		Observation{Kind: ImagePresent, Image: "other:1"},
+	)
+	if err != nil {
+		t.Fatalf("late observations of retired instances refused: %v", err)
+	}
+	if got := m.Stats().RetiredObservations - before; got != 7 {
+		t.Fatalf("RetiredObservations counted %d, want 7", got)
+	}
+	if !m.images["other:1"] {
+		t.Fatal("the rest of the batch was lost")
+	}
+	c := m.find("foo1")
+	if c.instance(id(5)) != nil || len(c.insts) != 2 {
+		t.Fatalf("a retired instance came back: %d instances", len(c.insts))
+	}
+	for _, e := range r.Events {
+		if e.Reason == ReasonFailedPostStartHook || e.Reason == ReasonFailed {
+			t.Fatalf("a retired instance's result acted on: %v", e)
+		}
+	}
+	// An ID the machine never saw is still bad input.
+	if err := step(Observation{Kind: HookResult, Container: "foo1", ContainerID: "c://never", Hook: PreStop}); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("unknown ID: %v", err)
+	}
+}

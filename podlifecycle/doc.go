@@ -66,7 +66,12 @@
 // container names, an observation for a container the spec lacks, an exit
 // for an instance that never started, a time earlier than one already
 // accepted) returns an [*InputError] unwrapping to [ErrInvalidInput] or
-// [ErrTimeWentBackwards], and changes nothing.
+// [ErrTimeWentBackwards], and changes nothing. An observation about an
+// instance the machine once knew but no longer keeps (pushed out of its
+// window, removed by a reset, purged with a lost sandbox) is no bad input:
+// a runtime legitimately reports late results for old instances. It is
+// accepted, ignored and counted in [Machine.Stats], and the rest of its
+// batch is applied; an ID the machine never saw is still refused.
 //
 // # Pod worker states
 //
@@ -129,6 +134,23 @@
 //     kubelet does within one sync. A kill from an earlier sync still under
 //     way when termination begins holds the sidecars' turn, as it would have
 //     been over in the kubelet.
+//   - Termination never overtakes a start (spec/podlifecycle.md sections
+//     7.3 and 15): the kubelet's SyncPod runs pulls, starts and postStart
+//     hooks synchronously, so its SyncTerminatingPod only begins once they
+//     returned. The machine does the same instead of asking the runner to
+//     cancel: while a PullImage or StartContainer it issued is unanswered,
+//     a terminating pod stops nothing more than what already runs, does not
+//     stop the sandbox and does not finish; once the start is answered, the
+//     instance it created is killed with the effective grace, then the
+//     sandbox is stopped, then the pod finishes. A runner must therefore
+//     answer every StartContainer it was given (or skip it as the action
+//     chains above say).
+//   - For the same reason a RestartAllContainers reset (section 3.2) is not
+//     decided while a PullImage or StartContainer is unanswered: a pod
+//     marked AllContainersRestarting syncs nothing until the start is
+//     answered, and the reset then kills and removes what it started too,
+//     so a late start cannot count as initialization during the rerun of
+//     the init containers.
 //   - The Pulling event is recorded when the pull is asked for, and Pulled,
 //     Failed, Created, Started, FailedPostStartHook and Unhealthy when the
 //     observation arrives, so they come one Step after the kubelet's in

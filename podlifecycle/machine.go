@@ -96,14 +96,37 @@ type Machine struct {
 	pendingErr bool  // the previous sync had an error (requeue)
 	marked     bool  // AllContainersRestarting was True at the start of the sync (3.2)
 
-	plan     plan
-	scratch  []string // IDs created within one batch, for validation
-	retired  [16]retiredID
-	nRetired int
+	plan    plan
+	scratch []string // IDs created within one batch, for validation
+	// retired maps every instance the machine knew and no longer keeps
+	// (pushed out of its window, removed, purged with a lost sandbox) to
+	// its container's name, so that late observations of it are accepted
+	// and ignored for the pod's whole life (docs/conventions.md section 5).
+	retired map[string]string
+	stats   Stats
 }
 
-// retiredID is an instance the machine no longer keeps.
-type retiredID struct{ name, id string }
+// Stats counts what the machine accepted and did not act on, by reason
+// (docs/conventions.md section 5: nothing lost silently).
+type Stats struct {
+	// RetiredObservations counts observations about an instance the
+	// machine once knew and no longer keeps: a runtime legitimately
+	// reports late results for old instances (a postStart hook result
+	// after a RestartAllContainers reset removed its instance, a preStop
+	// result or an exit after newer instances pushed it out of the
+	// machine's window). They are accepted and ignored; the other
+	// observations of their batch are applied.
+	RetiredObservations uint64
+}
+
+// Stats returns the machine's counters; the zero Stats for a nil or zero
+// Machine.
+func (m *Machine) Stats() Stats {
+	if m == nil {
+		return Stats{}
+	}
+	return m.stats
+}
 
 // podSig is what of the API pod the machine reacts to; a change of it is a
 // spec update that syncs at once.
@@ -342,6 +365,9 @@ func (m *Machine) validate(now time.Time, pod *v1.Pod, obs []Observation) error 
 		if o.Kind == ContainerCreated {
 			if owner := m.ownerOf(o.ContainerID); owner != "" && owner != o.Container {
 				return bad("container ID " + o.ContainerID + " belongs to container " + owner)
+			}
+			if owner, ok := m.retired[o.ContainerID]; ok && owner != o.Container {
+				return bad("container ID " + o.ContainerID + " belonged to container " + owner)
 			}
 			m.scratch = append(m.scratch, o.Container, o.ContainerID)
 			continue

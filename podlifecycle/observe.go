@@ -43,11 +43,11 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 	}
 	c := m.find(o.Container)
 	fp := FieldPath(c.kind, c.name)
-	switch o.Kind {
-	case ContainerStarted, ContainerExited, ContainerUnknown, ProbeResult, HookResult:
-		if c.instance(o.ContainerID) == nil {
-			return // a retired instance: nothing of it is kept any more
-		}
+	if o.ContainerID != "" && c.instance(o.ContainerID) == nil && m.isRetired(c.name, o.ContainerID) {
+		// A late report about an instance the machine no longer keeps:
+		// nothing of it is left to change; counted, not acted on.
+		m.stats.RetiredObservations++
+		return
 	}
 	switch o.Kind {
 	case ImagePulled:
@@ -235,18 +235,16 @@ func (c *ctr) remove(id string) bool {
 // retire remembers that instance id of container name is no longer kept,
 // so that late observations of it are accepted and ignored.
 func (m *Machine) retire(name, id string) {
-	m.retired[m.nRetired%len(m.retired)] = retiredID{name: name, id: id}
-	m.nRetired++
+	if m.retired == nil {
+		m.retired = make(map[string]string)
+	}
+	m.retired[id] = name
 }
 
 // isRetired reports whether id is a retired instance of name.
 func (m *Machine) isRetired(name, id string) bool {
-	for i := range m.retired {
-		if m.retired[i].id == id && m.retired[i].name == name {
-			return true
-		}
-	}
-	return false
+	owner, ok := m.retired[id]
+	return ok && owner == name
 }
 
 // wholeSeconds is d in whole seconds, as the kubelet subtracts time spent.

@@ -95,6 +95,12 @@ func (m *Machine) computePodActions() {
 	p.killPod, p.createSandbox, p.attempt = create, create, attempt
 	if m.marked && m.opts.Features.RestartAllContainersOnContainerExits && !create {
 		p.killPod = false
+		if m.startUnanswered() {
+			// The kubelet's sync that issued the start blocks until it
+			// returns, so no reset is decided before then: a later start
+			// would count as initialization in the middle of the rerun.
+			return
+		}
 		m.planReset(p)
 		return
 	}
@@ -174,6 +180,17 @@ func (m *Machine) computePodActions() {
 		p.killPod = true
 		p.initToStart = p.initToStart[:0]
 	}
+}
+
+// startUnanswered reports whether a PullImage or StartContainer the
+// machine issued is still unanswered.
+func (m *Machine) startUnanswered() bool {
+	for i := range m.ctrs {
+		if m.ctrs[i].inFlight {
+			return true
+		}
+	}
+	return false
 }
 
 // isSource is whether instance in of c exited with a code whose first
@@ -610,10 +627,7 @@ func (m *Machine) terminate(now time.Time, res *Result) time.Time {
 	// A start or a sandbox creation under way finishes first, as the
 	// kubelet's sync that issued it blocks until it returns; what it started
 	// is then killed.
-	for i := range m.ctrs {
-		done = done && !m.ctrs[i].inFlight
-	}
-	if !done || m.sb.creating {
+	if !done || m.startUnanswered() || m.sb.creating {
 		return timer
 	}
 	if m.sb.ready {

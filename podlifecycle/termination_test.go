@@ -380,3 +380,46 @@ func TestRule7_3_DeletionDuringStart(t *testing.T) {
 		t.Fatalf("what started is killed: %v", got)
 	}
 }
+
+// TestRule7_3_DeletionDuringSlowPull: one container with a 10 s pull, the
+// pod deleted at +1 s. The kubelet's SyncPod runs the pull and the start
+// synchronously, so termination cannot overtake them (7.3, section 15):
+// the machine neither stops the sandbox nor finishes while the
+// StartContainer it issued is unanswered; once the pull and start are
+// answered at +10 s it kills the new instance, then the sandbox, and only
+// then reports Finished.
+func TestRule7_3_DeletionDuringSlowPull(t *testing.T) {
+	pod := onePod("busybox:1")
+	m, _ := New(DefaultOptions(), pod)
+	var r Result
+	step := func(at time.Duration, p *v1.Pod, obs ...Observation) []string {
+		t.Helper()
+		if err := m.StepTo(t0.Add(at), p, obs, &r); err != nil {
+			t.Fatalf("+%v: %v", at, err)
+		}
+		return actionsOf(&r)
+	}
+	step(0, pod)
+	if got := step(0, pod, Observation{Kind: SandboxReady, IP: "10.0.0.3"}); !slices.Contains(got, "StartContainer foo1") {
+		t.Fatalf("no start issued: %v", got)
+	}
+	del := deleted(pod, t0.Add(time.Second), 30)
+	for _, at := range []time.Duration{time.Second, 5 * time.Second, 9 * time.Second} {
+		if got := step(at, del); r.Finished || r.State != Terminating || slices.Contains(got, "KillSandbox attempt=0") {
+			t.Fatalf("+%v with the start unanswered: state %v finished %v actions %v", at, r.State, r.Finished, got)
+		}
+	}
+	got := step(10*time.Second, del, Observation{Kind: ImagePulled, Container: "foo1", Duration: 10 * time.Second},
+		Observation{Kind: ContainerCreated, Container: "foo1", ContainerID: "c://1"},
+		Observation{Kind: ContainerStarted, Container: "foo1", ContainerID: "c://1"})
+	if !slices.Equal(got, []string{"KillContainer foo1 grace=30s reason=Unknown"}) || r.Finished {
+		t.Fatalf("+10s: the started instance is killed first: finished %v actions %v", r.Finished, got)
+	}
+	if got := step(12*time.Second, del, Observation{Kind: ContainerExited, Container: "foo1", ContainerID: "c://1", ExitCode: 137}); !slices.Equal(got, []string{"KillSandbox attempt=0"}) || r.Finished {
+		t.Fatalf("+12s: then the sandbox: finished %v actions %v", r.Finished, got)
+	}
+	step(12*time.Second, del, Observation{Kind: SandboxNotReady})
+	if !r.Finished {
+		t.Fatal("not finished once everything stopped")
+	}
+}

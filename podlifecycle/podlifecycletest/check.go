@@ -33,6 +33,7 @@ func Checks() []Check {
 		{"ContainerNames", CheckContainerNames},
 		{"StatusTransitions", CheckStatusTransitions},
 		{"Wakeups", CheckWakeups},
+		{"StartsAnswered", CheckStartsAnswered},
 	}
 }
 
@@ -469,4 +470,38 @@ func CheckWakeups(tr *Trace) error {
 		}
 	}
 	return nil
+}
+
+// CheckStartsAnswered: the pod does not finish while a StartContainer the
+// machine issued is unanswered (by ContainerCreated, ContainerCreateFailed,
+// or ImagePullFailed of the pull before it): the kubelet's SyncPod runs
+// pulls and starts synchronously, so termination cannot overtake them and
+// no container is created in a finished pod (spec/podlifecycle.md sections
+// 7.3 and 15).
+func CheckStartsAnswered(tr *Trace) error {
+	pending := map[string]int{}
+	return walk(tr, func(i int, s *Step, v *view) error {
+		for _, o := range s.Observations {
+			switch o.Kind {
+			case podlifecycle.ContainerCreated, podlifecycle.ContainerCreateFailed, podlifecycle.ImagePullFailed:
+				if pending[o.Container] > 0 {
+					pending[o.Container]--
+				}
+			}
+		}
+		for _, a := range s.Result.Actions {
+			if a.Kind == podlifecycle.StartContainer {
+				pending[a.Container]++
+			}
+		}
+		if !s.Result.Finished {
+			return nil
+		}
+		for _, c := range v.sortedNames() {
+			if pending[c] > 0 {
+				return violation(tr, "StartsAnswered", i, "finished while the start of container %q is unanswered", c)
+			}
+		}
+		return nil
+	})
 }

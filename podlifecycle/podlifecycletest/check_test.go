@@ -264,6 +264,13 @@ func TestChecksCatchViolations(t *testing.T) {
 			last.Statuses = append(last.Statuses, st)
 		},
 	}, {
+		name: "finished with a start unanswered", check: "StartsAnswered", base: neverTr, want: `start of container "app" is unanswered`,
+		reason: "sections 7.3 and 15: termination does not overtake a start",
+		mutate: func(t *testing.T, tr *podlifecycletest.Trace) {
+			i, _ := find(t, tr, podlifecycle.StartContainer, "app", 0)
+			tr.Steps[i].Result.Finished = true
+		},
+	}, {
 		name: "stale wake-up", check: "Wakeups", base: initTr, want: "nothing happened",
 		reason: "section 11: the next wake-up moves on",
 		mutate: func(t *testing.T, tr *podlifecycletest.Trace) {

@@ -51,7 +51,6 @@ func TestModel(t *testing.T) {
 // TestModelRestartAll is TestModel with restart rules whose action is
 // RestartAllContainers.
 func TestModelRestartAll(t *testing.T) {
-	t.Skip("podlifecycle bug: a RestartAllContainers reset is decided while a StartContainer it issued is unanswered (TestResetDuringSlowStart)")
 	gen := podlifecycletest.DefaultGenOptions()
 	gen.RestartAllRules = true
 	rapid.Check(t, func(t *rapid.T) { modelRun(t, gen) })

@@ -19,7 +19,6 @@ import (
 // kubelet cannot get there: its sync finishes app0's pull and start before
 // any reset is decided.
 func TestResetDuringSlowStart(t *testing.T) {
-	t.Skip("podlifecycle bug: a RestartAllContainers reset is decided while a StartContainer it issued is unanswered; the late start counts as initialization and regular containers start before the init containers reran")
 	never := v1.ContainerRestartPolicyNever
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},
 		Spec: v1.PodSpec{

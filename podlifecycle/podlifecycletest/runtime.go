@@ -272,11 +272,10 @@ func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) {
 				if !in.exitAt.IsZero() && in.exitAt.After(at) {
 					at = in.exitAt
 				}
-				// Its hooks die with it and report nothing.
-				for _, seq := range append(in.seqs, in.preStop) {
-					r.cancel(seq)
-				}
-				in.gone, in.preStop = true, 0
+				// A hook still running reports its result late, about
+				// an instance the machine has retired; the machine
+				// accepts and ignores it.
+				in.gone = true
 			}
 			r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerRemoved, At: at, Container: c.name, ContainerID: a.ContainerID})
 		case podlifecycle.RunProbe:

@@ -1,6 +1,7 @@
 package podlifecycletest
 
 import (
+	"sort"
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
@@ -158,5 +159,15 @@ func (v *view) sortedInits(pod *v1.Pod) []*ctrView {
 	for i := range pod.Spec.InitContainers {
 		out[i] = v.ctrs[pod.Spec.InitContainers[i].Name]
 	}
+	return out
+}
+
+// sortedNames returns the names of the pod's containers, sorted.
+func (v *view) sortedNames() []string {
+	out := make([]string, 0, len(v.ctrs))
+	for n := range v.ctrs {
+		out = append(out, n)
+	}
+	sort.Strings(out)
 	return out
 }
