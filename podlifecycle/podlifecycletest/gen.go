@@ -96,10 +96,21 @@ func genContainer(t *rapid.T, o GenOptions, name string, kind containerstate.Kin
 			if rapid.IntRange(0, 2).Draw(t, name+"-"+kind) != 0 {
 				return nil
 			}
+			// With RestartAllContainers rules, a startup or liveness probe
+			// that fails at the instant its container starts restarts the
+			// pod in place with no back-off (upstream behaviour, spec
+			// section 15 decision 3), and the simulated runtime starts
+			// containers in zero time, so the two would loop at one instant
+			// forever, which no real runtime can do: such probes wait at
+			// least a second.
+			minDelay := int32(0)
+			if o.RestartAllRules && !readiness {
+				minDelay = 1
+			}
 			p := &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"/probe", kind}}},
 				PeriodSeconds:       rapid.Int32Range(1, 10).Draw(t, name+"-"+kind+"-period"),
 				FailureThreshold:    rapid.Int32Range(1, 3).Draw(t, name+"-"+kind+"-failure"),
-				InitialDelaySeconds: rapid.Int32Range(0, 5).Draw(t, name+"-"+kind+"-delay"),
+				InitialDelaySeconds: rapid.Int32Range(minDelay, 5).Draw(t, name+"-"+kind+"-delay"),
 				SuccessThreshold:    1, TimeoutSeconds: 1}
 			if readiness {
 				p.SuccessThreshold = rapid.Int32Range(1, 2).Draw(t, name+"-"+kind+"-success")
