@@ -27,10 +27,14 @@ import (
 
 const lifecycleProperty = "podlifecycle Step vs kuberuntime SyncPod/KillPod (calls, kill messages)"
 
-// lifecycleChecks is how many histories the property runs by default: each
+// lifecycleChecks is how many histories the property draws by default: each
 // history builds a kuberuntime manager, so it runs fewer inputs than the
-// cheap properties' minChecks, and never fewer than 2,000.
-const lifecycleChecks = 2000
+// cheap properties' minChecks. About one in eight is set aside (the prune
+// bug below), and at least lifecycleCompared must be compared.
+const (
+	lifecycleChecks   = 2400
+	lifecycleCompared = 2000
+)
 
 // lifecyclePod draws a pod from podlifecycletest.PodWith and keeps what the
 // harness can drive the same way on both sides. Each removal names the
@@ -112,6 +116,7 @@ type machinePod struct {
 	pullErrs []string
 	hookErrs []string
 	serial   int
+	state    podlifecycle.WorkerState // after the last Step
 }
 
 type machineInstance struct {
@@ -203,6 +208,7 @@ func (p *machinePod) step(now time.Time) ([]criCall, []recordedEvent, podlifecyc
 	if err != nil {
 		return nil, nil, res, err
 	}
+	p.state = res.State
 	calls, kills := p.do(now, res.Actions), machineKillings(res.Events)
 	if !slices.ContainsFunc(res.Actions, func(a podlifecycle.Action) bool { return a.Kind == podlifecycle.CreateSandbox }) {
 		return calls, kills, res, nil
@@ -217,6 +223,7 @@ func (p *machinePod) step(now time.Time) ([]criCall, []recordedEvent, podlifecyc
 	if err != nil {
 		return nil, nil, res, err
 	}
+	p.state = res.State
 	return append(calls, p.do(now, res.Actions)...), append(kills, machineKillings(res.Events)...), res, nil
 }
 
@@ -331,6 +338,9 @@ func TestLifecycleMatchesUpstream(tt *testing.T) {
 	})
 	if inputs < n {
 		t.Fatalf("ran %d histories, want at least %d", inputs, n)
+	}
+	if !checksExplicit && !t.Failed() && compared < lifecycleCompared {
+		t.Fatalf("compared %d histories, want at least %d", compared, lifecycleCompared)
 	}
 }
 
@@ -454,7 +464,7 @@ func lifecycleHistory(tt testing.TB, t *rapid.T) (lifecycleOutcome, error) {
 			if err := compare(name, mc, me, u.Calls, u.Events); err != nil {
 				return out, err
 			}
-			if res.State != podlifecycle.Syncing {
+			if mp.state != podlifecycle.Syncing {
 				// A terminal phase: Kubelet.SyncPod returns before the
 				// runtime from now on and the pod worker terminates the
 				// pod; the harness's SyncPod would go on acting on a
