@@ -44,6 +44,9 @@ func exclude(property, difference string) {
 	report.excluded[[2]string{property, difference}]++
 }
 
+// checksExplicit is whether -rapid.checks was given on the command line.
+var checksExplicit bool
+
 func checks() int {
 	n, _ := strconv.Atoi(flag.Lookup("rapid.checks").Value.String())
 	return n
@@ -51,9 +54,8 @@ func checks() int {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
-	if !explicit {
+	flag.Visit(func(f *flag.Flag) { checksExplicit = checksExplicit || f.Name == "rapid.checks" })
+	if !checksExplicit {
 		if err := flag.Set("rapid.checks", strconv.Itoa(minChecks)); err != nil {
 			panic(err)
 		}

@@ -256,8 +256,11 @@ func (r *criLog) StopContainer(ctx context.Context, id string, timeout int64) er
 	err := r.FakeRuntimeService.StopContainer(ctx, id, timeout)
 	if err == nil {
 		// The fake leaves exit code 0 and no reason; a runtime reports
-		// how the stop signal ended the process.
-		at := r.stamp()
+		// how the stop signal ended the process. It finishes at the
+		// sync's instant, without the ordering nanoseconds of stamp:
+		// finishedAt is the crash-loop back-off's reference, which the
+		// podlifecycle comparison reports at that instant too.
+		at := r.clock.Now().UnixNano()
 		r.FakeRuntimeService.Lock()
 		c := r.Containers[id]
 		c.FinishedAt, c.ExitCode, c.Reason = at, r.stopExit, "Error"
