@@ -66,8 +66,8 @@ const numeric = `# num
 func testSpecs(t *testing.T) specs {
 	t.Helper()
 	ss, err := loadSpecs(fstest.MapFS{
-		"docs/spec/pkg.md":    {Data: []byte(fixture)},
-		"docs/spec/num.md":    {Data: []byte(numeric)},
+		"docs/" + p("pkg"):    {Data: []byte(fixture)},
+		"docs/" + p("num"):    {Data: []byte(numeric)},
 		"docs/spec/x.txt":     {Data: []byte("not a spec")},
 		"docs/conventions.md": {Data: []byte("# conventions\n\n## 1. Options\n\n## 2. Zero values\n")},
 	}, "docs/spec")
@@ -119,7 +119,7 @@ func TestCheckFile(t *testing.T) {
 		{"a conventions section is checked in docs/conventions.md, not the package's spec", "pkg/a.go", "// (docs/conventions.md section 2)", nil},
 		{"a conventions section that is not there", "pkg/a.go", "// (docs/conventions.md section 9)", []string{"docs/conventions.md section 9: no such section"}},
 		{"an item of a numbered list nested in a bullet", "pkg/a_test.go", "// " + p("pkg") + " section 5.2 rule 1", nil},
-		{"the spec files check only paths", "docs/spec/pkg.md", "see section 99 and " + p("gone"), []string{p("gone") + ": no such file"}},
+		{"the spec files check only paths", "docs/" + p("pkg"), "see section 99 and " + p("gone"), []string{p("gone") + ": no such file"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {
