@@ -6,7 +6,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/internal/podcond"
@@ -188,14 +187,8 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 	}
 
 	for i := range conds {
-		c := &conds[i]
-		if !stampedType(c.Type) {
-			continue
-		}
-		if prev := podcond.Find(old.Conditions, c.Type); prev != nil && prev.Status == c.Status {
-			c.LastTransitionTime = prev.LastTransitionTime
-		} else {
-			c.LastTransitionTime = metav1.NewTime(in.Now)
+		if t, ok := TransitionTime(old.Conditions, conds[i], in.Now); ok {
+			conds[i].LastTransitionTime = t
 		}
 	}
 	return conds, nil
