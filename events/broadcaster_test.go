@@ -197,6 +197,8 @@ func TestBroadcasterCancelledE23(t *testing.T) {
 	h := newHarness(t)
 	h.sink.SetFault(func(eventstest.Op, string, string, int) error { return &apierrors.UnexpectedObjectError{} })
 	h.rec.Event(testPod("foo", "bar"), v1.EventTypeWarning, "Failed", "boom")
+	// the first attempt has failed and its retry is waiting when Shutdown comes
+	h.stepWhenWaiting(0)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := h.b.Shutdown(ctx); err != nil && !errors.Is(err, context.Canceled) {

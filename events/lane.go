@@ -112,6 +112,18 @@ func (l *lane) flush(ctx, abort context.Context) error {
 // run is the lane's loop until it is closed and empty, or abort ends. The sink goroutine
 // runs it; Shutdown runs it for a lane without one.
 func (l *lane) run(abort context.Context) {
+	// The timer outlives a wake that changed nothing: re-arming it would read the clock
+	// again, and a fake clock stepped between that read and the arming would push the
+	// retry late by the step.
+	var timer clock.Timer
+	var timerAt time.Time
+	stop := func() {
+		if timer != nil {
+			timer.Stop()
+			timer = nil
+		}
+	}
+	defer stop()
 	for {
 		l.turn <- struct{}{}
 		l.pump(abort, abort)
@@ -123,23 +135,26 @@ func (l *lane) run(abort context.Context) {
 		if (closed && n == 0) || abort.Err() != nil {
 			return
 		}
-		var fire <-chan time.Time
-		var timer clock.Timer
-		if timed && !at.IsZero() {
+		switch {
+		case !timed || at.IsZero():
+			stop()
+		case timer == nil || !at.Equal(timerAt):
+			stop()
 			d := at.Sub(l.clock.Now())
 			if d <= 0 {
 				continue
 			}
-			timer = l.clock.NewTimer(d)
+			timer, timerAt = l.clock.NewTimer(d), at
+		}
+		var fire <-chan time.Time
+		if timer != nil {
 			fire = timer.C()
 		}
 		select {
 		case <-l.wake:
 		case <-fire:
+			timer = nil
 		case <-abort.Done():
-		}
-		if timer != nil {
-			timer.Stop()
 		}
 	}
 }
