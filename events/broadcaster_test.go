@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -70,9 +69,8 @@ func (h *harness) shutdown() {
 
 // stepWhenWaiting advances the fake clock by d once a retry sleep is waiting on it.
 func (h *harness) stepWhenWaiting(d time.Duration) {
-	for !h.clock.HasWaiters() {
-		runtime.Gosched()
-	}
+	h.t.Helper()
+	spinUntil(h.t, "a retry sleep on the fake clock", h.clock.HasWaiters)
 	h.clock.Step(d)
 }
 
@@ -155,9 +153,7 @@ func TestBroadcasterRetries(t *testing.T) {
 					t.Fatalf("retry %d fired early: %d attempts", i, got)
 				}
 				h.clock.Step(time.Nanosecond)
-				for h.sink.Calls(eventstest.OpCreate) < i+1 {
-					runtime.Gosched()
-				}
+				spinUntil(t, fmt.Sprintf("attempt %d", i+1), func() bool { return h.sink.Calls(eventstest.OpCreate) >= i+1 })
 			}
 			h.shutdown()
 			st := h.b.Stats().Sinks[0]
@@ -175,9 +171,7 @@ func TestBroadcasterPatchNotFoundE22(t *testing.T) {
 	h := newHarness(t)
 	pod := testPod("foo", "bar")
 	h.rec.Event(pod, v1.EventTypeNormal, "Started", "started")
-	for len(h.sink.Events()) == 0 {
-		runtime.Gosched()
-	}
+	spinUntil(t, "the first event stored", func() bool { return len(h.sink.Events()) > 0 })
 	first := h.sink.Events()[0]
 	h.clock.Step(eventstest.DefaultTTL + time.Second)
 	if n := len(h.sink.Events()); n != 0 {
@@ -243,9 +237,7 @@ func TestBroadcasterShutdownDeadlineE26(t *testing.T) {
 	for i := range 5 {
 		h.rec.Eventf(testPod("foo", "bar"), v1.EventTypeWarning, "Failed", "boom %d", i)
 	}
-	for !h.clock.HasWaiters() {
-		runtime.Gosched()
-	}
+	spinUntil(t, "the first retry sleep", h.clock.HasWaiters)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		h.stepWhenWaiting(time.Second) // not enough for the 5 s first sleep

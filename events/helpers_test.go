@@ -2,7 +2,10 @@ package events_test
 
 import (
 	"errors"
+	"fmt"
 	goruntime "runtime"
+	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -24,13 +27,26 @@ func eventsResource() schema.GroupResource {
 	return schema.GroupResource{Group: "events.k8s.io", Resource: "events"}
 }
 
-func yield() { goruntime.Gosched() }
+// spinLimit bounds every wait on another goroutine in these tests: a wait that does not end
+// (a retry timer armed late, a lane that never wakes) fails the test instead of hanging it.
+const spinLimit = time.Minute
 
-// waitTimers waits until the fake clock has at least n waiters.
-func waitTimers(fc interface{ Waiters() int }, n int) {
-	for fc.Waiters() < n {
+// spinUntil yields until cond holds, failing t after spinLimit of wall time.
+func spinUntil(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(spinLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting after %v: %s", spinLimit, what)
+		}
 		goruntime.Gosched()
 	}
+}
+
+// waitTimers waits until the fake clock has at least n waiters.
+func waitTimers(t testing.TB, fc interface{ Waiters() int }, n int) {
+	t.Helper()
+	spinUntil(t, fmt.Sprintf("%d timers on the fake clock", n), func() bool { return fc.Waiters() >= n })
 }
 
 // countOf is the count of the event a result writes, 0 for a skip.

@@ -165,18 +165,14 @@ func TestSeriesBroadcasterRetry(t *testing.T) {
 	h := startSeries(t, fc, sink, one{})
 	b, rec := h.b, h.rec
 	rec.Eventf(testPod("foo", "bar"), nil, v1.EventTypeNormal, "Started", "Start", "started")
-	for sink.Calls(eventstest.OpCreate) < 1 || !fc.HasWaiters() {
-		yield()
-	}
-	waitTimers(fc, 1) // the retry sleep
+	spinUntil(t, "the first attempt and its retry sleep", func() bool { return sink.Calls(eventstest.OpCreate) >= 1 && fc.HasWaiters() })
+	waitTimers(t, fc, 1) // the retry sleep
 	fc.Step(12500*time.Millisecond - time.Nanosecond)
 	if sink.Calls(eventstest.OpCreate) != 1 {
 		t.Fatal("retried before 12.5 s")
 	}
 	fc.Step(time.Nanosecond)
-	for sink.Calls(eventstest.OpCreate) < 2 {
-		yield()
-	}
+	spinUntil(t, "the retry", func() bool { return sink.Calls(eventstest.OpCreate) >= 2 })
 	if err := b.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
