@@ -1,8 +1,8 @@
 # The commands the README names. Every Go module of the repository (the root
-# one and the nested ones under examples/ and conformance/) is covered.
+# one and the nested ones, kube/ and conformance/) is covered.
 
-# The tools module under examples/kube/hack builds kube-apiserver and etcd; it is
-# built by examples/kube/hack/build-control-plane.sh, never linted or tested.
+# The tools module under kube/hack builds kube-apiserver and etcd; it is
+# built by kube/hack/build-control-plane.sh, never linted or tested.
 MODULES := $(filter-out %/hack/tools/,$(dir $(shell git ls-files --cached --others --exclude-standard -- 'go.mod' '*/go.mod')))
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 5s
@@ -14,10 +14,10 @@ SHELL := /bin/bash
 # All tests of all modules, with the race detector (not for conformance/, whose
 # single-goroutine comparisons of pure functions gain nothing from it and whose
 # upstream packages would compile twice), including the integration
-# tests of examples/kube against a real kube-apiserver and etcd (built from Go
+# tests of kube/ against a real kube-apiserver and etcd (built from Go
 # modules into a cache outside the clone on first use: about 10 minutes once).
 test:
-	@set -e; export NODESTATE_CONTROL_PLANE="$$(bash examples/kube/hack/build-control-plane.sh)"; \
+	@set -e; export NODESTATE_CONTROL_PLANE="$$(bash kube/hack/build-control-plane.sh)"; \
 	for m in $(MODULES); do \
 	  race=-race; [ "$$m" = conformance/ ] && race=; \
 	  echo "== go test $$race ($$m)"; (cd $$m && go test $$race -count=1 -timeout 30m ./...); \

@@ -86,7 +86,7 @@ func (s *nameStamp) next(t time.Time) int64 {
 // Recorder records core/v1 events for one source (component and host). Its Event, Eventf and
 // AnnotatedEventf are those of client-go's record.EventRecorder, so it can be passed wherever
 // that interface is expected, and WithLogger is that of record.EventRecorderLogger (whose
-// return type only a client-go adapter can have: see examples/kube); Record is the same with
+// return type only a client-go adapter can have: see the kube module); Record is the same with
 // an error. Recording never blocks. Event names are unique per recorder, even for events
 // recorded at the same instant.
 //

@@ -10,8 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// Sink writes core/v1 events to an API. client-go's typed EventSinkImpl is one (see
-// examples/kube); eventstest.Sink is an in-memory one. Both methods return what the server
+// Sink writes core/v1 events to an API. client-go's typed EventSinkImpl is one (see the
+// kube module); eventstest.Sink is an in-memory one. Both methods return what the server
 // stored; errors that are apimachinery *StatusErrors (possibly wrapped) are the server's answers
 // and are not retried; errors wrapping ErrNotRetryable are not retried either; every other error
 // is retried. A method must return promptly once ctx is done, and must not keep ev or patch

@@ -36,7 +36,7 @@ type PodDeleter interface {
 }
 
 // Transport is everything an Engine asks of the API server. The client-go
-// one is in examples/kube; an in-memory one with fault injection is in
+// one is in the kube module; an in-memory one with fault injection is in
 // statussynctest.
 type Transport interface {
 	PodGetter

@@ -20,7 +20,7 @@ import (
 
 	"github.com/nodestate/nodestate/events"
 	"github.com/nodestate/nodestate/events/eventstest"
-	"github.com/nodestate/nodestate/examples/kube"
+	"github.com/nodestate/nodestate/kube"
 )
 
 // The test kit's recorders also stand in for client-go's.

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 
 	"github.com/nodestate/nodestate/events"
-	"github.com/nodestate/nodestate/examples/kube"
-	"github.com/nodestate/nodestate/examples/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube"
+	"github.com/nodestate/nodestate/kube/internal/controlplane"
 )
 
 // TestCoreEventsWithCounts: repeated core/v1 events land as one Event with

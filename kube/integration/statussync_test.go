@@ -15,8 +15,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodestate/nodestate/containerstate"
-	"github.com/nodestate/nodestate/examples/kube"
-	"github.com/nodestate/nodestate/examples/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube"
+	"github.com/nodestate/nodestate/kube/internal/controlplane"
 	"github.com/nodestate/nodestate/podphase"
 	"github.com/nodestate/nodestate/statussync"
 )

@@ -27,7 +27,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 
-	"github.com/nodestate/nodestate/examples/kube"
+	"github.com/nodestate/nodestate/kube"
 	"github.com/nodestate/nodestate/examples/nodeagent/agent"
 )
 

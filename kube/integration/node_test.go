@@ -12,8 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodestate/nodestate/containerstate"
-	"github.com/nodestate/nodestate/examples/kube"
-	"github.com/nodestate/nodestate/examples/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube"
+	"github.com/nodestate/nodestate/kube/internal/controlplane"
 )
 
 // TestNodeLeastPrivilege: the agent authenticates as system:node:node-1 (in

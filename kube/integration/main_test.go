@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/nodestate/nodestate/examples/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube/internal/controlplane"
 )
 
 var (

@@ -1,4 +1,4 @@
-module github.com/nodestate/nodestate/examples/kube
+module github.com/nodestate/nodestate/kube
 
 go 1.26.0
 
@@ -59,4 +59,4 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace github.com/nodestate/nodestate => ../..
+replace github.com/nodestate/nodestate => ../

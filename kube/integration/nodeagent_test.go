@@ -13,11 +13,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
-	"github.com/nodestate/nodestate/examples/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube/internal/controlplane"
 	"github.com/nodestate/nodestate/podphase"
 )
 
-// TestNodeAgentCommand runs examples/kube/cmd/nodeagent briefly against the
+// TestNodeAgentCommand runs kube/cmd/nodeagent briefly against the
 // test server and checks what it left there: its Node and Lease, its pods
 // bound to it with the statuses and events of a kubelet.
 func TestNodeAgentCommand(t *testing.T) {

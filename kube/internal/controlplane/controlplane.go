@@ -1,5 +1,5 @@
 // Package controlplane starts a real etcd and kube-apiserver on 127.0.0.1 for
-// the integration tests of examples/kube, from the binaries that
+// the integration tests of the kube module, from the binaries that
 // hack/build-control-plane.sh builds from Go modules, and stops them again.
 package controlplane
 

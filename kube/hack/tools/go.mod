@@ -1,7 +1,7 @@
 // Module tools builds the kube-apiserver and etcd that the integration tests of
-// examples/kube run. It is a module of its own so that no other module compiles
+// kube run. It is a module of its own so that no other module compiles
 // Kubernetes; see ../build-control-plane.sh.
-module github.com/nodestate/nodestate/examples/kube/hack/tools
+module github.com/nodestate/nodestate/kube/hack/tools
 
 go 1.26.0
 
