@@ -27,8 +27,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 
-	"github.com/nodestate/nodestate/kube"
 	"github.com/nodestate/nodestate/examples/nodeagent/agent"
+	"github.com/nodestate/nodestate/kube"
 )
 
 func main() {
