@@ -27,6 +27,8 @@ var (
 const (
 	node1 = "node-1"
 	node2 = "node-2"
+	// node3 is run by kube.Node in its tests, and by nothing else.
+	node3 = "node-3"
 )
 
 func TestMain(m *testing.M) {
@@ -44,7 +46,7 @@ func TestMain(m *testing.M) {
 		var dir string
 		dir, planeErr = controlplane.BinDir(ctx)
 		if planeErr == nil {
-			plane, planeErr = controlplane.Start(ctx, dir, node1, node2)
+			plane, planeErr = controlplane.Start(ctx, dir, node1, node2, node3)
 		}
 		cancel()
 	}

@@ -1,0 +1,161 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/nodestate/nodestate/kube"
+	"github.com/nodestate/nodestate/kube/internal/controlplane"
+)
+
+// runNode runs a kube.Node called name as system:node:<name> until the test
+// ends.
+func runNode(t *testing.T, name string) *kube.Node {
+	t.Helper()
+	cs, _ := client(t, controlplane.NodeUser(name))
+	opts := kube.DefaultNodeOptions(name)
+	n, err := kube.NewNode(cs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("node %s: %v", name, err)
+		}
+	})
+	return n
+}
+
+func boundPod(ns, name, node string, policy corev1.RestartPolicy, annotations map[string]string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: annotations},
+		Spec: corev1.PodSpec{NodeName: node, RestartPolicy: policy, TerminationGracePeriodSeconds: ptr.To[int64](30),
+			Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1",
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}}}}}
+}
+
+func getPod(t *testing.T, cs kubernetes.Interface, ns, name string) *corev1.Pod {
+	t.Helper()
+	p, err := cs.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestNodeRunsBoundPods: a kube.Node, authenticated as its node identity under
+// Node authorization and NodeRestriction, registers itself Ready, renews its
+// Lease, and runs the pods bound to it: a long-running pod becomes Running
+// and Ready with an IP from the node's pod CIDR, a pod whose container exits
+// 0 under restartPolicy Never ends Succeeded, a pod that does not fit is
+// rejected as the kubelet rejects it, and a deleted pod is gone once its
+// containers stopped.
+func TestNodeRunsBoundPods(t *testing.T) {
+	admin, _ := client(t, controlplane.Admin)
+	ns := namespace(t, admin)
+	ctx := context.Background()
+	n := runNode(t, node3)
+
+	eventually(t, "node-3 registered Ready with its lease", func() bool {
+		node, err := admin.CoreV1().Nodes().Get(ctx, node3, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		ready := findNodeCond(node.Status.Conditions, corev1.NodeReady)
+		_, lerr := admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node3, metav1.GetOptions{})
+		return ready != nil && ready.Status == corev1.ConditionTrue && lerr == nil &&
+			node.Status.NodeInfo.KubeletVersion == kube.KubeletVersion && node.Status.DaemonEndpoints.KubeletEndpoint.Port == 10250
+	})
+
+	web, err := admin.CoreV1().Pods(ns).Create(ctx, boundPod(ns, "web", node3, corev1.RestartPolicyAlways, nil), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := admin.CoreV1().Pods(ns).Create(ctx, boundPod(ns, "job", node3, corev1.RestartPolicyNever,
+		map[string]string{kube.BehaviourAnnotationPrefix + "app": "run 1s exit 0"}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := boundPod(ns, "big", node3, corev1.RestartPolicyAlways, nil)
+	big.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100")}
+	if _, err := admin.CoreV1().Pods(ns).Create(ctx, big, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	cidr := netip.MustParsePrefix(kube.DefaultNodeOptions(node3).PodCIDR)
+	eventually(t, "web Running and Ready with a pod IP", func() bool {
+		p := getPod(t, admin, ns, "web")
+		ready := findCond(p.Status.Conditions, corev1.PodReady)
+		ip, err := netip.ParseAddr(p.Status.PodIP)
+		return p.Status.Phase == corev1.PodRunning && ready != nil && ready.Status == corev1.ConditionTrue &&
+			err == nil && cidr.Contains(ip) && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil
+	})
+	eventually(t, "job Succeeded", func() bool {
+		p := getPod(t, admin, ns, "job")
+		return p.Status.Phase == corev1.PodSucceeded && p.Status.ContainerStatuses[0].State.Terminated != nil &&
+			p.Status.ContainerStatuses[0].State.Terminated.Reason == "Completed"
+	})
+	eventually(t, "big rejected OutOfcpu", func() bool {
+		p := getPod(t, admin, ns, "big")
+		return p.Status.Phase == corev1.PodFailed && p.Status.Reason == kube.ReasonOutOfCPU &&
+			p.Status.Message == "Pod was rejected: Node didn't have enough resource: cpu, requested: 100000, used: 0, capacity: 4000"
+	})
+	eventually(t, "the kubelet's events for web and big", func() bool {
+		list, err := admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		seen := map[string]bool{}
+		for _, e := range list.Items {
+			if e.Source.Component != "kubelet" || e.Source.Host != node3 {
+				continue
+			}
+			switch {
+			case e.InvolvedObject.Name == "web" && e.InvolvedObject.FieldPath == "spec.containers{app}":
+				seen["web/"+e.Reason] = true
+			case e.InvolvedObject.Name == "big" && e.Type == corev1.EventTypeWarning:
+				seen["big/"+e.Reason] = true
+			}
+		}
+		return seen["web/Pulling"] && seen["web/Pulled"] && seen["web/Created"] && seen["web/Started"] && seen["big/"+kube.ReasonOutOfCPU]
+	})
+
+	if err := admin.CoreV1().Pods(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "web gone after its graceful deletion", func() bool {
+		_, err := admin.CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	list, err := admin.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", "job").String()})
+	if err != nil || len(list.Items) != 1 || list.Items[0].UID != job.UID {
+		t.Fatalf("the finished job pod stays (no deletion asked): %v %v", list, err)
+	}
+	st := n.Stats()
+	if st.Admitted != 2 || st.Rejected != 1 || st.Finished != 2 || st.Running != 0 || st.NodeReports == 0 || st.LeaseRenewals == 0 {
+		t.Fatalf("stats %+v: want 2 admitted (web, job), 1 rejected (big), both finished", st)
+	}
+	_ = web
+}
+
+func findNodeCond(cs []corev1.NodeCondition, t corev1.NodeConditionType) *corev1.NodeCondition {
+	for i := range cs {
+		if cs[i].Type == t {
+			return &cs[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,638 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+
+	"github.com/nodestate/nodestate/events"
+	"github.com/nodestate/nodestate/nodecondition"
+	"github.com/nodestate/nodestate/podlifecycle"
+	"github.com/nodestate/nodestate/statussync"
+)
+
+// ErrInvalidOptions is matched (errors.Is) by the errors NewNode returns for
+// bad NodeOptions.
+var ErrInvalidOptions = errors.New("kube: invalid options")
+
+// KubeletVersion is the version a Node reports in its nodeInfo: the
+// Kubernetes release whose kubelet nodestate follows.
+const KubeletVersion = "v1.37.2"
+
+// NodeOptions configures a Node. Start from DefaultNodeOptions.
+type NodeOptions struct {
+	// Name is the node's name; the client should authenticate as
+	// system:node:<Name> in the group system:nodes.
+	Name string
+	// Clock is the node's time. Nil is the real clock.
+	Clock clock.WithTicker
+	// Capacity and Allocatable are the node's resources ("cpu", "memory",
+	// "pods", ...). Allocatable bounds what admission accepts.
+	Capacity, Allocatable corev1.ResourceList
+	// PodCIDR is the range pod IPs come from when the cluster did not assign
+	// the node one (spec.podCIDR set by the controller manager wins).
+	PodCIDR string
+	// Address is the node's InternalIP; Port its kubelet endpoint port.
+	Address string
+	Port    int32
+	// Labels are added to the kubelet's own (hostname, os, arch).
+	Labels map[string]string
+	// Taints are registered with the node.
+	Taints []corev1.Taint
+	// Lifecycle configures each pod's podlifecycle machine.
+	Lifecycle podlifecycle.Options
+	// Kubelet configures the node status and lease loops.
+	Kubelet nodecondition.KubeletOptions
+	// Status configures the pod status engine; its Clock is replaced by the
+	// node's.
+	Status statussync.EngineOptions
+	// Runtime makes each admitted pod's runtime. Nil is SimulatedRuntime.
+	Runtime RuntimeFactory
+	// Logger receives what the node does and what fails. The zero value
+	// discards.
+	Logger logr.Logger
+}
+
+// DefaultNodeOptions returns the options of a node called name: 4 CPUs,
+// 16 GiB and 110 pods, pod IPs from 10.244.0.0/24, address 127.0.0.1 and
+// port 10250, and the kubelet's defaults for everything else.
+func DefaultNodeOptions(name string) NodeOptions {
+	res := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("4"),
+		corev1.ResourceMemory: resource.MustParse("16Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	return NodeOptions{
+		Name: name, Capacity: res, Allocatable: res.DeepCopy(),
+		PodCIDR: "10.244.0.0/24", Address: "127.0.0.1", Port: 10250,
+		Lifecycle: podlifecycle.DefaultOptions(),
+		Kubelet:   nodecondition.DefaultKubeletOptions(),
+		Status:    statussync.DefaultEngineOptions(),
+	}
+}
+
+// Node is a node that runs the pods the API server binds to it: it
+// registers its Node object, renews its Lease, reports its conditions,
+// watches the pods whose spec.nodeName is its name, admits them as the kubelet
+// does, runs each through a podlifecycle machine on its Runtime, writes their
+// statuses with a statussync engine fed by the watch, records the kubelet's
+// events, gives each pod an IP from its pod CIDR, and carries out graceful
+// deletion: kill within the grace, then delete the pod with grace 0 and its
+// UID as precondition.
+//
+// Run does the work; a Node runs once. Its own loop is one goroutine; the
+// watch, the status engine and the event writer have theirs, all ended when
+// Run returns.
+type Node struct {
+	client kubernetes.Interface
+	opts   NodeOptions
+	clock  clock.WithTicker
+	log    logr.Logger
+
+	cache  *statussync.Cache
+	engine *statussync.Engine
+	bcast  *events.Broadcaster
+	rec    *events.Recorder
+
+	kubelet *nodecondition.Kubelet
+	lease   *nodecondition.LeaseRenewer
+	node    *corev1.Node
+
+	// inbox holds the newest version of each pod the watch delivered since the
+	// loop last looked, and the UIDs it saw deleted; wake tells the loop.
+	mu      sync.Mutex
+	inbox   map[types.UID]*corev1.Pod
+	gone    map[types.UID]bool
+	wake    chan struct{}
+	started bool
+
+	// owned by the loop
+	pods      map[types.UID]*nodePod
+	ips       *ipPool
+	images    []string
+	nextNode  time.Time
+	nextRenew time.Time
+	stats     NodeStats
+	statsMu   sync.Mutex
+}
+
+// NodeStats counts what a Node did.
+type NodeStats struct {
+	// Admitted and Rejected count pods by admission outcome; Finished the
+	// pods whose containers all stopped after a deletion or a terminal phase.
+	Admitted, Rejected, Finished int
+	// Running is the number of pods the node currently runs.
+	Running int
+	// Syncs is the number of podlifecycle steps.
+	Syncs int
+	// NodeReports and LeaseRenewals count successful writes; NodeErrors and
+	// LeaseErrors failed ones.
+	NodeReports, LeaseRenewals, NodeErrors, LeaseErrors int
+}
+
+// NewNode returns a node for opts that talks to the API server through
+// client.
+func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
+	if client == nil {
+		return nil, fmt.Errorf("%w: a client is required", ErrInvalidOptions)
+	}
+	if opts.Name == "" {
+		return nil, fmt.Errorf("%w: a node name is required", ErrInvalidOptions)
+	}
+	prefix, err := netip.ParsePrefix(opts.PodCIDR)
+	if err != nil || !prefix.Addr().Is4() || prefix.Bits() > 30 {
+		return nil, fmt.Errorf("%w: pod CIDR %q: want an IPv4 range of at least 4 addresses", ErrInvalidOptions, opts.PodCIDR)
+	}
+	if _, err := netip.ParseAddr(opts.Address); err != nil {
+		return nil, fmt.Errorf("%w: address %q: %v", ErrInvalidOptions, opts.Address, err)
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Runtime == nil {
+		opts.Runtime = SimulatedRuntime
+	}
+	n := &Node{
+		client: client, opts: opts, clock: opts.Clock, log: opts.Logger,
+		inbox: map[types.UID]*corev1.Pod{}, gone: map[types.UID]bool{}, wake: make(chan struct{}, 1),
+		pods: map[types.UID]*nodePod{}, ips: newIPPool(prefix),
+	}
+	if n.cache, err = statussync.NewCache(statussync.DefaultOptions()); err != nil {
+		return nil, err
+	}
+	so := opts.Status
+	so.Clock = opts.Clock
+	if n.engine, err = statussync.NewEngine(n.cache, &StatusTransport{Client: client}, so); err != nil {
+		return nil, err
+	}
+	bo := events.DefaultBroadcasterOptions()
+	bo.Clock = opts.Clock
+	if n.bcast, err = events.NewBroadcaster(bo); err != nil {
+		return nil, err
+	}
+	if n.rec, err = n.bcast.NewRecorder(corev1.EventSource{Component: "kubelet", Host: opts.Name}, events.RecorderOptions{}); err != nil {
+		return nil, err
+	}
+	if n.kubelet, err = nodecondition.NewKubelet(opts.Kubelet); err != nil {
+		return nil, err
+	}
+	if n.lease, err = nodecondition.NewLeaseRenewer(opts.Kubelet, opts.Name); err != nil {
+		return nil, err
+	}
+	if _, err := podlifecycle.New(opts.Lifecycle, probePod()); err != nil {
+		return nil, fmt.Errorf("%w: lifecycle: %v", ErrInvalidOptions, err)
+	}
+	return n, nil
+}
+
+// probePod is a minimal valid pod, to check the lifecycle options early.
+func probePod() *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
+}
+
+// Stats returns what the node did so far. It is safe to call while Run runs.
+func (n *Node) Stats() NodeStats {
+	n.statsMu.Lock()
+	defer n.statsMu.Unlock()
+	return n.stats
+}
+
+func (n *Node) count(f func(*NodeStats)) {
+	n.statsMu.Lock()
+	f(&n.stats)
+	n.statsMu.Unlock()
+}
+
+// Run registers the node and runs it until ctx ends. It returns ctx's error
+// after a clean stop (pods are left to the API server, as a stopped kubelet
+// leaves them), or the error that made registration fail.
+func (n *Node) Run(ctx context.Context) error {
+	n.mu.Lock()
+	if n.started {
+		n.mu.Unlock()
+		return errors.New("kube: Node.Run called twice")
+	}
+	n.started = true
+	n.mu.Unlock()
+
+	if err := n.register(ctx); err != nil {
+		return err
+	}
+	if err := n.bcast.StartRecordingToSink(&CoreEventSink{Client: n.client.CoreV1()}, events.DefaultCorrelatorOptions()); err != nil {
+		return err
+	}
+	n.event(n.nodeRef(), corev1.EventTypeNormal, "Starting", "Starting kubelet.")
+
+	var wg sync.WaitGroup
+	engineCtx, stopEngine := context.WithCancel(ctx)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = n.engine.Run(engineCtx)
+	}()
+
+	factory := informers.NewSharedInformerFactoryWithOptions(n.client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "spec.nodeName=" + n.opts.Name }))
+	inf := factory.Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { n.deliver(obj, false) },
+		UpdateFunc: func(_, obj any) { n.deliver(obj, false) },
+		DeleteFunc: func(obj any) { n.deliver(obj, true) },
+	}); err != nil {
+		stopEngine()
+		wg.Wait()
+		return err
+	}
+	factory.Start(ctx.Done())
+
+	err := n.loop(ctx)
+
+	stopEngine()
+	factory.Shutdown()
+	wg.Wait()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_ = n.bcast.Shutdown(shutdownCtx)
+	cancel()
+	return err
+}
+
+// deliver puts a watched pod into the inbox; it runs on the informer's goroutine.
+func (n *Node) deliver(obj any, deleted bool) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj, deleted = d.Obj, true
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || pod.Spec.NodeName != n.opts.Name {
+		return
+	}
+	n.engine.Observe(pod)
+	n.mu.Lock()
+	if deleted {
+		n.gone[pod.UID] = true
+		delete(n.inbox, pod.UID)
+	} else {
+		n.inbox[pod.UID] = pod
+	}
+	n.mu.Unlock()
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop is the node's one goroutine: pods, node status and lease, until ctx ends.
+func (n *Node) loop(ctx context.Context) error {
+	for {
+		now := n.clock.Now()
+		n.receive(ctx, now)
+		for _, p := range n.sortedPods() {
+			n.advance(ctx, p, now)
+		}
+		if !now.Before(n.nextNode) {
+			n.reportStatus(ctx, now)
+		}
+		if !now.Before(n.nextRenew) {
+			n.renew(ctx, now)
+		}
+		next := n.nextNode
+		if n.nextRenew.Before(next) {
+			next = n.nextRenew
+		}
+		for _, p := range n.pods {
+			if w := p.wake(); !w.IsZero() && w.Before(next) {
+				next = w
+			}
+		}
+		d := next.Sub(n.clock.Now())
+		if d < time.Millisecond {
+			d = time.Millisecond
+		}
+		t := n.clock.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-n.wake:
+		case <-t.C():
+		}
+		t.Stop()
+	}
+}
+
+func (n *Node) sortedPods() []*nodePod {
+	out := make([]*nodePod, 0, len(n.pods))
+	for _, p := range n.pods {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b *nodePod) int {
+		if c := a.api.CreationTimestamp.Compare(b.api.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return compareStrings(string(a.api.UID), string(b.api.UID))
+	})
+	return out
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// receive takes the inbox: new pods are admitted, known ones updated, gone
+// ones forgotten.
+func (n *Node) receive(ctx context.Context, now time.Time) {
+	n.mu.Lock()
+	inbox, gone := n.inbox, n.gone
+	n.inbox, n.gone = map[types.UID]*corev1.Pod{}, map[types.UID]bool{}
+	n.mu.Unlock()
+	for uid := range gone {
+		if p, ok := n.pods[uid]; ok {
+			n.forget(p)
+		}
+	}
+	fresh := make([]*corev1.Pod, 0, len(inbox))
+	for uid, pod := range inbox {
+		if p, ok := n.pods[uid]; ok {
+			p.update(pod)
+			continue
+		}
+		fresh = append(fresh, pod)
+	}
+	// Admit in creation order, as the kubelet sorts the pods of one update.
+	slices.SortFunc(fresh, func(a, b *corev1.Pod) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return compareStrings(string(a.UID), string(b.UID))
+	})
+	for _, pod := range fresh {
+		n.start(ctx, pod, now)
+	}
+	if len(gone) > 0 {
+		keep := make(map[types.UID]bool, len(n.pods))
+		for uid := range n.pods {
+			keep[uid] = true
+		}
+		n.cache.RemoveOrphans(keep)
+	}
+}
+
+// start admits a pod the node has not seen and starts its machine.
+func (n *Node) start(ctx context.Context, pod *corev1.Pod, now time.Time) {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		// A terminal pod never runs again; a deleted one is removed.
+		n.pods[pod.UID] = &nodePod{api: pod, finished: true}
+		if pod.DeletionTimestamp != nil {
+			if err := n.cache.TerminatePod(pod, now); err != nil {
+				n.log.Error(err, "terminal pod", "pod", pod.Namespace+"/"+pod.Name)
+			}
+		}
+		return
+	}
+	var running []*corev1.Pod
+	for _, p := range n.pods {
+		if !p.finished {
+			running = append(running, p.api)
+		}
+	}
+	if rej := admit(pod, running, n.opts.Allocatable, n.kubelet.Pressures()); rej != nil {
+		n.reject(pod, rej, now)
+		return
+	}
+	rt, err := n.opts.Runtime(pod)
+	if err != nil {
+		n.reject(pod, &Rejection{Reason: ReasonRuntimeRejected, Message: err.Error()}, now)
+		return
+	}
+	m, err := podlifecycle.New(n.opts.Lifecycle, pod)
+	if err != nil {
+		n.reject(pod, &Rejection{Reason: ReasonRuntimeRejected, Message: err.Error()}, now)
+		return
+	}
+	ip, ok := n.ips.get()
+	if !ok {
+		n.reject(pod, &Rejection{Reason: "PodCIDRExhausted", Message: "no free IP address in the node's pod CIDR " + n.ips.prefix.String()}, now)
+		return
+	}
+	n.pods[pod.UID] = &nodePod{api: pod, m: m, rt: rt, ip: ip, changed: true}
+	n.count(func(s *NodeStats) { s.Admitted++; s.Running++ })
+	_ = ctx
+}
+
+// reject fails a pod the node will not run, as the kubelet's rejectPod does.
+func (n *Node) reject(pod *corev1.Pod, r *Rejection, now time.Time) {
+	n.event(podRef(pod, ""), corev1.EventTypeWarning, r.Reason, r.Message)
+	st := corev1.PodStatus{Phase: corev1.PodFailed, Reason: r.Reason, Message: "Pod was rejected: " + r.Message, QOSClass: pod.Status.QOSClass}
+	if _, _, err := n.cache.SetPodStatus(pod, st, now); err != nil {
+		n.log.Error(err, "rejected pod status", "pod", pod.Namespace+"/"+pod.Name)
+	}
+	if err := n.cache.TerminatePod(pod, now); err != nil {
+		n.log.Error(err, "rejected pod", "pod", pod.Namespace+"/"+pod.Name)
+	}
+	n.pods[pod.UID] = &nodePod{api: pod, finished: true}
+	n.count(func(s *NodeStats) { s.Rejected++ })
+}
+
+// forget drops a pod the API server no longer has.
+func (n *Node) forget(p *nodePod) {
+	if !p.finished && p.m != nil {
+		n.count(func(s *NodeStats) { s.Running-- })
+	}
+	if p.ip != "" {
+		n.ips.put(p.ip)
+	}
+	delete(n.pods, p.api.UID)
+}
+
+func (n *Node) event(ref *corev1.ObjectReference, eventtype, reason, message string) {
+	// A refused or dropped event is counted by the broadcaster.
+	_ = n.rec.Record(ref, nil, eventtype, reason, message)
+}
+
+func podRef(pod *corev1.Pod, fieldPath string) *corev1.ObjectReference {
+	return &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name,
+		UID: pod.UID, ResourceVersion: pod.ResourceVersion, FieldPath: fieldPath}
+}
+
+func (n *Node) nodeRef() *corev1.ObjectReference {
+	return &corev1.ObjectReference{Kind: "Node", Name: n.opts.Name, UID: types.UID(n.opts.Name)}
+}
+
+// register creates the Node, or adopts it when it exists, and takes the pod
+// CIDR the cluster assigned it.
+func (n *Node) register(ctx context.Context) error {
+	want := n.nodeObject()
+	nodes := n.client.CoreV1().Nodes()
+	got, err := nodes.Create(ctx, want, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		got, err = nodes.Get(ctx, n.opts.Name, metav1.GetOptions{})
+		if err == nil {
+			got.Status.Capacity, got.Status.Allocatable = want.Status.Capacity, want.Status.Allocatable
+			got.Status.Addresses, got.Status.DaemonEndpoints, got.Status.NodeInfo = want.Status.Addresses, want.Status.DaemonEndpoints, want.Status.NodeInfo
+			got, err = nodes.UpdateStatus(ctx, got, metav1.UpdateOptions{})
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("kube: register node %s: %w", n.opts.Name, err)
+	}
+	n.node = got
+	if got.Spec.PodCIDR != "" && got.Spec.PodCIDR != n.ips.prefix.String() {
+		if p, err := netip.ParsePrefix(got.Spec.PodCIDR); err == nil && p.Addr().Is4() && p.Bits() <= 30 {
+			n.ips = newIPPool(p)
+		}
+	}
+	return nil
+}
+
+func (n *Node) nodeObject() *corev1.Node {
+	labels := map[string]string{
+		corev1.LabelHostname: n.opts.Name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
+	}
+	for k, v := range n.opts.Labels {
+		labels[k] = v
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.opts.Name, Labels: labels},
+		Spec:       corev1.NodeSpec{PodCIDR: n.opts.PodCIDR, PodCIDRs: []string{n.opts.PodCIDR}, Taints: slices.Clone(n.opts.Taints)},
+		Status: corev1.NodeStatus{
+			Capacity: n.opts.Capacity.DeepCopy(), Allocatable: n.opts.Allocatable.DeepCopy(),
+			Addresses: []corev1.NodeAddress{
+				{Type: corev1.NodeInternalIP, Address: n.opts.Address},
+				{Type: corev1.NodeHostName, Address: n.opts.Name},
+			},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: n.opts.Port}},
+			NodeInfo: corev1.NodeSystemInfo{
+				MachineID: n.opts.Name, SystemUUID: n.opts.Name, BootID: n.opts.Name,
+				KernelVersion: "nodestate", OSImage: "nodestate simulated node",
+				ContainerRuntimeVersion: "nodestate://" + KubeletVersion,
+				KubeletVersion:          KubeletVersion, OperatingSystem: "linux", Architecture: "amd64",
+			},
+			Phase: corev1.NodeRunning,
+		},
+	}
+}
+
+// reportStatus runs the kubelet's status computation and writes the Node's
+// conditions when the report rule says so.
+func (n *Node) reportStatus(ctx context.Context, now time.Time) {
+	var s nodecondition.Sample
+	s.Set(nodecondition.SignalMemoryAvailable, 12<<30, 16<<30)
+	s.Set(nodecondition.SignalNodeFsAvailable, 70<<30, 100<<30)
+	s.Set(nodecondition.SignalNodeFsInodesFree, 5_800_000, 6_553_600)
+	s.Set(nodecondition.SignalImageFsAvailable, 70<<30, 100<<30)
+	s.Set(nodecondition.SignalPIDAvailable, 4_190_000, 4_194_304)
+	n.nextNode = now.Add(n.opts.Kubelet.StatusUpdateFrequency)
+	if _, err := n.kubelet.Observe(now, &s); err != nil {
+		n.log.Error(err, "node signals")
+		return
+	}
+	r, err := n.kubelet.Status(now, nodecondition.Health{})
+	if err != nil {
+		n.log.Error(err, "node status")
+		return
+	}
+	for _, reason := range r.Events {
+		n.event(n.nodeRef(), corev1.EventTypeNormal, reason, fmt.Sprintf("Node %s status is now: %s", n.opts.Name, reason))
+	}
+	if !r.Send {
+		return
+	}
+	nodes := n.client.CoreV1().Nodes()
+	cur, err := nodes.Get(ctx, n.opts.Name, metav1.GetOptions{})
+	if err == nil {
+		cur.Status.Conditions = slices.Clone(r.Conditions)
+		cur, err = nodes.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+	}
+	if err != nil {
+		n.kubelet.ReportFailed()
+		n.count(func(s *NodeStats) { s.NodeErrors++ })
+		n.log.Error(err, "node status write")
+		n.nextNode = now.Add(time.Second)
+		return
+	}
+	n.node = cur
+	n.count(func(s *NodeStats) { s.NodeReports++ })
+}
+
+// renew writes the node's Lease on the renewer's schedule.
+func (n *Node) renew(ctx context.Context, now time.Time) {
+	holder := n.opts.Name
+	secs := int32(n.opts.Kubelet.LeaseDuration / time.Second)
+	at := metav1.NewMicroTime(now)
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: n.opts.Name, Namespace: corev1.NamespaceNodeLease},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: &at},
+	}
+	if n.node != nil && n.node.UID != "" {
+		lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: n.opts.Name, UID: n.node.UID}}
+	}
+	if err := (&Cluster{Client: n.client}).RenewLease(ctx, lease); err != nil {
+		n.count(func(s *NodeStats) { s.LeaseErrors++ })
+		n.log.Error(err, "lease renewal")
+		next, ferr := n.lease.Failed(now)
+		if ferr != nil {
+			next = now.Add(time.Second)
+		}
+		n.nextRenew = next
+		return
+	}
+	_, next, err := n.lease.Renewed(now)
+	if err != nil {
+		next = now.Add(n.opts.Kubelet.LeaseRenewInterval())
+	}
+	n.nextRenew = next
+	n.count(func(s *NodeStats) { s.LeaseRenewals++ })
+}
+
+// ipPool hands out the addresses of a pod CIDR, from the second host address
+// on (the first is the node's bridge), lowest free first.
+type ipPool struct {
+	prefix netip.Prefix
+	used   map[netip.Addr]bool
+}
+
+func newIPPool(p netip.Prefix) *ipPool {
+	return &ipPool{prefix: p.Masked(), used: map[netip.Addr]bool{}}
+}
+
+func (p *ipPool) get() (string, bool) {
+	a := p.prefix.Addr().Next().Next()
+	for ; p.prefix.Contains(a); a = a.Next() {
+		if !p.prefix.Contains(a.Next()) {
+			break // the broadcast address
+		}
+		if !p.used[a] {
+			p.used[a] = true
+			return a.String(), true
+		}
+	}
+	return "", false
+}
+
+func (p *ipPool) put(ip string) {
+	if a, err := netip.ParseAddr(ip); err == nil {
+		delete(p.used, a)
+	}
+}
