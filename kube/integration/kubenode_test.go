@@ -1,9 +1,14 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -158,4 +163,51 @@ func findNodeCond(cs []corev1.NodeCondition, t corev1.NodeConditionType) *corev1
 		}
 	}
 	return nil
+}
+
+// TestNodeCommand runs kube/cmd/node with node-4's own kubeconfig: the node
+// registers, runs a pod bound to it, and stops cleanly on SIGINT.
+func TestNodeCommand(t *testing.T) {
+	p := needPlane(t)
+	admin, _ := client(t, controlplane.Admin)
+	ns := namespace(t, admin)
+	kubeconfig, err := p.Kubeconfig(controlplane.NodeUser(node4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "node")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/node").CombinedOutput(); err != nil {
+		t.Fatalf("building the command: %v\n%s", err, out)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--node", node4, "--pod-cidr", "10.244.4.0/24")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	ctx := context.Background()
+	if _, err := admin.CoreV1().Pods(ns).Create(ctx, boundPod(ns, "web", node4, corev1.RestartPolicyAlways, nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the command's node runs web", func() bool {
+		p := getPod(t, admin, ns, "web")
+		return p.Status.Phase == corev1.PodRunning && strings.HasPrefix(p.Status.PodIP, "10.244.4.")
+	})
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-exited; err != nil {
+		t.Fatalf("node command: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "node node-4: stopped; 1 pods admitted, 0 rejected, 0 finished, 1 running") {
+		t.Fatalf("the command's summary:\n%s", out.String())
+	}
 }

@@ -29,6 +29,8 @@ const (
 	node2 = "node-2"
 	// node3 is run by kube.Node in its tests, and by nothing else.
 	node3 = "node-3"
+	// node4 is run by the node command's test.
+	node4 = "node-4"
 )
 
 func TestMain(m *testing.M) {
@@ -46,7 +48,7 @@ func TestMain(m *testing.M) {
 		var dir string
 		dir, planeErr = controlplane.BinDir(ctx)
 		if planeErr == nil {
-			plane, planeErr = controlplane.Start(ctx, dir, node1, node2, node3)
+			plane, planeErr = controlplane.Start(ctx, dir, node1, node2, node3, node4)
 		}
 		cancel()
 	}
