@@ -1,0 +1,25 @@
+package kube
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrNotInitialized is wrapped by the errors of an adapter whose client is nil (its
+	// zero value): nothing was sent.
+	ErrNotInitialized = errors.New("kube: no client")
+	// ErrInvalidInput is wrapped by the errors of a call with a nil object or an empty name:
+	// nothing was sent.
+	ErrInvalidInput = errors.New("kube: invalid input")
+)
+
+// notInit returns the error of a call on an adapter without a client.
+func notInit(typ, method string) error {
+	return fmt.Errorf("%w: %s.%s of a %s without Client", ErrNotInitialized, typ, method, typ)
+}
+
+// invalid returns the error of a call with a nil or empty argument.
+func invalid(typ, method, what string) error {
+	return fmt.Errorf("%w: %s.%s: %s", ErrInvalidInput, typ, method, what)
+}
