@@ -12,6 +12,8 @@ var (
 	// ErrInvalidInput is wrapped by the errors of a call with a nil object or an empty name:
 	// nothing was sent.
 	ErrInvalidInput = errors.New("kube: invalid input")
+	// ErrInvalidOptions is wrapped by the errors NewNode returns for bad NodeOptions.
+	ErrInvalidOptions = errors.New("kube: invalid options")
 )
 
 // notInit returns the error of a call on an adapter without a client.

@@ -27,10 +27,6 @@ import (
 	"github.com/nodestate/nodestate/statussync"
 )
 
-// ErrInvalidOptions is matched (errors.Is) by the errors NewNode returns for
-// bad NodeOptions.
-var ErrInvalidOptions = errors.New("kube: invalid options")
-
 // KubeletVersion is the version a Node reports in its nodeInfo: the
 // Kubernetes release whose kubelet nodestate follows.
 const KubeletVersion = "v1.37.2"

@@ -62,7 +62,7 @@ func SimulatedRuntime(pod *corev1.Pod) (Runtime, error) {
 // the annotation.
 func Behaviours(pod *corev1.Pod) (podlifecycletest.Behaviours, error) {
 	if pod == nil {
-		return nil, fmt.Errorf("kube: behaviours of a nil pod")
+		return nil, fmt.Errorf("%w: behaviours of a nil pod", ErrInvalidInput)
 	}
 	var keys []string
 	for k := range pod.Annotations {
@@ -84,11 +84,11 @@ func Behaviours(pod *corev1.Pod) (podlifecycletest.Behaviours, error) {
 	for _, k := range keys {
 		name := strings.TrimPrefix(k, BehaviourAnnotationPrefix)
 		if !names[name] {
-			return nil, fmt.Errorf("kube: annotation %s: the pod has no container %q", k, name)
+			return nil, fmt.Errorf("%w: annotation %s: the pod has no container %q", ErrInvalidInput, k, name)
 		}
 		b, err := podlifecycletest.ParseBehaviour(pod.Annotations[k])
 		if err != nil {
-			return nil, fmt.Errorf("kube: annotation %s: %w", k, err)
+			return nil, fmt.Errorf("%w: annotation %s: %w", ErrInvalidInput, k, err)
 		}
 		bs[name] = b
 	}

@@ -419,3 +419,29 @@ func TestRule8_DeadlineWakeUp(t *testing.T) {
 		t.Fatalf("kill with the pod grace: %v", got)
 	}
 }
+
+// TestTerminalStatusKeepsPodIP: once no ready sandbox reports an IP, the
+// status keeps the IPs of the previous one, as the kubelet's PLEG does for a
+// pod without a ready sandbox and its terminal status does since
+// kubernetes/kubernetes#125370: a pod that ran to completion shows its IP.
+func TestTerminalStatusKeepsPodIP(t *testing.T) {
+	pod := onePod("busybox:1")
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	s := newSim(t, pod, DefaultOptions())
+	s.settle()
+	s.exit("foo1", 0)
+	s.settle()
+	last := s.all[len(s.all)-1]
+	if !last.Finished {
+		t.Fatal("the pod did not finish")
+	}
+	var final *v1.PodStatus
+	for i := range s.all {
+		for j := range s.all[i].Statuses {
+			final = &s.all[i].Statuses[j]
+		}
+	}
+	if final == nil || final.Phase != v1.PodSucceeded || final.PodIP != "10.0.0.1" || len(final.PodIPs) != 1 || final.PodIPs[0].IP != "10.0.0.1" {
+		t.Fatalf("terminal status %+v, want Succeeded with pod IP 10.0.0.1", final)
+	}
+}

@@ -204,9 +204,16 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 	}
 	t := metav1.NewTime(m.startTime)
 	st.StartTime = &t
-	if m.sb.ready && m.sb.ip != "" {
+	switch {
+	case m.sb.ready && m.sb.ip != "":
 		st.PodIP = m.sb.ip
 		st.PodIPs = []v1.PodIP{{IP: m.sb.ip}}
+	case !m.sb.ready && m.lastStatus != nil && m.lastStatus.PodIP != "":
+		// No ready sandbox reports an IP: the kubelet's PLEG keeps the IPs
+		// of the previous status, and so does its terminal status (a pod
+		// that stopped keeps its IP, kubernetes/kubernetes#125370).
+		st.PodIP = m.lastStatus.PodIP
+		st.PodIPs = m.lastStatus.PodIPs
 	}
 	if m.lastStatus == nil || !statusEqual(m.lastStatus, &st) {
 		res.Statuses = append(res.Statuses, st)

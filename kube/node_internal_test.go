@@ -1,0 +1,181 @@
+package kube
+
+import (
+	"errors"
+	"net/netip"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/nodestate/nodestate/nodecondition"
+)
+
+func ctr(name, cpu, mem string) corev1.Container {
+	c := corev1.Container{Name: name, Image: "i", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}}}
+	if cpu != "" {
+		c.Resources.Requests[corev1.ResourceCPU] = resource.MustParse(cpu)
+	}
+	if mem != "" {
+		c.Resources.Requests[corev1.ResourceMemory] = resource.MustParse(mem)
+	}
+	return c
+}
+
+func sidecar(c corev1.Container) corev1.Container {
+	c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+	return c
+}
+
+func podOf(name string, qos corev1.PodQOSClass, inits []corev1.Container, cs ...corev1.Container) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name)},
+		Spec:   corev1.PodSpec{InitContainers: inits, Containers: cs},
+		Status: corev1.PodStatus{QOSClass: qos}}
+}
+
+// TestPodRequests: what a pod asks of the node is the larger of its regular
+// containers plus its sidecars and, for each regular init container, that
+// container plus the sidecars started before it; plus the overhead.
+func TestPodRequests(t *testing.T) {
+	withOverhead := podOf("o", "", nil, ctr("a", "100m", ""))
+	withOverhead.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")}
+	cases := []struct {
+		name   string
+		pod    *corev1.Pod
+		cpu    string
+		mem    string
+		hasCPU bool
+		hasMem bool
+	}{
+		{"regular containers add up", podOf("r", "", nil, ctr("a", "100m", "64Mi"), ctr("b", "200m", "")), "300m", "64Mi", true, true},
+		{"a large regular init container wins", podOf("i", "", []corev1.Container{ctr("init", "2", "")}, ctr("a", "100m", "")), "2", "", true, false},
+		{"a sidecar adds to the regular containers", podOf("s", "", []corev1.Container{sidecar(ctr("proxy", "100m", ""))}, ctr("a", "100m", "")), "200m", "", true, false},
+		{"an init container after a sidecar runs next to it", podOf("is", "", []corev1.Container{sidecar(ctr("proxy", "500m", "")), ctr("init", "1", "")}, ctr("a", "100m", "")), "1500m", "", true, false},
+		{"an init container before a sidecar runs alone", podOf("si", "", []corev1.Container{ctr("init", "1", ""), sidecar(ctr("proxy", "500m", ""))}, ctr("a", "100m", "")), "1", "", true, false},
+		{"the overhead is added", withOverhead, "150m", "", true, false},
+		{"no requests", podOf("n", "", nil, ctr("a", "", "")), "", "", false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := podRequests(tc.pod)
+			cpu, okc := got[corev1.ResourceCPU]
+			mem, okm := got[corev1.ResourceMemory]
+			if okc != tc.hasCPU || okm != tc.hasMem {
+				t.Fatalf("requests %v: cpu present %v, memory present %v", got, okc, okm)
+			}
+			if okc && cpu.Cmp(resource.MustParse(tc.cpu)) != 0 {
+				t.Errorf("cpu %s, want %s", cpu.String(), tc.cpu)
+			}
+			if okm && mem.Cmp(resource.MustParse(tc.mem)) != 0 {
+				t.Errorf("memory %s, want %s", mem.String(), tc.mem)
+			}
+		})
+	}
+}
+
+// TestAdmit: the kubelet's admission order and messages: the eviction
+// manager's pressure rule first, then the pod count, CPU, memory, ephemeral
+// storage and extended resources, the first failure only, with the
+// scheduler's units (millicores, bytes).
+func TestAdmit(t *testing.T) {
+	alloc := corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi"),
+		corev1.ResourcePods: resource.MustParse("2"), "example.com/gpu": resource.MustParse("1"),
+	}
+	small := podOf("small", corev1.PodQOSBurstable, nil, ctr("a", "600m", "512Mi"))
+	gpu := podOf("gpu", corev1.PodQOSBurstable, nil, ctr("a", "", ""))
+	gpu.Spec.Containers[0].Resources.Requests["example.com/gpu"] = resource.MustParse("2")
+	unknownExt := podOf("ext", corev1.PodQOSBurstable, nil, ctr("a", "", ""))
+	unknownExt.Spec.Containers[0].Resources.Requests["example.com/fpga"] = resource.MustParse("9")
+	critical := podOf("crit", corev1.PodQOSBestEffort, nil, ctr("a", "", ""))
+	critical.Spec.Priority = ptr.To[int32](systemCriticalPriority)
+	cases := []struct {
+		name      string
+		pod       *corev1.Pod
+		running   []*corev1.Pod
+		pressures nodecondition.Pressures
+		want      *Rejection
+	}{
+		{"fits", small, nil, nodecondition.Pressures{}, nil},
+		{"cpu is checked before memory", podOf("both", corev1.PodQOSBurstable, nil, ctr("a", "500m", "600Mi")), []*corev1.Pod{small}, nodecondition.Pressures{},
+			&Rejection{ReasonOutOfCPU, "Node didn't have enough resource: cpu, requested: 500, used: 600, capacity: 1000"}},
+		{"memory in bytes", podOf("mem", corev1.PodQOSBurstable, nil, ctr("a", "100m", "600Mi")), []*corev1.Pod{small}, nodecondition.Pressures{},
+			&Rejection{ReasonOutOfMemory, "Node didn't have enough resource: memory, requested: 629145600, used: 536870912, capacity: 1073741824"}},
+		{"the pod count comes first", podOf("third", corev1.PodQOSBurstable, nil, ctr("a", "100", "")), []*corev1.Pod{small, small}, nodecondition.Pressures{},
+			&Rejection{ReasonOutOfPods, "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2"}},
+		{"an extended resource the node has", gpu, nil, nodecondition.Pressures{},
+			&Rejection{"OutOfexample.com/gpu", "Node didn't have enough resource: example.com/gpu, requested: 2, used: 0, capacity: 1"}},
+		{"an extended resource the node lacks is left to the cluster", unknownExt, nil, nodecondition.Pressures{}, nil},
+		{"a BestEffort pod under memory pressure", podOf("be", corev1.PodQOSBestEffort, nil, ctr("a", "", "")), nil, nodecondition.Pressures{Memory: true},
+			&Rejection{"Evicted", "The node had condition: [MemoryPressure]. "}},
+		{"pressure is checked before resources", podOf("be2", corev1.PodQOSBestEffort, nil, ctr("a", "", "")), []*corev1.Pod{small, small}, nodecondition.Pressures{Memory: true},
+			&Rejection{"Evicted", "The node had condition: [MemoryPressure]. "}},
+		{"a critical pod under memory pressure", critical, nil, nodecondition.Pressures{Memory: true}, nil},
+		{"a Burstable pod under memory pressure", small, nil, nodecondition.Pressures{Memory: true}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := admit(tc.pod, tc.running, alloc, tc.pressures)
+			if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+				t.Fatalf("admit = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestIPPool: addresses from the second host address on, lowest free first,
+// never the network or broadcast address, and freed ones are reused.
+func TestIPPool(t *testing.T) {
+	p := newIPPool(netip.MustParsePrefix("10.1.2.0/29"))
+	var got []string
+	for {
+		ip, ok := p.get()
+		if !ok {
+			break
+		}
+		got = append(got, ip)
+	}
+	want := []string{"10.1.2.2", "10.1.2.3", "10.1.2.4", "10.1.2.5", "10.1.2.6"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+	p.put("10.1.2.4")
+	if ip, ok := p.get(); !ok || ip != "10.1.2.4" {
+		t.Fatalf("a freed address is handed out again: %q %v", ip, ok)
+	}
+}
+
+// TestBehaviours: the annotations name containers of the pod and hold
+// podlifecycletest's clauses; anything else is an error naming the
+// annotation, wrapping ErrInvalidInput.
+func TestBehaviours(t *testing.T) {
+	pod := podOf("b", "", []corev1.Container{ctr("init", "", "")}, ctr("app", "", ""))
+	pod.Annotations = map[string]string{BehaviourAnnotationPrefix + "app": "run 30s exit 1; pull fail 2", "other": "x"}
+	bs, err := Behaviours(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := bs["app"]; !b.Exits || b.ExitCode != 1 || b.PullFailures != 2 || len(bs) != 1 {
+		t.Fatalf("behaviours %v", bs)
+	}
+	for _, bad := range []map[string]string{
+		{BehaviourAnnotationPrefix + "ghost": "run 1s exit 0"},
+		{BehaviourAnnotationPrefix + "app": "run sideways"},
+	} {
+		pod.Annotations = bad
+		if _, err := Behaviours(pod); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%v: error %v, want ErrInvalidInput", bad, err)
+		}
+	}
+	if _, err := Behaviours(nil); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("nil pod: %v", err)
+	}
+}
