@@ -1,7 +1,8 @@
 # The commands the README names. Every Go module of the repository (the root
 # one and the nested ones, kube/ and conformance/) is covered.
 
-# The tools module under kube/hack builds kube-apiserver and etcd; it is
+# The tools module under kube/hack builds the control plane (etcd,
+# kube-apiserver, kube-controller-manager, kube-scheduler, kubectl); it is
 # built by kube/hack/build-control-plane.sh, never linted or tested.
 MODULES := $(filter-out %/hack/tools/,$(dir $(shell git ls-files --cached --others --exclude-standard -- 'go.mod' '*/go.mod')))
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -14,8 +15,10 @@ SHELL := /bin/bash
 # All tests of all modules, with the race detector (not for conformance/, whose
 # single-goroutine comparisons of pure functions gain nothing from it and whose
 # upstream packages would compile twice), including the integration
-# tests of kube/ against a real kube-apiserver and etcd (built from Go
-# modules into a cache outside the clone on first use: about 10 minutes once).
+# tests of kube/ against a real control plane (etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler and kubectl, built from Go modules
+# into a cache outside the clone on first use: about 13 minutes of two cores
+# once).
 test:
 	@set -e; export NODESTATE_CONTROL_PLANE="$$(bash kube/hack/build-control-plane.sh)"; \
 	for m in $(MODULES); do \

@@ -1,27 +1,83 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and etcd from Go modules (the versions pinned in
-# tools/go.mod) into a cache outside the clone, keyed by version, and prints
-# that directory. A second run with both binaries present builds nothing.
+# Builds the control plane the kube module's integration tests start: etcd,
+# kube-apiserver, kube-controller-manager, kube-scheduler and kubectl, from Go
+# modules (the versions pinned in tools/go.mod), into a cache outside the
+# clone keyed by every version, and prints that directory on stdout. A run
+# that finds all binaries there builds nothing.
+#
+# Two runs at once (two test binaries, two checkouts) do not race: the build
+# holds an flock on a file in the cache, and the second run waits for it and
+# then finds the binaries. The binaries are built into a temporary directory
+# beside the final one, which is renamed into place only when all of them are
+# there, so the directory exists complete or not at all.
+#
+# The Go build cache is the user's own, so the packages that kube-apiserver
+# and the other binaries share are compiled once.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 k8s_version=v1.37.2
 etcd_version=v3.7.0
-cache_root="${NODESTATE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodestate}"
-dir="$cache_root/control-plane/kube-apiserver-$k8s_version-etcd-$etcd_version"
+bins=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl)
+root="${NODESTATE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/nodestate}/control-plane"
+dir="$root/kube-$k8s_version-etcd-$etcd_version-apiserver-kcm-sched-kubectl"
+# The cache of the builder before it built the controller manager, the
+# scheduler and kubectl: same versions, so its two binaries are reused.
+previous="$root/kube-apiserver-$k8s_version-etcd-$etcd_version"
 
-if [[ -x "$dir/kube-apiserver" && -x "$dir/etcd" ]]; then
+complete() {
+  local b
+  for b in "${bins[@]}"; do
+    [[ -x "$1/$b" ]] || return 1
+  done
+}
+
+if complete "$dir"; then
   echo "$dir"
   exit 0
 fi
-mkdir -p "$dir"
+
+mkdir -p "$root"
+exec 9>"$root/.lock"
+if ! flock -n 9; then
+  echo "build-control-plane: another build holds $root/.lock; waiting for it" >&2
+  flock 9
+fi
+if complete "$dir"; then
+  echo "$dir"
+  exit 0
+fi
+
+tmp="$(mktemp -d "$root/.build-XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
 cd "$here/tools"
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod
+export GOTOOLCHAIN=local GOFLAGS=-mod=readonly
 minor="${k8s_version#v1.}"; minor="${minor%%.*}"
-echo "building kube-apiserver $k8s_version and etcd $etcd_version into $dir" >&2
-go build -trimpath -o "$dir/kube-apiserver.tmp" \
-  -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor" \
-  k8s.io/kubernetes/cmd/kube-apiserver
-go build -trimpath -o "$dir/etcd.tmp" -ldflags "-s -w" go.etcd.io/etcd/server/v3
-mv "$dir/kube-apiserver.tmp" "$dir/kube-apiserver"
-mv "$dir/etcd.tmp" "$dir/etcd"
+k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+
+# build NAME PACKAGE LDFLAGS builds one binary into $tmp and says how long it
+# took on stderr.
+build() {
+  local start=$SECONDS
+  echo "build-control-plane: building $1 ..." >&2
+  go build -trimpath -o "$tmp/$1" -ldflags "$3" "$2"
+  echo "build-control-plane: $1 built in $((SECONDS - start)) s" >&2
+}
+
+echo "build-control-plane: building Kubernetes $k8s_version and etcd $etcd_version into $dir" >&2
+for b in etcd kube-apiserver; do
+  if [[ -x "$previous/$b" ]]; then
+    cp "$previous/$b" "$tmp/$b"
+    echo "build-control-plane: $b reused from $previous" >&2
+  fi
+done
+[[ -x "$tmp/etcd" ]] || build etcd go.etcd.io/etcd/server/v3 "-s -w"
+[[ -x "$tmp/kube-apiserver" ]] || build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags"
+for b in kube-controller-manager kube-scheduler kubectl; do
+  build "$b" "k8s.io/kubernetes/cmd/$b" "$k8s_ldflags"
+done
+complete "$tmp"
+rm -rf "$dir" # an incomplete directory left by an older builder
+mv "$tmp" "$dir"
+trap - EXIT
 echo "$dir"

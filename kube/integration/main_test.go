@@ -1,5 +1,7 @@
 // Package integration tests nodestate's client-go adapters against a real
-// kube-apiserver and etcd, started once for the package on 127.0.0.1.
+// kube-apiserver and etcd, started once for the package on 127.0.0.1; the
+// tests that need the real controllers start their own control plane with
+// kube-controller-manager and kube-scheduler (fullPlane).
 package integration
 
 import (
@@ -19,8 +21,11 @@ import (
 )
 
 var (
+	// plane is the package's shared etcd and kube-apiserver, without
+	// controllers; binDir holds the binaries.
 	plane    *controlplane.Plane
 	planeErr error
+	binDir   string
 )
 
 // Nodes the server has kubelet identities for.
@@ -45,10 +50,9 @@ func TestMain(m *testing.M) {
 	}
 	if !short {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-		var dir string
-		dir, planeErr = controlplane.BinDir(ctx)
+		binDir, planeErr = controlplane.BinDir(ctx)
 		if planeErr == nil {
-			plane, planeErr = controlplane.Start(ctx, dir, node1, node2, node3, node4)
+			plane, planeErr = controlplane.Start(ctx, binDir, node1, node2, node3, node4)
 		}
 		cancel()
 	}

@@ -1,6 +1,12 @@
 // Package controlplane starts a real etcd and kube-apiserver on 127.0.0.1 for
-// the integration tests of the kube module, from the binaries that
-// hack/build-control-plane.sh builds from Go modules, and stops them again.
+// the integration tests of the kube module, and on request the real
+// kube-controller-manager and kube-scheduler next to them, from the binaries
+// that hack/build-control-plane.sh builds from Go modules (kubectl among
+// them), and stops them again.
+//
+// Every component verifies TLS: Start makes a CA, signs the API server's
+// serving certificate with it, and puts the CA into every client
+// configuration and kubeconfig it hands out.
 package controlplane
 
 import (
@@ -10,6 +16,7 @@ import (
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
@@ -38,15 +45,33 @@ type Identity struct {
 	token  string
 }
 
-// Plane is a running etcd and kube-apiserver.
+// Options says what Start runs.
+type Options struct {
+	// Nodes get kubelet identities (NodeUser) with tokens.
+	Nodes []string
+	// Controllers also starts kube-controller-manager (every controller on by
+	// default, leader election off) and kube-scheduler, and waits for their
+	// /healthz. The ServiceAccount admission plugin is then on, as in a real
+	// cluster, since the controller manager creates each namespace's default
+	// ServiceAccount; without controllers it is off, or no pod could be
+	// created.
+	Controllers bool
+}
+
+// Plane is a running etcd and kube-apiserver, with kube-controller-manager
+// and kube-scheduler when started with Options.Controllers.
 type Plane struct {
 	// Host is the API server's URL.
 	Host string
 	// Dir holds the processes' data and logs; it is removed by Stop.
 	Dir string
+	// BinDir holds the binaries, kubectl among them.
+	BinDir string
+	// CAData is the PEM of the CA that signed the API server's certificate.
+	CAData []byte
 
 	identities map[string]Identity
-	procs      []*exec.Cmd
+	procs      []*proc
 	logs       []*os.File
 	stopOnce   sync.Once
 	stopErr    error
@@ -58,9 +83,13 @@ const Admin = "admin"
 // NodeUser returns the user name of a node's kubelet identity.
 func NodeUser(node string) string { return "system:node:" + node }
 
+// Binaries are the executables BinDir holds.
+var Binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"}
+
 // BinDir returns the directory of the binaries: $NODESTATE_CONTROL_PLANE if
 // set, else the build script's cache directory, building the binaries there
-// first if they are missing (several minutes the first time).
+// first if they are missing (several minutes the first time). It fails when
+// one of Binaries is missing.
 func BinDir(ctx context.Context) (string, error) {
 	if d := os.Getenv("NODESTATE_CONTROL_PLANE"); d != "" {
 		return d, checkBins(d)
@@ -71,14 +100,14 @@ func BinDir(ctx context.Context) (string, error) {
 	cmd := exec.CommandContext(ctx, "bash", script)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("controlplane: building kube-apiserver and etcd: %w\n%s", err, errOut.String())
+		return "", fmt.Errorf("controlplane: building the control plane: %w\n%s", err, errOut.String())
 	}
 	dir := string(bytes.TrimSpace(out.Bytes()))
 	return dir, checkBins(dir)
 }
 
 func checkBins(dir string) error {
-	for _, b := range []string{"etcd", "kube-apiserver"} {
+	for _, b := range Binaries {
 		if fi, err := os.Stat(filepath.Join(dir, b)); err != nil || fi.Mode()&0o111 == 0 {
 			return fmt.Errorf("controlplane: no executable %s in %s", b, dir)
 		}
@@ -106,19 +135,27 @@ func token() string {
 // tokens for the admin and for the kubelets of nodes. It waits until the
 // server is ready. The caller must call Stop, also on failure paths.
 func Start(ctx context.Context, binDir string, nodes ...string) (*Plane, error) {
+	return StartWith(ctx, binDir, Options{Nodes: nodes})
+}
+
+// StartWith is Start with Options: with opts.Controllers it also runs
+// kube-controller-manager and kube-scheduler and waits until both are
+// healthy. On error everything started is stopped again.
+func StartWith(ctx context.Context, binDir string, opts Options) (*Plane, error) {
 	dir, err := os.MkdirTemp("", "nodestate-controlplane-")
 	if err != nil {
 		return nil, err
 	}
-	p := &Plane{Dir: dir, identities: map[string]Identity{}}
-	if err := p.start(ctx, binDir, nodes); err != nil {
+	p := &Plane{Dir: dir, BinDir: binDir, identities: map[string]Identity{}}
+	if err := p.start(ctx, opts); err != nil {
 		_ = p.Stop()
 		return nil, err
 	}
 	return p, nil
 }
 
-func (p *Plane) start(ctx context.Context, binDir string, nodes []string) error {
+func (p *Plane) start(ctx context.Context, opts Options) error {
+	binDir := p.BinDir
 	ports := make([]int, 3)
 	for i := range ports {
 		port, err := freePort()
@@ -143,7 +180,7 @@ func (p *Plane) start(ctx context.Context, binDir string, nodes []string) error 
 		return err
 	}
 	p.identities[Admin] = Identity{User: Admin, Groups: []string{"system:masters"}, token: token()}
-	for _, n := range nodes {
+	for _, n := range opts.Nodes {
 		p.identities[NodeUser(n)] = Identity{User: NodeUser(n), Groups: []string{"system:nodes"}, token: token()}
 	}
 	var csv bytes.Buffer
@@ -152,6 +189,11 @@ func (p *Plane) start(ctx context.Context, binDir string, nodes []string) error 
 	}
 	tokenFile := filepath.Join(p.Dir, "tokens.csv")
 	if err := os.WriteFile(tokenFile, csv.Bytes(), 0o600); err != nil {
+		return err
+	}
+
+	pki, err := p.writePKI()
+	if err != nil {
 		return err
 	}
 
@@ -164,22 +206,82 @@ func (p *Plane) start(ctx context.Context, binDir string, nodes []string) error 
 		"--initial-cluster", "test="+peerURL, "--unsafe-no-fsync"); err != nil {
 		return err
 	}
-	if err := p.run(filepath.Join(binDir, "kube-apiserver"), "kube-apiserver",
-		"--etcd-servers", etcdURL,
+	apiArgs := []string{"--etcd-servers", etcdURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
-		"--secure-port", strconv.Itoa(secure), "--cert-dir", filepath.Join(p.Dir, "certs"),
-		"--service-cluster-ip-range", "10.0.0.0/24",
+		"--secure-port", strconv.Itoa(secure),
+		"--tls-cert-file", pki.serverCert, "--tls-private-key-file", pki.serverKey,
+		"--client-ca-file", pki.caCert,
+		"--service-cluster-ip-range", serviceRange,
 		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file", pubFile, "--service-account-signing-key-file", keyFile,
 		"--token-auth-file", tokenFile,
 		"--authorization-mode", "Node,RBAC", "--anonymous-auth=false",
 		"--enable-admission-plugins", "NodeRestriction",
-		"--disable-admission-plugins", "ServiceAccount",
-		"--endpoint-reconciler-type", "none"); err != nil {
+		// 127.0.0.1 is a loopback address, which the endpoint reconciler
+		// refuses for the kubernetes Service: without this it exits.
+		"--endpoint-reconciler-type", "none"}
+	if !opts.Controllers {
+		// No controller creates the default ServiceAccount of a namespace.
+		apiArgs = append(apiArgs, "--disable-admission-plugins", "ServiceAccount")
+	}
+	if err := p.run(filepath.Join(binDir, "kube-apiserver"), "kube-apiserver", apiArgs...); err != nil {
 		return err
 	}
 	p.Host = "https://127.0.0.1:" + strconv.Itoa(secure)
-	return p.waitReady(ctx)
+	if err := p.waitReady(ctx); err != nil || !opts.Controllers {
+		return err
+	}
+	return p.startControllers(ctx, keyFile, pki)
+}
+
+// serviceRange is the ClusterIP range of the API server and the controller
+// manager.
+const serviceRange = "10.0.0.0/24"
+
+// startControllers runs kube-controller-manager and kube-scheduler as the
+// admin and waits for both /healthz.
+func (p *Plane) startControllers(ctx context.Context, saKey string, pki pkiFiles) error {
+	kubeconfig, err := p.Kubeconfig(Admin)
+	if err != nil {
+		return err
+	}
+	kcmPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	schedPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	auth := []string{"--kubeconfig", kubeconfig, "--authentication-kubeconfig", kubeconfig,
+		"--authorization-kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", "--leader-elect=false", "-v", "2"}
+	if err := p.run(filepath.Join(p.BinDir, "kube-controller-manager"), "kube-controller-manager", append(auth,
+		"--secure-port", strconv.Itoa(kcmPort),
+		"--cert-dir", filepath.Join(p.Dir, "kcm-certs"),
+		// Every controller that is on by default: Deployments, ReplicaSets,
+		// Jobs, StatefulSets, DaemonSets, EndpointSlices, node lifecycle,
+		// taint eviction, service accounts, garbage collection, ...
+		"--controllers", "*",
+		"--use-service-account-credentials=false",
+		"--service-account-private-key-file", saKey, "--root-ca-file", pki.caCert,
+		"--cluster-signing-cert-file", pki.caCert, "--cluster-signing-key-file", pki.caKey,
+		"--service-cluster-ip-range", serviceRange)...); err != nil {
+		return err
+	}
+	if err := p.run(filepath.Join(p.BinDir, "kube-scheduler"), "kube-scheduler", append(auth,
+		"--secure-port", strconv.Itoa(schedPort),
+		"--cert-dir", filepath.Join(p.Dir, "scheduler-certs"))...); err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		name string
+		port int
+	}{{"kube-controller-manager", kcmPort}, {"kube-scheduler", schedPort}} {
+		if err := p.waitHealthy(ctx, c.name, "https://127.0.0.1:"+strconv.Itoa(c.port)+"/healthz"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func join(s []string) string {
@@ -206,26 +308,49 @@ func (p *Plane) run(bin, name string, args ...string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("controlplane: starting %s: %w", name, err)
 	}
-	p.procs = append(p.procs, cmd)
+	pr := &proc{name: name, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		pr.err = cmd.Wait()
+		close(pr.done)
+	}()
+	p.procs = append(p.procs, pr)
 	return nil
 }
 
-// waitReady polls /readyz until it answers ok, a process exits, or 90 s
-// pass.
+// waitReady polls the API server's /readyz, as the admin and verifying its
+// certificate against the CA, until it answers ok.
 func (p *Plane) waitReady(ctx context.Context) error {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(p.CAData)
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	return p.poll(ctx, "kube-apiserver", hc, p.Host+"/readyz", p.identities[Admin].token)
+}
+
+// waitHealthy polls the /healthz of a controller (always allowed, served
+// with a self-signed certificate) until it answers ok.
+func (p *Plane) waitHealthy(ctx context.Context, name, url string) error {
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	return p.poll(ctx, name, hc, url, "")
+}
+
+// poll GETs url until it answers 200 "ok", a process exits, or 90 s pass.
+func (p *Plane) poll(ctx context.Context, name string, hc *http.Client, url, token string) error {
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		for _, c := range p.procs {
-			if c.ProcessState != nil {
-				return fmt.Errorf("controlplane: %s exited: %s", c.Path, p.Log())
+		for _, pr := range p.procs {
+			select {
+			case <-pr.done:
+				return fmt.Errorf("controlplane: %s exited while waiting for %s: %v\n%s", pr.name, name, pr.err, p.Log())
+			default:
 			}
 		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.Host+"/readyz", nil)
-		req.Header.Set("Authorization", "Bearer "+p.identities[Admin].token)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
 		if resp, err := hc.Do(req); err == nil {
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
@@ -235,7 +360,7 @@ func (p *Plane) waitReady(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("controlplane: kube-apiserver not ready: %w\n%s", ctx.Err(), p.Log())
+			return fmt.Errorf("controlplane: %s not ready: %w\n%s", name, ctx.Err(), p.Log())
 		case <-tick.C:
 		}
 	}
@@ -261,7 +386,7 @@ func (p *Plane) Config(identity string) (*rest.Config, error) {
 	if !ok {
 		return nil, fmt.Errorf("controlplane: no identity %q", identity)
 	}
-	return &rest.Config{Host: p.Host, BearerToken: id.token, TLSClientConfig: rest.TLSClientConfig{Insecure: true},
+	return &rest.Config{Host: p.Host, BearerToken: id.token, TLSClientConfig: rest.TLSClientConfig{CAData: p.CAData},
 		QPS: 1000, Burst: 1000}, nil
 }
 
@@ -287,7 +412,7 @@ clusters:
 - name: test
   cluster:
     server: %s
-    insecure-skip-tls-verify: true
+    certificate-authority-data: %s
 users:
 - name: user
   user:
@@ -298,7 +423,7 @@ contexts:
     cluster: test
     user: user
 current-context: test
-`, p.Host, id.token)
+`, p.Host, base64.StdEncoding.EncodeToString(p.CAData), id.token)
 	return path, os.WriteFile(path, []byte(cfg), 0o600)
 }
 
@@ -307,15 +432,13 @@ current-context: test
 func (p *Plane) Stop() error {
 	p.stopOnce.Do(func() {
 		for i := len(p.procs) - 1; i >= 0; i-- {
-			c := p.procs[i]
-			_ = syscall.Kill(-c.Process.Pid, syscall.SIGTERM)
-			done := make(chan error, 1)
-			go func() { done <- c.Wait() }()
+			pr := p.procs[i]
+			_ = syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGTERM)
 			select {
-			case <-done:
+			case <-pr.done:
 			case <-time.After(10 * time.Second):
-				_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-				<-done
+				_ = syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGKILL)
+				<-pr.done
 			}
 		}
 		for _, f := range p.logs {
@@ -326,4 +449,30 @@ func (p *Plane) Stop() error {
 		}
 	})
 	return p.stopErr
+}
+
+// proc is a started process; done is closed when it has exited, with err
+// what Wait returned.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// Kubectl runs the real kubectl of BinDir as identity with args and returns
+// its standard output; a failure's error carries its standard error.
+func (p *Plane) Kubectl(ctx context.Context, identity string, args ...string) ([]byte, error) {
+	kubeconfig, err := p.Kubeconfig(identity)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(p.BinDir, "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("controlplane: kubectl %v: %w\n%s", args, err, stderr.String())
+	}
+	return out, nil
 }
