@@ -44,9 +44,17 @@ type NodeOptions struct {
 	// PodCIDR is the range pod IPs come from when the cluster did not assign
 	// the node one (spec.podCIDR set by the controller manager wins).
 	PodCIDR string
-	// Address is the node's InternalIP; Port its kubelet endpoint port.
+	// Address is the node's InternalIP, its only address (the API server
+	// reaches a node at its first preferred address type, by default a
+	// Hostname one if there is any, which a simulated node cannot serve).
+	// Port is its kubelet endpoint port, where the API server asks for logs.
 	Address string
 	Port    int32
+	// Listen is where the node serves HTTPS (a self-signed certificate for
+	// Address): /healthz, /metrics (Prometheus) and
+	// /containerLogs/<namespace>/<pod>/<container> for kubectl logs. Use
+	// Address:Port for the API server to reach it. Empty serves nothing.
+	Listen string
 	// Labels are added to the kubelet's own (hostname, os, arch).
 	Labels map[string]string
 	// Taints are registered with the node.
@@ -101,6 +109,9 @@ type Node struct {
 	clock  clock.WithTicker
 	log    logr.Logger
 
+	metrics *nodeMetrics
+	logs    *logStore
+
 	cache  *statussync.Cache
 	engine *statussync.Engine
 	bcast  *events.Broadcaster
@@ -112,11 +123,13 @@ type Node struct {
 
 	// inbox holds the newest version of each pod the watch delivered since the
 	// loop last looked, and the UIDs it saw deleted; wake tells the loop.
-	mu      sync.Mutex
-	inbox   map[types.UID]*corev1.Pod
-	gone    map[types.UID]bool
-	wake    chan struct{}
-	started bool
+	mu       sync.Mutex
+	inbox    map[types.UID]*corev1.Pod
+	gone     map[types.UID]bool
+	wake     chan struct{}
+	started  bool
+	lastLoop time.Time
+	addr     string
 
 	// owned by the loop
 	pods      map[types.UID]*nodePod
@@ -168,12 +181,30 @@ func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 		client: client, opts: opts, clock: opts.Clock, log: opts.Logger,
 		inbox: map[types.UID]*corev1.Pod{}, gone: map[types.UID]bool{}, wake: make(chan struct{}, 1),
 		pods: map[types.UID]*nodePod{}, ips: newIPPool(prefix),
+		logs: &logStore{pods: map[types.NamespacedName]*podLogs{}},
 	}
 	if n.cache, err = statussync.NewCache(statussync.DefaultOptions()); err != nil {
 		return nil, err
 	}
 	so := opts.Status
 	so.Clock = opts.Clock
+	user := so.Hooks
+	so.Hooks.Request = func(verb string, err error) {
+		result := "success"
+		if err != nil {
+			result = "error"
+		}
+		n.metrics.requests.WithLabelValues(verb, result).Inc()
+		if user.Request != nil {
+			user.Request(verb, err)
+		}
+	}
+	so.Hooks.Synced = func(uid types.UID, version uint64, latency time.Duration) {
+		n.metrics.statusSync.Observe(latency.Seconds())
+		if user.Synced != nil {
+			user.Synced(uid, version, latency)
+		}
+	}
 	if n.engine, err = statussync.NewEngine(n.cache, &StatusTransport{Client: client}, so); err != nil {
 		return nil, err
 	}
@@ -182,6 +213,7 @@ func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 	if n.bcast, err = events.NewBroadcaster(bo); err != nil {
 		return nil, err
 	}
+	n.metrics = newNodeMetrics(n)
 	if n.rec, err = n.bcast.NewRecorder(corev1.EventSource{Component: "kubelet", Host: opts.Name}, events.RecorderOptions{}); err != nil {
 		return nil, err
 	}
@@ -231,6 +263,16 @@ func (n *Node) Run(ctx context.Context) error {
 	if err := n.register(ctx); err != nil {
 		return err
 	}
+	if n.opts.Listen != "" {
+		stop, addr, err := n.serve()
+		if err != nil {
+			return err
+		}
+		defer stop()
+		n.mu.Lock()
+		n.addr = addr
+		n.mu.Unlock()
+	}
 	if err := n.bcast.StartRecordingToSink(&CoreEventSink{Client: n.client.CoreV1()}, events.DefaultCorrelatorOptions()); err != nil {
 		return err
 	}
@@ -269,6 +311,32 @@ func (n *Node) Run(ctx context.Context) error {
 	return err
 }
 
+// ServingAddress returns the address the node's HTTPS server listens on,
+// once Run started it ("" before, or without NodeOptions.Listen).
+func (n *Node) ServingAddress() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.addr
+}
+
+// gauges sets the running pods and containers from the pods' newest statuses.
+func (n *Node) gauges() {
+	pods, running, exited := 0, 0, 0
+	for _, p := range n.pods {
+		if p.finished || p.m == nil {
+			continue
+		}
+		if p.sandboxReady {
+			pods++
+		}
+		running += p.running
+		exited += p.exited
+	}
+	n.metrics.runningPods.Set(float64(pods))
+	n.metrics.runningContainers.WithLabelValues("running").Set(float64(running))
+	n.metrics.runningContainers.WithLabelValues("exited").Set(float64(exited))
+}
+
 // deliver puts a watched pod into the inbox; it runs on the informer's goroutine.
 func (n *Node) deliver(obj any, deleted bool) {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -297,10 +365,14 @@ func (n *Node) deliver(obj any, deleted bool) {
 func (n *Node) loop(ctx context.Context) error {
 	for {
 		now := n.clock.Now()
+		n.mu.Lock()
+		n.lastLoop = now
+		n.mu.Unlock()
 		n.receive(ctx, now)
 		for _, p := range n.sortedPods() {
 			n.advance(ctx, p, now)
 		}
+		n.gauges()
 		if !now.Before(n.nextNode) {
 			n.reportStatus(ctx, now)
 		}
@@ -432,8 +504,9 @@ func (n *Node) start(ctx context.Context, pod *corev1.Pod, now time.Time) {
 		n.reject(pod, &Rejection{Reason: "PodCIDRExhausted", Message: "no free IP address in the node's pod CIDR " + n.ips.prefix.String()}, now)
 		return
 	}
-	n.pods[pod.UID] = &nodePod{api: pod, m: m, rt: rt, ip: ip, changed: true}
+	n.pods[pod.UID] = &nodePod{api: pod, m: m, rt: rt, ip: ip, changed: true, firstSeen: now}
 	n.count(func(s *NodeStats) { s.Admitted++; s.Running++ })
+	n.metrics.admissions.WithLabelValues("admitted", "").Inc()
 	_ = ctx
 }
 
@@ -449,6 +522,7 @@ func (n *Node) reject(pod *corev1.Pod, r *Rejection, now time.Time) {
 	}
 	n.pods[pod.UID] = &nodePod{api: pod, finished: true}
 	n.count(func(s *NodeStats) { s.Rejected++ })
+	n.metrics.admissions.WithLabelValues("rejected", r.Reason).Inc()
 }
 
 // forget drops a pod the API server no longer has.
@@ -459,6 +533,7 @@ func (n *Node) forget(p *nodePod) {
 	if p.ip != "" {
 		n.ips.put(p.ip)
 	}
+	n.logs.forget(p.api)
 	delete(n.pods, p.api.UID)
 }
 
@@ -514,10 +589,7 @@ func (n *Node) nodeObject() *corev1.Node {
 		Spec:       corev1.NodeSpec{PodCIDR: n.opts.PodCIDR, PodCIDRs: []string{n.opts.PodCIDR}, Taints: slices.Clone(n.opts.Taints)},
 		Status: corev1.NodeStatus{
 			Capacity: n.opts.Capacity.DeepCopy(), Allocatable: n.opts.Allocatable.DeepCopy(),
-			Addresses: []corev1.NodeAddress{
-				{Type: corev1.NodeInternalIP, Address: n.opts.Address},
-				{Type: corev1.NodeHostName, Address: n.opts.Name},
-			},
+			Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.opts.Address}},
 			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: n.opts.Port}},
 			NodeInfo: corev1.NodeSystemInfo{
 				MachineID: n.opts.Name, SystemUUID: n.opts.Name, BootID: n.opts.Name,

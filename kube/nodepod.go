@@ -27,6 +27,12 @@ type nodePod struct {
 	changed  bool      // the API pod changed since the last sync
 	nextSync time.Time // the machine's NextSync
 	finished bool      // terminal and TerminatePod'ed, or never run
+
+	firstSeen     time.Time // when the node admitted it
+	startObserved bool      // its start duration is observed
+	sandboxReady  bool      // its sandbox is up
+	running       int       // containers running in its newest status
+	exited        int       // containers terminated in its newest status
 }
 
 // update takes a newer API object of the pod.
@@ -62,6 +68,11 @@ func (n *Node) observe(p *nodePod, now time.Time) []podlifecycle.Observation {
 		switch o.Kind {
 		case podlifecycle.SandboxReady:
 			o.IP = p.ip
+			p.sandboxReady = true
+		case podlifecycle.SandboxNotReady:
+			p.sandboxReady = false
+		case podlifecycle.ContainerStarted, podlifecycle.ContainerExited:
+			n.logs.record(p.api, o, now)
 		case podlifecycle.ImagePulled:
 			if !slices.Contains(n.images, o.Image) {
 				n.images = append(n.images, o.Image)
@@ -118,16 +129,33 @@ func (n *Node) advance(ctx context.Context, p *nodePod, now time.Time) {
 			if _, _, err := n.cache.SetPodStatus(p.api, p.res.Statuses[i], now); err != nil {
 				n.log.Error(err, "pod status", "pod", p.api.Namespace+"/"+p.api.Name)
 			}
+			p.running, p.exited = countStates(&p.res.Statuses[i])
 		}
+		n.metrics.observeResult(p, &p.res, now)
 		if p.res.Finished {
 			if err := n.cache.TerminatePod(p.api, now); err != nil {
 				n.log.Error(err, "terminate pod", "pod", p.api.Namespace+"/"+p.api.Name)
 			}
-			p.finished = true
+			p.finished, p.sandboxReady = true, false
 			n.ips.put(p.ip)
 			p.ip = ""
 			n.count(func(s *NodeStats) { s.Finished++; s.Running-- })
 		}
 	}
 	_ = ctx
+}
+
+// countStates counts the running and the terminated containers of a status.
+func countStates(st *corev1.PodStatus) (running, exited int) {
+	for _, list := range [][]corev1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses} {
+		for i := range list {
+			switch {
+			case list[i].State.Running != nil:
+				running++
+			case list[i].State.Terminated != nil:
+				exited++
+			}
+		}
+	}
+	return running, exited
 }

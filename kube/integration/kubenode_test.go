@@ -3,13 +3,19 @@ package integration
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
+	"io"
+	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,16 +25,22 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/nodestate/nodestate/kube"
 	"github.com/nodestate/nodestate/kube/internal/controlplane"
 )
 
 // runNode runs a kube.Node called name as system:node:<name> until the test
 // ends.
-func runNode(t *testing.T, name string) *kube.Node {
+func runNode(t *testing.T, name string, edit ...func(*kube.NodeOptions)) *kube.Node {
 	t.Helper()
 	cs, _ := client(t, controlplane.NodeUser(name))
 	opts := kube.DefaultNodeOptions(name)
+	for _, e := range edit {
+		e(&opts)
+	}
 	n, err := kube.NewNode(cs, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +192,13 @@ func TestNodeCommand(t *testing.T) {
 		t.Fatalf("building the command: %v\n%s", err, out)
 	}
 	var out bytes.Buffer
-	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--node", node4, "--pod-cidr", "10.244.4.0/24")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--node", node4, "--pod-cidr", "10.244.4.0/24", "--port", strconv.Itoa(port))
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -201,6 +219,9 @@ func TestNodeCommand(t *testing.T) {
 		p := getPod(t, admin, ns, "web")
 		return p.Status.Phase == corev1.PodRunning && strings.HasPrefix(p.Status.PodIP, "10.244.4.")
 	})
+	if logs, err := p.Kubectl(ctx, controlplane.Admin, "logs", "web", "-n", ns); err != nil || !strings.Contains(string(logs), "container app of pod "+ns+"/web started") {
+		t.Fatalf("kubectl logs of the command's pod: %v\n%s", err, logs)
+	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -209,5 +230,114 @@ func TestNodeCommand(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "node node-4: stopped; 1 pods admitted, 0 rejected, 0 finished, 1 running") {
 		t.Fatalf("the command's summary:\n%s", out.String())
+	}
+}
+
+// TestNodeServes: the node serves kubectl logs through the API server (the
+// output of the simulated container, this instance and the one before),
+// /healthz, and /metrics with the kubelet's series and nodestate's own,
+// scraped and parsed as Prometheus does.
+func TestNodeServes(t *testing.T) {
+	p := needPlane(t)
+	admin, _ := client(t, controlplane.Admin)
+	ns := namespace(t, admin)
+	ctx := context.Background()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	n := runNode(t, node3, func(o *kube.NodeOptions) {
+		o.Port = int32(port)
+		o.Listen = "127.0.0.1:" + strconv.Itoa(port)
+	})
+	crash := boundPod(ns, "crash", node3, corev1.RestartPolicyAlways, map[string]string{kube.BehaviourAnnotationPrefix + "app": "run 1s exit 3"})
+	if _, err := admin.CoreV1().Pods(ns).Create(ctx, crash, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	big := boundPod(ns, "big", node3, corev1.RestartPolicyAlways, nil)
+	big.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Ti")}
+	if _, err := admin.CoreV1().Pods(ns).Create(ctx, big, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "crash restarted once", func() bool {
+		p := getPod(t, admin, ns, "crash")
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1
+	})
+	out, err := p.Kubectl(ctx, controlplane.Admin, "logs", "crash", "-n", ns, "--previous")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "nodestate: container app of pod "+ns+"/crash started") || !strings.Contains(string(out), "exiting with code 3") {
+		t.Fatalf("kubectl logs --previous shows what the first instance wrote:\n%s", out)
+	}
+
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 10 * time.Second}
+	base := "https://" + n.ServingAddress()
+	resp, err := hc.Get(base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != "ok" {
+		t.Fatalf("/healthz: %d %q", resp.StatusCode, body)
+	}
+
+	resp, err = hc.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	value := func(name string, labels map[string]string) (float64, bool) {
+		f := families[name]
+		if f == nil {
+			return 0, false
+		}
+	next:
+		for _, m := range f.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if want, ok := labels[lp.GetName()]; ok && want != lp.GetValue() {
+					continue next
+				}
+			}
+			switch {
+			case m.Counter != nil:
+				return m.Counter.GetValue(), true
+			case m.Gauge != nil:
+				return m.Gauge.GetValue(), true
+			case m.Histogram != nil:
+				return float64(m.Histogram.GetSampleCount()), true
+			}
+		}
+		return 0, false
+	}
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		min    float64
+	}{
+		{"kubelet_node_name", map[string]string{"node": node3}, 1},
+		{"kubelet_running_pods", nil, 1},
+		{"kubelet_started_pods_total", nil, 1},
+		{"kubelet_started_containers_total", map[string]string{"container_type": "container"}, 2},
+		{"kubelet_pod_start_duration_seconds", nil, 1},
+		{"kubelet_pod_status_sync_duration_seconds", nil, 1},
+		{"nodestate_status_requests_total", map[string]string{"verb": "patch", "result": "success"}, 1},
+		{"nodestate_pod_admissions_total", map[string]string{"result": "rejected", "reason": kube.ReasonOutOfMemory}, 1},
+		{"nodestate_events_total", map[string]string{"outcome": "created"}, 1},
+	} {
+		if v, ok := value(c.name, c.labels); !ok || v < c.min {
+			t.Errorf("%s%v = %v (present %v), want at least %v", c.name, c.labels, v, ok, c.min)
+		}
+	}
+	if _, ok := value("kubelet_running_containers", map[string]string{"container_state": "running"}); !ok {
+		t.Errorf("kubelet_running_containers{container_state=running} missing")
 	}
 }

@@ -5,7 +5,10 @@
 // is set per pod by annotations (see kube.BehaviourAnnotationPrefix); without
 // them containers run until they are deleted and their probes pass.
 //
-//	go run ./cmd/node --kubeconfig ~/.kube/config [--node nodestate-1] [--pod-cidr 10.244.7.0/24]
+//	go run ./cmd/node --kubeconfig ~/.kube/config [--node nodestate-1] [--pod-cidr 10.244.7.0/24] [--address 127.0.0.1] [--port 10250]
+//
+// It serves kubectl logs, /metrics and /healthz over HTTPS on --address and
+// --port, where the API server reaches it.
 //
 // The kubeconfig's user should be the node's identity (system:node:NAME in
 // the group system:nodes, under Node authorization); an administrator's
@@ -18,8 +21,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +53,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	name := fs.String("node", "nodestate-1", "the node's name")
 	cidr := fs.String("pod-cidr", "", "pod IP range when the cluster assigns none (default 10.244.0.0/24)")
 	address := fs.String("address", "", "the node's InternalIP (default 127.0.0.1)")
+	port := fs.Int("port", 10250, "the port of the node's HTTPS server (kubectl logs, /metrics, /healthz) on --address; 0 serves nothing")
 	cpu := fs.String("cpu", "4", "CPU capacity")
 	memory := fs.String("memory", "16Gi", "memory capacity")
 	pods := fs.String("pods", "110", "pod capacity")
@@ -63,6 +69,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if *address != "" {
 		opts.Address = *address
+	}
+	if *port < 0 || *port > 65535 {
+		return fmt.Errorf("--port %d: want 0 to 65535", *port)
+	}
+	if *port > 0 {
+		opts.Port = int32(*port)
+		opts.Listen = net.JoinHostPort(opts.Address, strconv.Itoa(*port))
 	}
 	res := corev1.ResourceList{}
 	for k, v := range map[corev1.ResourceName]string{corev1.ResourceCPU: *cpu, corev1.ResourceMemory: *memory, corev1.ResourcePods: *pods} {
@@ -85,7 +98,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "node %s: running until interrupted\n", *name)
+	fmt.Fprintf(out, "node %s: running until interrupted (serving on %s)\n", *name, opts.Listen)
 	err = n.Run(ctx)
 	st := n.Stats()
 	fmt.Fprintf(out, "node %s: stopped; %d pods admitted, %d rejected, %d finished, %d running, %d syncs\n",
