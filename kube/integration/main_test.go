@@ -36,6 +36,8 @@ const (
 	node3 = "node-3"
 	// node4 is run by the node command's test.
 	node4 = "node-4"
+	// node5 is run by TestNodeScale.
+	node5 = "node-5"
 )
 
 func TestMain(m *testing.M) {
@@ -52,7 +54,7 @@ func TestMain(m *testing.M) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		binDir, planeErr = controlplane.BinDir(ctx)
 		if planeErr == nil {
-			plane, planeErr = controlplane.Start(ctx, binDir, node1, node2, node3, node4)
+			plane, planeErr = controlplane.Start(ctx, binDir, node1, node2, node3, node4, node5)
 		}
 		cancel()
 	}
@@ -92,6 +94,17 @@ func (c *counter) wrap(rt http.RoundTripper) http.RoundTripper {
 		c.mu.Unlock()
 		return rt.RoundTrip(r)
 	})
+}
+
+// total returns the number of requests so far.
+func (c *counter) total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, v := range c.counts {
+		n += v
+	}
+	return n
 }
 
 func (c *counter) get(key string) int {
