@@ -636,8 +636,9 @@ func (n *Node) reportStatus(ctx context.Context, now time.Time) {
 	if err != nil {
 		n.kubelet.ReportFailed()
 		n.count(func(s *NodeStats) { s.NodeErrors++ })
+		// ReportFailed makes the next computation send again; it comes at the
+		// next status tick, as the kubelet's does, never in a hot loop.
 		n.log.Error(err, "node status write")
-		n.nextNode = now.Add(time.Second)
 		return
 	}
 	n.node = cur
