@@ -1,6 +1,8 @@
 package kube
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strings"
@@ -49,13 +51,54 @@ const ReasonRuntimeRejected = "RuntimeRejected"
 // SimulatedRuntime is the default RuntimeFactory: podlifecycletest's runtime,
 // which carries the actions out on the node's clock following the pod's
 // behaviour annotations (see BehaviourAnnotationPrefix). It runs no process.
+//
+// Its container IDs ("sim://<token>-<container>-<n>") carry a random token of
+// the runtime, so a node started again, whose new runtime starts counting
+// anew, never reports the ID of an instance the API server already shows.
 func SimulatedRuntime(pod *corev1.Pod) (Runtime, error) {
 	bs, err := Behaviours(pod)
 	if err != nil {
 		return nil, err
 	}
-	return podlifecycletest.NewRuntime(pod, bs)
+	rt, err := podlifecycletest.NewRuntime(pod, bs)
+	if err != nil {
+		return nil, err
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return &tokenRuntime{rt: rt, prefix: simScheme + hex.EncodeToString(b[:]) + "-"}, nil
 }
+
+const simScheme = "sim://"
+
+// tokenRuntime puts its token into the IDs of the runtime it wraps.
+type tokenRuntime struct {
+	rt      *podlifecycletest.Runtime
+	prefix  string
+	actions []podlifecycle.Action
+}
+
+func (t *tokenRuntime) Do(now time.Time, actions []podlifecycle.Action) {
+	t.actions = append(t.actions[:0], actions...)
+	for i := range t.actions {
+		if id := t.actions[i].ContainerID; strings.HasPrefix(id, t.prefix) {
+			t.actions[i].ContainerID = simScheme + strings.TrimPrefix(id, t.prefix)
+		}
+	}
+	t.rt.Do(now, t.actions)
+}
+
+func (t *tokenRuntime) Due(now time.Time) []podlifecycle.Observation {
+	obs := t.rt.Due(now)
+	for i := range obs {
+		if id := obs[i].ContainerID; strings.HasPrefix(id, simScheme) {
+			obs[i].ContainerID = t.prefix + strings.TrimPrefix(id, simScheme)
+		}
+	}
+	return obs
+}
+
+func (t *tokenRuntime) Next() time.Time { return t.rt.Next() }
 
 // Behaviours reads a pod's behaviour annotations. An annotation for a
 // container the pod lacks, or one that does not parse, is an error naming

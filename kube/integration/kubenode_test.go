@@ -341,3 +341,50 @@ func TestNodeServes(t *testing.T) {
 		t.Errorf("kubelet_running_containers{container_state=running} missing")
 	}
 }
+
+// TestNodeRestartAdoptsPods: a node process that is killed and started again
+// adopts the pods bound to it from the API server, as a kubelet does after a
+// reboot whose runtime lost its containers: each container is started again
+// with its restart count carried on from the API (the lost instance shown as
+// ContainerStatusUnknown), the pod's startTime kept, and the pod Running and
+// Ready again.
+func TestNodeRestartAdoptsPods(t *testing.T) {
+	admin, _ := client(t, controlplane.Admin)
+	ns := namespace(t, admin)
+	ctx := context.Background()
+	cs, _ := client(t, controlplane.NodeUser(node3))
+	first, err := kube.NewNode(cs, kube.DefaultNodeOptions(node3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstCtx, kill := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- first.Run(firstCtx) }()
+	if _, err := admin.CoreV1().Pods(ns).Create(ctx, boundPod(ns, "web", node3, corev1.RestartPolicyAlways, nil), metav1.CreateOptions{}); err != nil {
+		kill()
+		<-done
+		t.Fatal(err)
+	}
+	var before *corev1.Pod
+	eventually(t, "web Running and Ready", func() bool {
+		before = getPod(t, admin, ns, "web")
+		ready := findCond(before.Status.Conditions, corev1.PodReady)
+		return ready != nil && ready.Status == corev1.ConditionTrue
+	})
+	kill()
+	<-done
+
+	runNode(t, node3)
+	eventually(t, "web adopted: restarted once, Running and Ready", func() bool {
+		p := getPod(t, admin, ns, "web")
+		ready := findCond(p.Status.Conditions, corev1.PodReady)
+		if len(p.Status.ContainerStatuses) != 1 || ready == nil || ready.Status != corev1.ConditionTrue {
+			return false
+		}
+		c := p.Status.ContainerStatuses[0]
+		return p.Status.Phase == corev1.PodRunning && c.RestartCount == 1 && c.State.Running != nil &&
+			c.ContainerID != before.Status.ContainerStatuses[0].ContainerID &&
+			c.LastTerminationState.Terminated != nil && c.LastTerminationState.Terminated.Reason == "ContainerStatusUnknown" &&
+			p.Status.StartTime.Equal(before.Status.StartTime)
+	})
+}
