@@ -33,8 +33,9 @@ type Rejection struct {
 // the node runs pod next to the pods it already runs: first the eviction
 // manager's pressure rule (nodecondition.Admit), then the resource fit of the
 // general predicates (pod count, CPU, memory, ephemeral storage, extended
-// resources the node has, in that order, the first failure only).
-func admit(pod *corev1.Pod, running []*corev1.Pod, allocatable corev1.ResourceList, pressures nodecondition.Pressures) *Rejection {
+// resources the node has, in that order, the first failure only), then the
+// node's NoExecute taints, the only effect the kubelet checks.
+func admit(pod *corev1.Pod, running []*corev1.Pod, allocatable corev1.ResourceList, taints []corev1.Taint, pressures nodecondition.Pressures) *Rejection {
 	critical := pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority
 	if r := nodecondition.Admit(pressures, pod.Status.QOSClass, pod.Spec.Tolerations, critical); !r.Admit {
 		return &Rejection{Reason: r.Reason, Message: r.Message}
@@ -71,7 +72,47 @@ func admit(pod *corev1.Pod, running []*corev1.Pod, allocatable corev1.ResourceLi
 			return insufficient(name, value(name, q), value(name, u), value(name, capacity))
 		}
 	}
+	for i := range taints {
+		if taints[i].Effect == corev1.TaintEffectNoExecute && !tolerated(&taints[i], pod.Spec.Tolerations) {
+			return &Rejection{Reason: ReasonTaintToleration, Message: "Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate"}
+		}
+	}
 	return nil
+}
+
+// ReasonTaintToleration is the admission reason for a pod that does not
+// tolerate one of the node's NoExecute taints.
+const ReasonTaintToleration = "TaintToleration"
+
+// tolerated says whether one of tols tolerates taint: an empty key with
+// Exists tolerates every taint; otherwise the keys match and, under Equal
+// (the default operator), the values too; an empty effect matches every
+// effect.
+func tolerated(taint *corev1.Taint, tols []corev1.Toleration) bool {
+	for i := range tols {
+		t := &tols[i]
+		if t.Effect != "" && t.Effect != taint.Effect {
+			continue
+		}
+		if t.Key == "" {
+			if t.Operator == corev1.TolerationOpExists {
+				return true
+			}
+			continue
+		}
+		if t.Key != taint.Key {
+			continue
+		}
+		switch t.Operator {
+		case corev1.TolerationOpExists:
+			return true
+		case "", corev1.TolerationOpEqual:
+			if t.Value == taint.Value {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func insufficient(name corev1.ResourceName, requested, used, capacity int64) *Rejection {

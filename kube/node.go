@@ -485,7 +485,11 @@ func (n *Node) start(ctx context.Context, pod *corev1.Pod, now time.Time) {
 			running = append(running, p.api)
 		}
 	}
-	if rej := admit(pod, running, n.opts.Allocatable, n.kubelet.Pressures()); rej != nil {
+	taints := n.opts.Taints
+	if n.node != nil {
+		taints = n.node.Spec.Taints
+	}
+	if rej := admit(pod, running, n.opts.Allocatable, taints, n.kubelet.Pressures()); rej != nil {
 		n.reject(pod, rej, now)
 		return
 	}

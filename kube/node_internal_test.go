@@ -118,7 +118,7 @@ func TestAdmit(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := admit(tc.pod, tc.running, alloc, tc.pressures)
+			got := admit(tc.pod, tc.running, alloc, nil, tc.pressures)
 			if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
 				t.Fatalf("admit = %+v, want %+v", got, tc.want)
 			}
@@ -177,5 +177,42 @@ func TestBehaviours(t *testing.T) {
 	}
 	if _, err := Behaviours(nil); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("nil pod: %v", err)
+	}
+}
+
+// TestAdmitTaints: the kubelet checks only NoExecute taints, after the
+// resources, and a pod that does not tolerate one is rejected with the
+// TaintToleration predicate's message.
+func TestAdmitTaints(t *testing.T) {
+	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourcePods: resource.MustParse("10")}
+	taints := []corev1.Taint{{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoSchedule}, {Key: "gpu", Value: "yes", Effect: corev1.TaintEffectNoExecute}}
+	reject := &Rejection{ReasonTaintToleration, "Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate"}
+	withTols := func(tols ...corev1.Toleration) *corev1.Pod {
+		p := podOf("p", corev1.PodQOSBurstable, nil, ctr("a", "100m", ""))
+		p.Spec.Tolerations = tols
+		return p
+	}
+	big := withTols()
+	big.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("2")
+	cases := []struct {
+		name string
+		pod  *corev1.Pod
+		want *Rejection
+	}{
+		{"no toleration: the NoExecute taint rejects, the NoSchedule one is the scheduler's", withTols(), reject},
+		{"Equal with the value", withTols(corev1.Toleration{Key: "gpu", Value: "yes", Effect: corev1.TaintEffectNoExecute}), nil},
+		{"Equal with another value", withTols(corev1.Toleration{Key: "gpu", Value: "no"}), reject},
+		{"Exists on the key, any effect", withTols(corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists}), nil},
+		{"Exists on the key, another effect", withTols(corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}), reject},
+		{"Exists with no key tolerates everything", withTols(corev1.Toleration{Operator: corev1.TolerationOpExists}), nil},
+		{"resources are checked first", big, &Rejection{ReasonOutOfCPU, "Node didn't have enough resource: cpu, requested: 2000, used: 0, capacity: 1000"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := admit(tc.pod, nil, alloc, taints, nodecondition.Pressures{})
+			if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+				t.Fatalf("admit = %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

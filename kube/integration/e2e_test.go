@@ -58,7 +58,8 @@ func webTemplate(labels map[string]string, annotations map[string]string, policy
 // readiness probe becomes Available and a rolling update completes, old pods
 // terminating gracefully; a Job completes; a Job whose pod exits 42 under a
 // podFailurePolicy rule FailJob on exit code 42 ends Failed with the policy's
-// reason; a StatefulSet of 3 creates pod N+1 only after pod N is Ready.
+// reason; a Job's backoffLimit counts its failed pods; a StatefulSet of 3
+// creates pod N+1 only after pod N is Ready.
 func TestWorkloadsOnNode(t *testing.T) {
 	const name = "work-1"
 	p := fullPlane(t, name)
@@ -167,6 +168,23 @@ func TestWorkloadsOnNode(t *testing.T) {
 			}
 			c := jobCondition(j, batchv1.JobFailed)
 			return c != nil && c.Reason == batchv1.JobReasonPodFailurePolicy && j.Status.Failed == 1, nil
+		})
+	})
+
+	t.Run("Job backoffLimit counts failed pods", func(t *testing.T) {
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "flaky", Namespace: ns},
+			Spec: batchv1.JobSpec{BackoffLimit: ptr.To[int32](1),
+				Template: webTemplate(nil, map[string]string{kube.BehaviourAnnotationPrefix + "app": "run 1s exit 1"}, corev1.RestartPolicyNever)}}
+		if _, err := admin.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the Job Failed after backoffLimit+1 failed pods", 2*time.Minute, func(ctx context.Context) (bool, error) {
+			j, err := admin.BatchV1().Jobs(ns).Get(ctx, "flaky", metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			c := jobCondition(j, batchv1.JobFailed)
+			return c != nil && c.Reason == batchv1.JobReasonBackoffLimitExceeded && j.Status.Failed == 2, nil
 		})
 	})
 
