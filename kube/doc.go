@@ -14,6 +14,40 @@
 //     controller's lease circuit breaker.
 //   - [Cluster]: the node and lease writers of a node agent (register the Node or write its
 //     status, create or renew its Lease in kube-node-lease) and pod creation.
+//   - [Node]: a node that runs the pods bound to it, built from all of the above and the root
+//     module's machines (see below); cmd/node runs one from the command line.
+//
+// # A node
+//
+// [NewNode] and [Node.Run] make a node that real controllers can use: it registers its Node
+// (capacity, allocatable, its InternalIP, daemon endpoint, nodeInfo, pod CIDR), renews its
+// Lease, reports its conditions from nodecondition's kubelet side, and watches the pods whose
+// spec.nodeName is its name. Each new pod goes through the kubelet's admission in its order
+// (the eviction manager's pressure rule, then pod count, CPU, memory, ephemeral storage and
+// extended resources, then NoExecute taints), failing a refused one with the kubelet's reason
+// ("OutOfcpu", ...) and "Pod was rejected: " message and event. An admitted pod runs through
+// a podlifecycle machine on its [Runtime]; its statuses go through a statussync cache and
+// engine fed by the watch, its events through an events broadcaster with this module's sink;
+// it gets an IP from the node's pod CIDR; and when it is deleted it is killed within its
+// grace, TerminatePod'ed and deleted with grace 0 and its UID as precondition. A node started
+// again adopts the pods bound to it: their containers start again with the restart counts
+// the API server shows, as after a reboot that lost the runtime's state.
+//
+// The default runtime, [SimulatedRuntime], runs no process: per container, the annotation
+// "sim.nodestate.io/<container>" holds how it behaves (podlifecycletest's clauses: "run 30s
+// exit 1; pull fail 2; readiness fail 0s-20s; ignore-sigterm 10s"); without one a container
+// runs until it is killed and its probes pass. With [NodeOptions].Listen the node serves over
+// HTTPS what the API server and a scraper ask of a kubelet: kubectl logs of the simulated
+// containers, /healthz, and a Prometheus /metrics with the kubelet's series
+// (kubelet_running_pods, kubelet_running_containers, kubelet_started_pods_total,
+// kubelet_started_containers_total, kubelet_pod_start_duration_seconds,
+// kubelet_pod_status_sync_duration_seconds, kubelet_node_name) and nodestate's own
+// (nodestate_status_requests_total, nodestate_events_total, nodestate_backoff_events_total,
+// nodestate_pod_admissions_total).
+//
+// Not modelled yet: volumes (a pod's volumes are taken as mounted; FailedMount is never
+// reported), RuntimeClass handlers, host ports and node affinity at admission (the scheduler
+// checks them), in-place resize, and static pods.
 //
 // Every adapter is a struct with one exported field, the client-go client it writes through,
 // so a fake clientset (k8s.io/client-go/kubernetes/fake) serves in unit tests. The zero value
