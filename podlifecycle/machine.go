@@ -43,6 +43,9 @@ type ctr struct {
 	lastPull    containerstate.StartError // the last pull error, for ImagePullBackOff messages
 	// inFlight: a PullImage or StartContainer was issued and not answered.
 	inFlight bool
+	// busyAtPlan: inFlight when the plan under way was decided; its start
+	// counts as done for that plan, even once answered (startPhase).
+	busyAtPlan bool
 	// restartAfterKill: the sync under way killed the container and starts
 	// it again once it stopped, with back-off against backoffRef, the
 	// newest instance that had exited when the sync began (4.2 step 1).

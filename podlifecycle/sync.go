@@ -103,6 +103,9 @@ func (m *Machine) sandboxCheck() (bool, uint32) {
 func (m *Machine) computePodActions() {
 	p := &m.plan
 	p.reset()
+	for i := range m.ctrs {
+		m.ctrs[i].busyAtPlan = m.ctrs[i].inFlight
+	}
 	if m.sb.creating {
 		return // the sandbox is being created: the kubelet's sync waits for it
 	}
@@ -586,6 +589,11 @@ func (m *Machine) startPhase(now time.Time, res *Result) (crashExpiry time.Time)
 	p := &m.plan
 	m.prune(res)
 	start := func(c *ctr) bool {
+		if c.busyAtPlan {
+			// Its start was under way when the plan was decided: done for
+			// this plan, even if it was answered while the kills ran.
+			return true
+		}
 		if n := newest(c); n != nil && n.kill.active && n.state != containerstate.RuntimeExited {
 			return true // started once the kill is done
 		}

@@ -223,3 +223,41 @@ func TestRule4_2_BackoffAfterProbeKill(t *testing.T) {
 		t.Fatalf("not restarted at t1+15s, 10 s after the killed instance stopped: %v %v", got, r.Events)
 	}
 }
+
+// TestRule4_1_StartUnderWayNotRepeated: spec/podlifecycle.md section 4.1:
+// a start still unanswered when a sync decides to kill counts as done for
+// that sync's plan (the kubelet's earlier SyncPod would have finished it);
+// answered while the kill runs, it is not issued again with the plan's
+// other starts.
+func TestRule4_1_StartUnderWayNotRepeated(t *testing.T) {
+	pod := withSidecar()
+	pod.Spec.InitContainers[0].LivenessProbe = &v1.Probe{PeriodSeconds: 10, FailureThreshold: 1}
+	pod.Spec.InitContainers = append(pod.Spec.InitContainers, v1.Container{Name: "init2", Image: "busybox:1"})
+	s := newSim(t, pod, DefaultOptions())
+	var held []Observation
+	for i := 0; i < 20 && held == nil; i++ {
+		r := s.step()
+		if slices.Contains(startsOf(r), "StartContainer init2") {
+			// init2's pull and start are under way: hold their answers.
+			held, s.obs = s.obs, nil
+		}
+	}
+	if held == nil {
+		t.Fatal("init2 never started")
+	}
+	s.now = s.now.Add(time.Second)
+	s.emit(Observation{Kind: ProbeResult, Container: "side", ContainerID: s.lastID("side"), Probe: Liveness, Outcome: ProbeFailure})
+	r := s.step()
+	if got := actionsOf(r); !slices.Equal(got, []string{"KillContainer side grace=2s reason=LivenessProbe"}) {
+		t.Fatalf("kill: %v", got)
+	}
+	// init2 is created, runs and exits 0 while side stops.
+	for _, o := range held {
+		s.emit(o) // at the sim's time
+	}
+	s.exit("init2", 0)
+	r = s.step()
+	if got := startsOf(r); !slices.Equal(got, []string{"StartContainer side restart=1"}) {
+		t.Fatalf("after the stop: %v, want only the killed sidecar's restart", got)
+	}
+}
