@@ -46,6 +46,13 @@ type ctr struct {
 	// busyAtPlan: inFlight when the plan under way was decided; its start
 	// counts as done for that plan, even once answered (startPhase).
 	busyAtPlan bool
+	// startRC is the restart count of the start issued last.
+	startRC int32
+	// purgedRC is the restart count after the newest instance purged for a
+	// new sandbox (hasPurgedRC): the kubelet's starts in the sync that
+	// purged read the restart count from the status it began with.
+	purgedRC    int32
+	hasPurgedRC bool
 	// restartAfterKill: the sync under way killed the container and starts
 	// it again once it stopped, with back-off against backoffRef, the
 	// newest instance that had exited when the sync began (4.2 step 1).

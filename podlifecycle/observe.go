@@ -38,6 +38,7 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		return
 	case SandboxCreateFailed:
 		m.sb.creating = false
+		m.clearPurgedRC()
 		if m.pod.DeletionTimestamp == nil {
 			res.Events = append(res.Events, warning(ReasonFailedCreatePodSandBox, FailedCreatePodSandBoxMessage(o.Message), ""))
 		}
@@ -90,7 +91,10 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 	case ContainerCreated:
 		if c.instance(o.ContainerID) == nil {
 			rc := int32(0)
-			if len(c.insts) > 0 {
+			switch {
+			case c.inFlight:
+				rc = c.startRC // the answer to the machine's start
+			case len(c.insts) > 0:
 				rc = c.insts[0].restartCount + 1
 			}
 			if len(c.insts) == maxInstances {

@@ -541,6 +541,9 @@ func (m *Machine) killPodPhase(now time.Time, res *Result) (time.Time, bool) {
 	// follows in the kubelet finds nothing left to remove.
 	is := m.inits()
 	for i := range is {
+		if len(is[i].insts) > 0 {
+			is[i].purgedRC, is[i].hasPurgedRC = is[i].insts[0].restartCount+1, true
+		}
 		for j := range is[i].insts {
 			res.Actions = append(res.Actions, Action{Kind: RemoveContainer, Container: is[i].name,
 				ContainerKind: containerstate.Init, ContainerID: is[i].insts[j].id})
@@ -615,7 +618,17 @@ func (m *Machine) startPhase(now time.Time, res *Result) (crashExpiry time.Time)
 	for _, i := range p.toStart {
 		start(&rs[i])
 	}
+	m.clearPurgedRC()
 	return crashExpiry
+}
+
+// clearPurgedRC ends the validity of the purged instances' restart
+// counts: only the starts of the sync that purged them read them; later
+// ones find no instance (the purge removed their logs too).
+func (m *Machine) clearPurgedRC() {
+	for i := range m.ctrs {
+		m.ctrs[i].hasPurgedRC = false
+	}
 }
 
 // resume goes on with the sync whose kills were under way (m.cont): the
@@ -774,10 +787,14 @@ func (m *Machine) start(c *ctr, now time.Time, res *Result) (bool, time.Time) {
 	if pull {
 		res.Actions = append(res.Actions, Action{Kind: PullImage, Container: c.name, ContainerKind: c.kind, Image: img, PullPolicy: policy})
 	}
+	// 4.2 step 3: the newest instance's restart count + 1.
 	rc := int32(0)
 	if n := newest(c); n != nil {
 		rc = n.restartCount + 1
+	} else if c.hasPurgedRC {
+		rc = c.purgedRC
 	}
+	c.startRC = rc
 	res.Actions = append(res.Actions, Action{Kind: StartContainer, Container: c.name, ContainerKind: c.kind,
 		Image: img, PullPolicy: policy, RestartCount: rc})
 	if c.spec.Lifecycle != nil && c.spec.Lifecycle.PostStart != nil {
