@@ -562,6 +562,9 @@ func (m *Machine) killPodPhase(now time.Time, res *Result) (time.Time, bool) {
 // is gone).
 func (m *Machine) killsDone() bool {
 	for _, r := range m.plan.kills {
+		if r.c < 0 {
+			continue
+		}
 		if in := m.ctrs[r.c].instance(r.id); in != nil && in.state != containerstate.RuntimeExited {
 			return false
 		}
