@@ -122,8 +122,9 @@
 //     at once, as in the kubelet.
 //  6. PodReadyToStartContainers: the Step that asks for the sandbox outputs
 //     the status with the condition False; the Step that sees the sandbox
-//     ready outputs the one with it True, before any pull. The two versions
-//     are in order, in two Results instead of one.
+//     ready outputs the one with it True, before any pull, and then the
+//     starts the sync decided when it asked for the sandbox (rule 3.3). The
+//     two versions are in order, in two Results instead of one.
 //  7. Time is an argument: a time earlier than one already accepted is
 //     refused with ErrTimeWentBackwards and changes nothing.
 //

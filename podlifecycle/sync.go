@@ -32,6 +32,9 @@ type plan struct {
 	prune []instRef
 	// sandboxStopped: the KillSandbox of a KillPod plan was issued.
 	sandboxStopped bool
+	// sandboxAsked: its CreateSandbox was issued; the starts follow once
+	// the sandbox is ready.
+	sandboxAsked bool
 	// kills are the instances of toKill, by ID: the sync goes on once
 	// they all stopped (section 4.1 step 2).
 	kills []instRef
@@ -52,7 +55,7 @@ type resetReq struct {
 }
 
 func (p *plan) reset() {
-	p.killPod, p.createSandbox, p.attempt, p.sandboxStopped = false, false, 0, false
+	p.killPod, p.createSandbox, p.attempt, p.sandboxStopped, p.sandboxAsked = false, false, 0, false, false
 	p.initToStart, p.toStart, p.ephToStart, p.toKill = p.initToStart[:0], p.toStart[:0], p.ephToStart[:0], p.toKill[:0]
 	p.toReset, p.prune, p.kills = p.toReset[:0], p.prune[:0], p.kills[:0]
 }
@@ -430,6 +433,13 @@ func (m *Machine) sync(now time.Time, res *Result) {
 		m.syncAt = m.waitAt(now, timer)
 		return
 	}
+	m.schedule(now, crashExpiry, timer)
+}
+
+// schedule sets the next sync after one that ended at now (rule 4.5): the
+// earliest crash-loop expiry, the error requeue, else the resync period,
+// and the kill timer and the deadline when earlier.
+func (m *Machine) schedule(now, crashExpiry, timer time.Time) {
 	delay := m.opts.SyncFrequency
 	switch {
 	case !crashExpiry.IsZero():
@@ -555,7 +565,8 @@ func (m *Machine) killPodPhase(now time.Time, res *Result) (time.Time, bool) {
 	}
 	res.Actions = append(res.Actions, Action{Kind: CreateSandbox, Attempt: p.attempt})
 	m.sb.creating, m.sb.pending, m.sb.ready = true, p.attempt, false
-	return time.Time{}, true
+	p.sandboxAsked = true
+	return time.Time{}, false // the starts of the plan wait for the sandbox
 }
 
 // killsDone reports whether every instance the plan kills has stopped (or
@@ -641,6 +652,25 @@ func (m *Machine) clearPurgedRC() {
 // meanwhile. Once done, the next sync is due at once, as the kubelet's
 // relist after a sync that acted finds the stopped containers.
 func (m *Machine) resume(now time.Time, res *Result) {
+	if p := &m.plan; p.sandboxAsked {
+		if m.sb.creating {
+			m.syncAt = m.waitAt(now, time.Time{})
+			return
+		}
+		if !m.sb.ready {
+			// The creation failed: the sync ends with its error and the
+			// requeue failedSync set; the next sync decides again.
+			m.endCont()
+			return
+		}
+		// Section 15 decision 6: the status with the sandbox ready, then
+		// the starts the sync decided when it began (rule 3.3).
+		m.generate(now, false, res)
+		crashExpiry := m.startPhase(now, res)
+		m.endCont()
+		m.schedule(now, crashExpiry, time.Time{})
+		return
+	}
 	if m.plan.killPod {
 		if t, done := m.killPodPhase(now, res); !done {
 			m.syncAt = m.waitAt(now, t)

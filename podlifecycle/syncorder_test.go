@@ -261,3 +261,32 @@ func TestRule4_1_StartUnderWayNotRepeated(t *testing.T) {
 		t.Fatalf("after the stop: %v, want only the killed sidecar's restart", got)
 	}
 }
+
+// TestRule3_3_NewSandboxStartsTheSyncsCandidates: spec/podlifecycle.md
+// rule 3.3 and section 12 pitfall 8: the sync that creates a new sandbox
+// starts, once it is ready, the candidates it decided when it began: every
+// regular container but a run-once one that succeeded, so a container
+// whose own policy is Never, exited with a failure, is started again in
+// the new sandbox (pod Always), although rule 3.6 would not restart it.
+func TestRule3_3_NewSandboxStartsTheSyncsCandidates(t *testing.T) {
+	pod := podP3()
+	pod.Spec.Containers = pod.Spec.Containers[:2]
+	pod.Spec.Containers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyNever)
+	s := newSim(t, pod, DefaultOptions())
+	s.settle()
+	s.now = s.now.Add(time.Second)
+	s.exit("foo1", 1)
+	if got := startsOf(s.step()); len(got) != 0 {
+		t.Fatalf("foo1 restarted under its own policy Never: %v", got)
+	}
+	s.settle()
+	s.now = s.now.Add(time.Minute)
+	s.emit(Observation{Kind: SandboxNotReady})
+	var got []string
+	for i := 0; i < 6 && len(got) == 0; i++ {
+		got = startsOf(s.step())
+	}
+	if want := []string{"StartContainer foo1 restart=1", "StartContainer foo2 restart=1"}; !slices.Equal(got, want) {
+		t.Fatalf("starts in the new sandbox %v, want %v", got, want)
+	}
+}
