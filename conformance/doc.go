@@ -84,7 +84,9 @@
 // of the machine's Steps: SyncPod and KillPod block on each preStop hook
 // and stop, the machine issues them and goes on with the rest of that
 // sync (the prune and the starts, or the sandbox stop) in the Step that
-// gets the last stop; the next Step is the next sync. A step whose status
+// gets the last stop; the next Step is the next sync. A sync that creates
+// a sandbox starts what it decided in the Step that gets the sandbox ready
+// (spec/podlifecycle.md section 15, decision 6). A step whose status
 // is terminal runs KillPod, with no override, instead of SyncPod, as the
 // pod worker does once Kubelet.SyncPod finds the phase terminal; the
 // history stops there. The machine's KillSandbox, which stops every
