@@ -53,6 +53,9 @@ type ctr struct {
 	// purged read the restart count from the status it began with.
 	purgedRC    int32
 	hasPurgedRC bool
+	// purgedRef is the finishedAt of the newest exited instance purged, the
+	// crash-loop back-off reference of the same starts (zero: none).
+	purgedRef time.Time
 	// restartAfterKill: the sync under way killed the container and starts
 	// it again once it stopped, with back-off against backoffRef, the
 	// newest instance that had exited when the sync began (4.2 step 1).

@@ -127,6 +127,19 @@ func (m *Machine) computePodActions() {
 	}
 	m.planPrune(p)
 	if create {
+		// The starts after the purge read the status the sync began with:
+		// the back-off reference is the newest instance exited then, not
+		// one the whole-pod kill stops (4.2 step 1).
+		is := m.inits()
+		for i := range is {
+			is[i].purgedRef = time.Time{}
+			for j := range is[i].insts {
+				if in := &is[i].insts[j]; in.state == containerstate.RuntimeExited {
+					is[i].purgedRef = in.finished
+					break
+				}
+			}
+		}
 		m.planSandbox(p)
 		return
 	}
@@ -777,6 +790,9 @@ func (m *Machine) start(c *ctr, now time.Time, res *Result) (bool, time.Time) {
 				ref = c.insts[j].finished
 				break
 			}
+		}
+		if len(c.insts) == 0 && c.hasPurgedRC {
+			ref = c.purgedRef // the status the purging sync began with still had it
 		}
 	}
 	if !ref.IsZero() {

@@ -290,3 +290,33 @@ func TestRule3_3_NewSandboxStartsTheSyncsCandidates(t *testing.T) {
 		t.Fatalf("starts in the new sandbox %v, want %v", got, want)
 	}
 }
+
+// TestRule4_2_BackoffAcrossPurge: spec/podlifecycle.md section 4.2 step 1
+// and section 4.1 step 2: the sync that purges the init containers for a
+// new sandbox starts the first one with the back-off of the status it began
+// with, which still had the instance that had just crashed; the crash-loop
+// back-off holds it.
+func TestRule4_2_BackoffAcrossPurge(t *testing.T) {
+	s := newSim(t, withSidecar(), DefaultOptions())
+	s.settle()
+	s.now = s.now.Add(time.Second)
+	s.exit("side", 1)
+	if got := startsOf(s.step()); !slices.Equal(got, []string{"StartContainer side restart=1"}) {
+		t.Fatalf("the first crash restarts at once: %v", got)
+	}
+	s.settle()
+	s.now = s.now.Add(time.Second)
+	s.exit("side", 1)
+	s.emit(Observation{Kind: SandboxNotReady})
+	backedOff := false
+	for i := 0; i < 6 && !backedOff; i++ {
+		r := s.step()
+		if got := startsOf(r); slices.Contains(got, "StartContainer side restart=2") {
+			t.Fatalf("side started in the new sandbox 0 s after its crash: %v", got)
+		}
+		backedOff = hasEvent(r, ReasonBackOff, CrashLoopBackOffMessage("side", "foo", "foo-ns", "12345678"))
+	}
+	if !backedOff {
+		t.Fatal("no crash-loop BackOff for side in the new sandbox")
+	}
+}
