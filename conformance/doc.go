@@ -51,21 +51,25 @@
 // hooks), the Killing messages (the only visible trace of the kill
 // reason, whose other effect is the timeout) and the events with their
 // field paths, and the failed start results (the next status's Waiting
-// reasons). Two orders depend on scheduling, not on a rule: the kills of
-// a whole-pod kill run in one goroutine per container
+// reasons). Three orders depend on the Go runtime, not on a rule: the
+// kills of a whole-pod kill run in one goroutine per container
 // (killContainersWithSyncResult; only terminationOrdering's sidecar order
-// is fixed, and it is checked on the raw calls), and SyncPod kills the
+// is fixed, and it is checked on the raw calls), SyncPod kills the
 // containers it does not keep in the iteration order of the
-// ContainersToKill map. The comparison puts both in one canonical order
-// (regular containers by name, then sidecars from last to first, each
-// container's preStop hook before its stop) and counts the histories where
-// only the raw order differed apart; without it 18 of 20 runs of the
-// termination history differ. Not driven, so covered by named cases from
-// upstream's tests: the pod worker and Kubelet.SyncPod around the manager
-// (status generation, effective grace, requeue times, the active deadline;
-// constructing a Kubelet needs the whole node), the prober workers (their
-// tickers run on the wall clock; results are set directly), and the
-// seconds terminationOrdering.waitForTurn and executePreStopHook measure on
+// ContainersToKill map, and pruneInitContainersBeforeStart and
+// purgeInitContainers walk the init containers' names from a set (each
+// name's instances go newest first). The comparison puts them in one
+// canonical order (regular containers by name, then sidecars from last to
+// first, each container's preStop hook before its stop; removals by name)
+// and counts the histories where only the raw order differed in a row of
+// their own; they are compared, in that order, like every other history.
+// Without it 18 of 20 runs of the termination history differ. Not driven,
+// so covered by named cases from upstream's tests: the pod worker and
+// Kubelet.SyncPod around the manager (status generation, effective grace,
+// requeue times, the active deadline; constructing a Kubelet needs the
+// whole node), the prober workers (their tickers run on the wall clock;
+// results are set directly), and the seconds
+// terminationOrdering.waitForTurn and executePreStopHook measure on
 // the wall clock (the fake runtime stops at once, so PL33 and PL34's
 // deductions are 0 here), like sleep hooks, which sleep on it (histories
 // use exec hooks; HTTP hooks are answered 200). A stopped container
@@ -76,16 +80,27 @@
 // TestLifecycleMatchesUpstream runs that comparison on generated pods
 // (podlifecycletest.PodWith) and histories of up to ten steps. The machine
 // gets each step as a pod update (a new resourceVersion), so it syncs as
-// the pod worker does on one; a kill that spans several of its steps counts
-// as one sync; a history stops at a terminal phase, after which the
-// kubelet's SyncPod no longer reaches the runtime. Two classes are counted
-// apart in the report: histories whose calls differ only in the
-// scheduling-dependent order above, and histories where the kubelet
-// removes old init-container instances, which podlifecycle does not yet
-// do (those calls are set aside and the rest of the history is compared).
-// Probe failures, activeDeadlineSeconds and postStart hooks are not drawn
-// yet: the first because of known differences in podlifecycle, the others
-// because the manager alone does not carry them out.
+// the pod worker does on one. A sync that kills is one sync over several
+// of the machine's Steps: SyncPod and KillPod block on each preStop hook
+// and stop, the machine issues them and goes on with the rest of that
+// sync (the prune and the starts, or the sandbox stop) in the Step that
+// gets the last stop; the next Step is the next sync. A sync that creates
+// a sandbox starts what it decided in the Step that gets the sandbox ready
+// (spec/podlifecycle.md section 15, decision 6). A step whose status
+// is terminal runs KillPod, with no override, instead of SyncPod, as the
+// pod worker does once Kubelet.SyncPod finds the phase terminal; the
+// history stops there. The machine's KillSandbox, which stops every
+// sandbox of the pod, stands for the manager's StopPodSandbox of each,
+// newest first. Probe results are drawn as the prober workers store them
+// after thresholds (threshold 1 on the machine's side): startup Success or
+// Failure until the instance has started, then liveness Failures, no more
+// results for an instance once one failed; readiness changes no runtime
+// call and is not drawn. activeDeadlineSeconds is not drawn: Kubelet.SyncPod
+// and the pod worker enforce it, not the manager. Nor are postStart hooks:
+// the manager kills a container whose hook failed inside the SyncPod that
+// started it, before the next start, while the machine issues the sync's
+// starts together and learns of the failure at the next Step (a
+// difference in podlifecycle's package doc).
 //
 // Not compared: the lastTransitionTime the status manager stamps (no
 // upstream function that computes it is exported). Inputs on a documented

@@ -30,8 +30,8 @@ const lifecycleProperty = "podlifecycle Step vs kuberuntime SyncPod/KillPod (cal
 
 // lifecycleChecks is how many histories the property draws by default: each
 // history builds a kuberuntime manager, so it runs fewer inputs than the
-// cheap properties' minChecks. About one in eight is set aside (the prune
-// bug below), and at least lifecycleCompared must be compared.
+// cheap properties' minChecks. Every history is compared; at least
+// lifecycleCompared must be.
 const (
 	lifecycleChecks   = 2400
 	lifecycleCompared = 2000
@@ -132,7 +132,9 @@ type machinePod struct {
 	pullErrs []string
 	hookErrs []string
 	serial   int
-	state    podlifecycle.WorkerState // after the last Step
+	// sandboxes are the attempts of the sandboxes created, oldest first.
+	sandboxes []uint32
+	state     podlifecycle.WorkerState // after the last Step
 }
 
 type machineInstance struct {
@@ -142,6 +144,8 @@ type machineInstance struct {
 	running bool
 	// startedOK: a startup probe success was set for the instance.
 	startedOK bool
+	// held: a probe Failure was set for it; its prober worker is on hold.
+	held bool
 }
 
 // do carries out the actions of a Step at now and returns them as the CRI
@@ -153,9 +157,14 @@ func (p *machinePod) do(now time.Time, actions []podlifecycle.Action) []criCall 
 		switch a.Kind {
 		case podlifecycle.CreateSandbox:
 			calls = append(calls, criCall{Op: "RunPodSandbox", Attempt: a.Attempt})
+			p.sandboxes = append(p.sandboxes, a.Attempt)
 			p.pending = append(p.pending, podlifecycle.Observation{Kind: podlifecycle.SandboxReady, At: now, Attempt: a.Attempt, IP: "10.0.0.1"})
 		case podlifecycle.KillSandbox:
-			calls = append(calls, criCall{Op: "StopPodSandbox", Attempt: a.Attempt})
+			// KillSandbox stops every sandbox of the pod; the manager
+			// calls StopPodSandbox for each, newest first.
+			for j := len(p.sandboxes) - 1; j >= 0; j-- {
+				calls = append(calls, criCall{Op: "StopPodSandbox", Attempt: p.sandboxes[j]})
+			}
 			p.pending = append(p.pending, podlifecycle.Observation{Kind: podlifecycle.SandboxNotReady, At: now, Attempt: a.Attempt})
 		case podlifecycle.PullImage:
 			calls = append(calls, criCall{Op: "PullImage", Name: defaultTag(a.Image)})
@@ -245,10 +254,12 @@ func (p *machinePod) step(now time.Time) ([]criCall, []recordedEvent, podlifecyc
 	return append(calls, p.do(now, res.Actions)...), append(kills, machineKillings(res.Events)...), res, nil
 }
 
-// settle steps a terminating machine at now on the answers to its
-// actions until it asks for nothing more: KillPod blocks until every hook
+// settle steps the machine at now on the answers to its kills until the
+// sync they belong to is over: SyncPod and KillPod block until every hook
 // and stop returned, the machine issues them and waits for their
-// observations (podlifecycle doc, "Differences from Kubernetes").
+// observations, then carries out the rest of the same sync (the prune and
+// the starts, or the sandbox stop) in the Step that gets the last one
+// (podlifecycle doc, "Differences from Kubernetes").
 func (p *machinePod) settle(now time.Time) ([]criCall, []recordedEvent, error) {
 	var calls []criCall
 	var kills []recordedEvent
@@ -265,12 +276,13 @@ func (p *machinePod) settle(now time.Time) ([]criCall, []recordedEvent, error) {
 	return calls, kills, nil
 }
 
-// killing reports whether actions hold a preStop hook, a kill or a sandbox
-// stop: what the kubelet waits for within the sync that issues it.
+// killing reports whether actions hold a preStop hook or a kill: what the
+// machine waits for before it goes on with the same sync (the rest of
+// SyncPod, or KillPod's sandbox stop). A sandbox stop ends the sync; the
+// Step after it is the next sync.
 func killing(actions []podlifecycle.Action) bool {
 	return slices.ContainsFunc(actions, func(a podlifecycle.Action) bool {
-		return a.Kind == podlifecycle.KillContainer || a.Kind == podlifecycle.KillSandbox ||
-			a.Kind == podlifecycle.RunHook && a.Hook == podlifecycle.PreStop
+		return a.Kind == podlifecycle.KillContainer || a.Kind == podlifecycle.RunHook && a.Hook == podlifecycle.PreStop
 	})
 }
 
@@ -323,9 +335,6 @@ func (p *upstreamPod) running() []string {
 // lifecycleOutcome is what one history did on the comparison.
 type lifecycleOutcome struct {
 	rawOrder bool // the raw calls or events differed only in order
-	prune    bool // upstream removed old init container instances
-	// killOrder: a kill met starts in one sync.
-	killOrder bool
 }
 
 func TestLifecycleMatchesUpstream(tt *testing.T) {
@@ -338,7 +347,7 @@ func TestLifecycleMatchesUpstream(tt *testing.T) {
 	inputs, compared, mismatches, rawOrder := 0, 0, 0, 0
 	defer func() {
 		record(lifecycleProperty, compared+mismatches, mismatches)
-		record(lifecycleProperty+": raw order differed (killContainersWithSyncResult, ContainersToKill map)", rawOrder, 0)
+		record(lifecycleProperty+": raw order differed (kill goroutines, ContainersToKill map, init container name set)", rawOrder, 0)
 	}()
 	rapid.Check(t, func(t *rapid.T) {
 		inputs++
@@ -346,14 +355,6 @@ func TestLifecycleMatchesUpstream(tt *testing.T) {
 		if err != nil {
 			mismatches++
 			t.Fatal(err)
-		}
-		if out.killOrder {
-			exclude(lifecycleProperty, "kill and starts in one sync: podlifecycle starts before the stop and the restart (reported)")
-			return
-		}
-		if out.prune {
-			exclude(lifecycleProperty, "init container prune/purge (RemoveContainer) missing in podlifecycle: bug, spec section 4.1 steps 2-3")
-			return
 		}
 		compared++
 		if out.rawOrder {
@@ -385,16 +386,6 @@ func lifecycleHistory(tt testing.TB, t *rapid.T) (lifecycleOutcome, error) {
 			describeLifecyclePod(pod), strings.Join(log, "\n\t"), step, what, strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
 	}
 	compare := func(step string, mc []criCall, me []recordedEvent, uc []criCall, ue []recordedEvent) error {
-		// spec/podlifecycle.md section 4.1 step 3 (and step 2's purge on a
-		// new sandbox): upstream removes the older exited instances of
-		// each init container; podlifecycle never asks for it (a
-		// podlifecycle bug, reported). Those calls are set aside and the
-		// history is counted apart, the rest still compared.
-		if !slices.ContainsFunc(mc, func(c criCall) bool { return c.Op == "RemoveContainer" }) &&
-			slices.ContainsFunc(uc, func(c criCall) bool { return c.Op == "RemoveContainer" }) {
-			uc = slices.DeleteFunc(slices.Clone(uc), func(c criCall) bool { return c.Op == "RemoveContainer" })
-			out.prune = true
-		}
 		mcs, ucs := callStrings(up.canonical(mc)), callStrings(up.canonical(uc))
 		if !slices.Equal(mcs, ucs) {
 			return fail(step, "calls", mcs, ucs)
@@ -430,20 +421,27 @@ func lifecycleHistory(tt testing.TB, t *rapid.T) (lifecycleOutcome, error) {
 				if _, exits := s.Exits[name]; exits {
 					continue
 				}
-				// The prober workers stop the startup probe of an
-				// instance once it succeeded, and run its liveness probe
-				// only from then on.
+				// What the prober workers store, after thresholds: a
+				// startup result until the instance has started (a
+				// Failure puts the worker on hold), then liveness
+				// results; a liveness Failure puts the worker on hold
+				// too. A Failure kills the container in this sync.
 				in := mp.newest[name]
-				if c.StartupProbe != nil && !in.startedOK && rapid.IntRange(0, 2).Draw(t, fmt.Sprintf("startup%d-%s", i, name)) == 0 {
-					if s.Startup == nil {
-						s.Startup = map[string]bool{}
+				if in.held {
+					continue
+				}
+				switch {
+				case c.StartupProbe != nil && !in.startedOK:
+					switch rapid.IntRange(0, 3).Draw(t, fmt.Sprintf("startup%d-%s", i, name)) {
+					case 0:
+						s.Startup = setResult(s.Startup, name, true)
+					case 1:
+						s.Startup = setResult(s.Startup, name, false)
 					}
-					// Only successes: a startup or liveness Failure
-					// kills the container, and the restart after such a
-					// kill is a reported mismatch (the crash-loop
-					// back-off reference stays on the instance before
-					// the killed one in later syncs).
-					s.Startup[name] = true
+				case c.LivenessProbe != nil:
+					if rapid.IntRange(0, 4).Draw(t, fmt.Sprintf("liveness%d-%s", i, name)) == 0 {
+						s.Liveness = setResult(s.Liveness, name, false)
+					}
 				}
 			}
 		}
@@ -498,6 +496,9 @@ func lifecycleHistory(tt testing.TB, t *rapid.T) (lifecycleOutcome, error) {
 				if set.probe == podlifecycle.Startup && set.results[c] {
 					mp.newest[c].startedOK = true
 				}
+				if !set.results[c] {
+					mp.newest[c].held = true
+				}
 				mp.pending = append(mp.pending, podlifecycle.Observation{Kind: podlifecycle.ProbeResult, At: now, Container: c,
 					ContainerID: mp.newest[c].id, Probe: set.probe, Outcome: outcome})
 			}
@@ -512,35 +513,32 @@ func lifecycleHistory(tt testing.TB, t *rapid.T) (lifecycleOutcome, error) {
 		mp.hookErrs = append(mp.hookErrs, s.HookErrors...)
 
 		if s.Delete == nil {
-			u := up.sync(false)
 			mc, me, res, err := mp.step(now)
 			if err != nil {
 				return out, fail(name, "Step", []string{err.Error()}, nil)
 			}
-			killAndStart := killing(res.Actions) &&
-				slices.ContainsFunc(res.Actions, func(a podlifecycle.Action) bool { return a.Kind == podlifecycle.StartContainer })
+			// The status generated at the start of this sync decides
+			// whether the kubelet syncs the pod or terminates it: a
+			// terminal phase (getPhase, compared by the podphase
+			// properties) makes Kubelet.SyncPod return before the runtime
+			// and the pod worker run SyncTerminatingPod's KillPod, with
+			// no grace override (spec/podlifecycle.md section 7.2).
+			var u upstreamSync
+			if mp.state == podlifecycle.Syncing {
+				u = up.sync(false)
+			} else {
+				u = up.terminate(nil)
+			}
 			if killing(res.Actions) {
 				// The machine kills over several Steps what SyncPod
-				// does in one call, blocking on each hook and stop.
+				// does in one call, blocking on each hook and stop; the
+				// rest of that sync (prune, starts) comes in the Step
+				// that gets the last stop.
 				c, e, err := mp.settle(now)
 				if err != nil {
 					return out, fail(name, "Step", []string{err.Error()}, nil)
 				}
 				mc, me = append(mc, c...), append(me, e...)
-			}
-			if killAndStart {
-				// A kill in a sync that also starts containers: SyncPod
-				// kills (preStop hook, then stop) before it starts
-				// anything, then starts in spec order, the killed
-				// container included. The machine asks for the starts
-				// of that Step first, and for the stop (after a preStop
-				// hook) and the killed container's restart only once
-				// the runtime answered, so its order differs (a
-				// podlifecycle difference, reported), and an injected
-				// pull failure may then fall on another pull. The
-				// history ends here, counted apart.
-				out.killOrder = true
-				break
 			}
 			if err := compare(name, mc, me, u.Calls, u.Events); err != nil {
 				return out, err
@@ -580,6 +578,15 @@ func lifecycleHistory(tt testing.TB, t *rapid.T) (lifecycleOutcome, error) {
 		break
 	}
 	return out, nil
+}
+
+// setResult adds a probe result for container name to results.
+func setResult(results map[string]bool, name string, success bool) map[string]bool {
+	if results == nil {
+		results = map[string]bool{}
+	}
+	results[name] = success
+	return results
 }
 
 // specContainer returns the spec of the container name.

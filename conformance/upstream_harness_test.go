@@ -584,7 +584,8 @@ func (p *upstreamPod) deleteAt(grace int64) {
 // the containers that are not sidecars first, by name, then the sidecars
 // from last to first in spec order, the order killContainersWithSyncResult's
 // terminationOrdering enforces. The stable sort keeps a container's own
-// calls in their order (its preStop hook before its stop).
+// calls in their order (its preStop hook before its stop). Each run of
+// RemoveContainer calls is sorted by name, stably.
 func (p *upstreamPod) canonical(calls []criCall) []criCall {
 	out := append([]criCall(nil), calls...)
 	sidecar := map[string]int{}
@@ -604,6 +605,11 @@ func (p *upstreamPod) canonical(calls []criCall) []criCall {
 		return a.Name < b.Name
 	}
 	sortRuns(out, func(c criCall) bool { return c.Op == "StopContainer" || c.Op == "ExecSync" }, less)
+	// pruneInitContainersBeforeStart and purgeInitContainers walk the init
+	// containers' names from a set, so in map order; each name's
+	// instances go newest first. The RestartAllContainers reset, whose
+	// removals have a fixed order, is not driven by the histories.
+	sortRuns(out, func(c criCall) bool { return c.Op == "RemoveContainer" }, func(a, b criCall) bool { return a.Name < b.Name })
 	return out
 }
 

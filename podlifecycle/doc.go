@@ -51,7 +51,11 @@
 //		now = wait(res.NextSync, runtime)
 //	}
 //
-// Actions of one Result are carried out in order. A PullImage, the
+// Actions of one Result are carried out in order. A sync that kills
+// containers issues the kills first and goes on, in the Step that gets the
+// last stop, with the rest of the same plan: the removal of old init
+// container instances, then the starts (spec/podlifecycle.md section 4.1).
+// A PullImage, the
 // StartContainer of the same container after it and its postStart RunHook
 // form a chain: a failed pull skips the start, a failed start skips the
 // hook (the hook of a StartContainer has no ContainerID: it is the
@@ -118,22 +122,29 @@
 //     at once, as in the kubelet.
 //  6. PodReadyToStartContainers: the Step that asks for the sandbox outputs
 //     the status with the condition False; the Step that sees the sandbox
-//     ready outputs the one with it True, before any pull. The two versions
-//     are in order, in two Results instead of one.
+//     ready outputs the one with it True, before any pull, and then the
+//     starts the sync decided when it asked for the sandbox (rule 3.3). The
+//     two versions are in order, in two Results instead of one.
 //  7. Time is an argument: a time earlier than one already accepted is
 //     refused with ErrTimeWentBackwards and changes nothing.
 //
 // # Differences from Kubernetes
 //
 //   - The kubelet's sync blocks on each runtime call; the machine issues the
-//     calls and waits for their observations. An action under way counts as
-//     done for later decisions: a container being started is not started
-//     again, a container being killed neither keeps the pod alive nor frees
-//     it, and its restart after the kill waits for the stop, with crash-loop
-//     back-off checked against the instance before the killed one, as the
-//     kubelet does within one sync. A kill from an earlier sync still under
-//     way when termination begins holds the sidecars' turn, as it would have
-//     been over in the kubelet.
+//     calls and waits for their observations. A sync that kills (probe
+//     failures, changed images, unknown states, rule 3.6; a whole-pod kill,
+//     rule 3.7) is spread over Steps the way SyncPod runs it: the kills
+//     first; once every killed instance stopped, the sandbox stop, the prune
+//     and the starts of the plan decided when the sync began (a killed
+//     container's restart backed off against the instance before it, the
+//     newest exited one when the sync began); nothing else is decided
+//     meanwhile, and the Steps in between generate no status. The next sync
+//     is then due at once, as the kubelet's relist after a sync that acted
+//     finds the stopped containers. A deletion in the meantime ends the
+//     waiting sync without its starts. An action under way counts as done
+//     for later decisions: a container being started is not started again.
+//     A kill from an earlier sync still under way when termination begins
+//     holds the sidecars' turn, as it would have been over in the kubelet.
 //   - Termination never overtakes a start (spec/podlifecycle.md sections
 //     7.3 and 15): the kubelet's SyncPod runs pulls, starts and postStart
 //     hooks synchronously, so its SyncTerminatingPod only begins once they
@@ -151,6 +162,11 @@
 //     answered, and the reset then kills and removes what it started too,
 //     so a late start cannot count as initialization during the rerun of
 //     the init containers.
+//   - A failed postStart hook: the kubelet kills the container inside the
+//     SyncPod that started it, before that sync's later starts; the machine
+//     issues a sync's starts together (the runner runs the hook before the
+//     next start) and kills the container when the HookResult arrives, so
+//     the kill comes after those starts.
 //   - The Pulling event is recorded when the pull is asked for, and Pulled,
 //     Failed, Created, Started, FailedPostStartHook and Unhealthy when the
 //     observation arrives, so they come one Step after the kubelet's in

@@ -43,8 +43,23 @@ type ctr struct {
 	lastPull    containerstate.StartError // the last pull error, for ImagePullBackOff messages
 	// inFlight: a PullImage or StartContainer was issued and not answered.
 	inFlight bool
-	// restartAfterKill: a kill with restart is under way; start once the
-	// instance stopped, with back-off against backoffRef (4.2 step 1).
+	// busyAtPlan: inFlight when the plan under way was decided; its start
+	// counts as done for that plan, even once answered (startPhase).
+	busyAtPlan bool
+	// startRC is the restart count of the start issued last.
+	startRC int32
+	// purgedRC is the restart count after the newest instance purged for a
+	// new sandbox (hasPurgedRC): the kubelet's starts in the sync that
+	// purged read the restart count from the status it began with.
+	purgedRC    int32
+	hasPurgedRC bool
+	// purgedRef is the finishedAt of the newest exited instance purged, the
+	// crash-loop back-off reference of the same starts (zero: none).
+	purgedRef time.Time
+	// restartAfterKill: the sync under way killed the container and starts
+	// it again once it stopped, with back-off against backoffRef, the
+	// newest instance that had exited when the sync began (4.2 step 1).
+	// It holds for that sync only (endCont).
 	restartAfterKill bool
 	backoffRef       time.Time
 	// removedByReset: the instances were removed by a RestartAllContainers
@@ -62,7 +77,9 @@ type sandbox struct {
 	creating bool   // CreateSandbox in flight
 	pending  uint32 // its attempt
 	stopping bool   // KillSandbox in flight
-	changed  bool   // SandboxChanged recorded for the current recreation
+	// termStopped: the termination's KillSandbox was issued.
+	termStopped bool
+	changed     bool // SandboxChanged recorded for the current recreation
 }
 
 // Machine is one pod on one node (spec/podlifecycle.md). Use New; the
@@ -96,7 +113,10 @@ type Machine struct {
 	pendingErr bool  // the previous sync had an error (requeue)
 	marked     bool  // AllContainersRestarting was True at the start of the sync (3.2)
 
-	plan    plan
+	plan plan
+	// cont: the sync of plan waits for its kills; resume carries out the
+	// rest of it (section 4.1).
+	cont    bool
 	scratch []string // IDs created within one batch, for validation
 	// retired maps every instance the machine knew and no longer keeps
 	// (pushed out of its window, removed, purged with a lost sandbox) to

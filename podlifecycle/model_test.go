@@ -3,6 +3,7 @@ package podlifecycle
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,6 +78,11 @@ type model struct {
 	delAt     time.Time // deletion time
 	termAt    time.Time // the pod worker started terminating
 	termGrace int64     // the grace its kills began with
+	// killAt and killGrace are when each container's last kill began (its
+	// Killing event) and with which grace: a whole-pod kill from a sync
+	// (rule 3.7) may still be under way when the termination begins.
+	killAt    map[string]time.Time
+	killGrace map[string]int64
 	grace     int64
 	probes    map[string]ProbeOutcome
 	spins     int
@@ -139,6 +145,27 @@ func (md *model) step(t *rapid.T) {
 		if md.pod.DeletionTimestamp != nil {
 			md.termGrace = md.m.override
 		}
+	}
+	for _, e := range r.Events {
+		if e.Reason != ReasonKilling {
+			continue
+		}
+		name := e.FieldPath[strings.IndexByte(e.FieldPath, '{')+1 : len(e.FieldPath)-1]
+		g := int64(2) // the pod grace of a kill from a sync (3.8)
+		switch {
+		case r.State >= Terminating && md.pod.DeletionTimestamp != nil:
+			g = md.m.override
+		case r.State >= Terminating:
+			g = md.termGrace
+		case md.pod.DeletionGracePeriodSeconds != nil:
+			g = *md.pod.DeletionGracePeriodSeconds
+		case md.pod.Spec.TerminationGracePeriodSeconds != nil:
+			g = *md.pod.Spec.TerminationGracePeriodSeconds
+		}
+		if md.killAt == nil {
+			md.killAt, md.killGrace = map[string]time.Time{}, map[string]int64{}
+		}
+		md.killAt[name], md.killGrace[name] = md.now, g
 	}
 	// Progress: a step with nothing to do must not ask to be run again now.
 	if len(obs) == 0 && len(r.Actions) == 0 && len(r.Events) == 0 && len(r.Statuses) == 0 &&
@@ -233,8 +260,12 @@ func (md *model) check(t *rapid.T, a Action) {
 		}
 		// A sidecar stops after the regular containers and the later
 		// sidecars, unless the grace ran out.
-		if md.now.Sub(md.termAt) >= time.Duration(md.termGrace)*time.Second {
-			return // the wait for the turn is capped by the grace (7.4 step 5)
+		began, g := md.termAt, md.termGrace
+		if at, ok := md.killAt[a.Container]; ok {
+			began, g = at, md.killGrace[a.Container]
+		}
+		if md.now.Sub(began) >= time.Duration(g)*time.Second {
+			return // the wait for the turn is capped by the kill's grace (7.4 step 5)
 		}
 		for i := range md.pod.Spec.Containers {
 			if rc := md.rt[md.pod.Spec.Containers[i].Name]; rc != nil && rc.running {

@@ -18,18 +18,27 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 	case SandboxReady:
 		if !m.sb.exists || o.Attempt >= m.sb.attempt {
 			m.sb.attempt, m.sb.exists, m.sb.ready, m.sb.ip = o.Attempt, true, true, o.IP
-			m.sb.creating, m.sb.changed = false, false
+			m.sb.creating, m.sb.changed, m.sb.stopping = false, false, false
 			m.dirty = true
 		}
 		return
 	case SandboxNotReady:
-		if o.Attempt == m.sb.attempt {
-			m.sb.ready, m.sb.stopping, m.sb.creating = false, false, false
+		// A sandbox that was not ready already changes nothing: the
+		// answer to a KillSandbox of a stopped sandbox is no runtime
+		// event, and the kubelet's relist finds nothing to sync.
+		if o.Attempt == m.sb.attempt && (m.sb.ready || m.sb.stopping || m.sb.creating && m.sb.pending == o.Attempt) {
+			m.sb.ready, m.sb.stopping = false, false
+			// The old sandbox's stop does not end the creation of a new
+			// one issued after it in the same sync.
+			if m.sb.creating && m.sb.pending == o.Attempt {
+				m.sb.creating = false
+			}
 			m.dirty = true
 		}
 		return
 	case SandboxCreateFailed:
 		m.sb.creating = false
+		m.clearPurgedRC()
 		if m.pod.DeletionTimestamp == nil {
 			res.Events = append(res.Events, warning(ReasonFailedCreatePodSandBox, FailedCreatePodSandBoxMessage(o.Message), ""))
 		}
@@ -82,7 +91,10 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 	case ContainerCreated:
 		if c.instance(o.ContainerID) == nil {
 			rc := int32(0)
-			if len(c.insts) > 0 {
+			switch {
+			case c.inFlight:
+				rc = c.startRC // the answer to the machine's start
+			case len(c.insts) > 0:
 				rc = c.insts[0].restartCount + 1
 			}
 			if len(c.insts) == maxInstances {

@@ -27,6 +27,24 @@ type plan struct {
 	ephToStart             []int
 	toKill                 []killReq
 	toReset                []resetReq
+	// prune are the init container instances step 3 of section 4.1
+	// removes, decided from the view at the start of the sync.
+	prune []instRef
+	// sandboxStopped: the KillSandbox of a KillPod plan was issued.
+	sandboxStopped bool
+	// sandboxAsked: its CreateSandbox was issued; the starts follow once
+	// the sandbox is ready.
+	sandboxAsked bool
+	// kills are the instances of toKill, by ID: the sync goes on once
+	// they all stopped (section 4.1 step 2).
+	kills []instRef
+}
+
+// instRef names one instance by its container's position in Machine.ctrs
+// and its ID: unlike an *inst it stays valid while instances are added.
+type instRef struct {
+	c  int
+	id string
 }
 
 // resetReq is one entry of ContainersToReset (section 3.2).
@@ -37,9 +55,9 @@ type resetReq struct {
 }
 
 func (p *plan) reset() {
-	p.killPod, p.createSandbox, p.attempt = false, false, 0
+	p.killPod, p.createSandbox, p.attempt, p.sandboxStopped, p.sandboxAsked = false, false, 0, false, false
 	p.initToStart, p.toStart, p.ephToStart, p.toKill = p.initToStart[:0], p.toStart[:0], p.ephToStart[:0], p.toKill[:0]
-	p.toReset = p.toReset[:0]
+	p.toReset, p.prune, p.kills = p.toReset[:0], p.prune[:0], p.kills[:0]
 }
 
 // addSorted inserts i into the ascending list s, once.
@@ -88,6 +106,9 @@ func (m *Machine) sandboxCheck() (bool, uint32) {
 func (m *Machine) computePodActions() {
 	p := &m.plan
 	p.reset()
+	for i := range m.ctrs {
+		m.ctrs[i].busyAtPlan = m.ctrs[i].inFlight
+	}
 	if m.sb.creating {
 		return // the sandbox is being created: the kubelet's sync waits for it
 	}
@@ -104,7 +125,21 @@ func (m *Machine) computePodActions() {
 		m.planReset(p)
 		return
 	}
+	m.planPrune(p)
 	if create {
+		// The starts after the purge read the status the sync began with:
+		// the back-off reference is the newest instance exited then, not
+		// one the whole-pod kill stops (4.2 step 1).
+		is := m.inits()
+		for i := range is {
+			is[i].purgedRef = time.Time{}
+			for j := range is[i].insts {
+				if in := &is[i].insts[j]; in.state == containerstate.RuntimeExited {
+					is[i].purgedRef = in.finished
+					break
+				}
+			}
+		}
 		m.planSandbox(p)
 		return
 	}
@@ -133,7 +168,7 @@ func (m *Machine) computePodActions() {
 			case n == nil || n.state != containerstate.RuntimeExited:
 				restart = true
 			default:
-				restart = c.restartAfterKill || m.opts.Features.ShouldRestart(m.spec, c.spec, n.exitCode)
+				restart = m.opts.Features.ShouldRestart(m.spec, c.spec, n.exitCode)
 			}
 			if restart {
 				p.toStart = append(p.toStart, c.index)
@@ -179,6 +214,29 @@ func (m *Machine) computePodActions() {
 	if keep == 0 && len(p.toStart) == 0 {
 		p.killPod = true
 		p.initToStart = p.initToStart[:0]
+	}
+}
+
+// planPrune is section 4.1 step 3 (the kubelet's
+// pruneInitContainersBeforeStart), decided from the view at the start of
+// the sync: of each init container, regular or sidecar, only the newest
+// instance that exited or is unknown is kept; the older ones are removed.
+// Running and created instances are neither kept nor counted.
+func (m *Machine) planPrune(p *plan) {
+	is := m.inits()
+	for i := range is {
+		kept := false
+		for j := range is[i].insts {
+			in := &is[i].insts[j]
+			if in.state != containerstate.RuntimeExited && in.state != containerstate.RuntimeUnknown {
+				continue
+			}
+			if !kept {
+				kept = true
+				continue
+			}
+			p.prune = append(p.prune, instRef{c: i, id: in.id})
+		}
 	}
 }
 
@@ -317,7 +375,7 @@ func (m *Machine) planInit(p *plan) bool {
 				break
 			}
 			if a.exitCode != 0 || a.reason == containerstate.ReasonOOMKilled {
-				if c.restartAfterKill || m.opts.Features.ShouldRestart(m.spec, c.spec, a.exitCode) {
+				if m.opts.Features.ShouldRestart(m.spec, c.spec, a.exitCode) {
 					p.initToStart = addSorted(p.initToStart, i)
 					break
 				}
@@ -357,7 +415,15 @@ func (m *Machine) planInit(p *plan) bool {
 // sync is one full kubelet sync at now.
 func (m *Machine) sync(now time.Time, res *Result) {
 	m.dirty = false
-	hadErr := m.pendingErr
+	if m.cont {
+		if m.pod.DeletionTimestamp == nil {
+			m.resume(now, res)
+			return
+		}
+		// The termination takes over; the rest of the interrupted sync is
+		// not carried out.
+		m.endCont()
+	}
 	m.pendingErr = false
 	var crashExpiry, timer time.Time
 	status := m.generate(now, false, res)
@@ -376,7 +442,17 @@ func (m *Machine) sync(now time.Time, res *Result) {
 	}
 	m.computePodActions()
 	crashExpiry, timer = m.execute(now, res)
-	_ = hadErr
+	if m.cont {
+		m.syncAt = m.waitAt(now, timer)
+		return
+	}
+	m.schedule(now, crashExpiry, timer)
+}
+
+// schedule sets the next sync after one that ended at now (rule 4.5): the
+// earliest crash-loop expiry, the error requeue, else the resync period,
+// and the kill timer and the deadline when earlier.
+func (m *Machine) schedule(now, crashExpiry, timer time.Time) {
 	delay := m.opts.SyncFrequency
 	switch {
 	case !crashExpiry.IsZero():
@@ -399,8 +475,11 @@ func (m *Machine) sync(now time.Time, res *Result) {
 	}
 }
 
-// execute carries the plan out (section 4.1): it returns the earliest
-// crash-loop expiry met and the earliest kill timer.
+// execute carries the plan out (section 4.1) as far as the kubelet's
+// SyncPod goes before it blocks on a kill: it returns the earliest
+// crash-loop expiry met and the earliest kill timer. When kills are under
+// way it sets m.cont, and resume carries out the rest of the same plan
+// once they are answered: SyncPod kills first, then prunes, then starts.
 func (m *Machine) execute(now time.Time, res *Result) (crashExpiry, timer time.Time) {
 	p := &m.plan
 	if p.createSandbox && m.sb.exists && !m.sb.changed {
@@ -408,31 +487,9 @@ func (m *Machine) execute(now time.Time, res *Result) (crashExpiry, timer time.T
 		m.sb.changed = true
 	}
 	if p.killPod {
-		if !m.killPod(now, -1, res) {
-			return time.Time{}, m.progressKills(now, res)
-		}
-		if m.sb.exists && !m.sb.stopping && (m.sb.ready || p.createSandbox) {
-			res.Actions = append(res.Actions, Action{Kind: KillSandbox, Attempt: m.sb.attempt})
-			m.sb.stopping = m.sb.ready
-		}
-		if m.sb.stopping || !p.createSandbox || m.sb.creating {
-			return time.Time{}, time.Time{}
-		}
-		// Every init container runs again in the new sandbox.
-		is := m.inits()
-		for i := range is {
-			for j := range is[i].insts {
-				res.Actions = append(res.Actions, Action{Kind: RemoveContainer, Container: is[i].name,
-					ContainerKind: containerstate.Init, ContainerID: is[i].insts[j].id})
-			}
-			for j := range is[i].insts {
-				m.retire(is[i].name, is[i].insts[j].id)
-			}
-			is[i].insts = is[i].insts[:0]
-		}
-		res.Actions = append(res.Actions, Action{Kind: CreateSandbox, Attempt: p.attempt})
-		m.sb.creating, m.sb.pending, m.sb.ready = true, p.attempt, false
-		return time.Time{}, time.Time{}
+		t, done := m.killPodPhase(now, res)
+		m.cont = !done
+		return time.Time{}, t
 	}
 	// The reset list is carried out in order, one entry after the other, as
 	// the kubelet does: a kill is waited for before the next entry (4.1).
@@ -455,6 +512,9 @@ func (m *Machine) execute(now time.Time, res *Result) (crashExpiry, timer time.T
 			continue
 		}
 		if k.restart {
+			// 4.2 step 1: the restart in this sync is backed off against
+			// the newest instance that had exited when the sync began,
+			// the one before the killed one.
 			k.c.restartAfterKill = true
 			k.c.backoffRef = time.Time{}
 			for j := range k.c.insts {
@@ -466,9 +526,104 @@ func (m *Machine) execute(now time.Time, res *Result) (crashExpiry, timer time.T
 		}
 		m.beginKill(k.c, k.in, k.reason, k.message, m.podGrace(k.c, k.reason), false, false, now, res)
 		k.in.kill.restart = k.restart
+		p.kills = append(p.kills, instRef{c: m.indexOf(k.c), id: k.in.id})
 	}
 	timer = m.progressKills(now, res)
+	if !m.killsDone() {
+		m.cont = true
+		return time.Time{}, timer
+	}
+	crashExpiry = m.startPhase(now, res)
+	m.endCont()
+	return crashExpiry, timer
+}
+
+// killPodPhase is step 2 of section 4.1 with KillPod: the whole-pod kill
+// of every running instance, then the sandbox stop, then, with a new
+// sandbox, the purge of every init container instance and the creation
+// (step 4); without one, the prune (step 3). It reports whether the plan
+// is carried out, and the earliest kill timer when it is not. Like the
+// kubelet, it waits for the containers to stop, not for the sandbox: the
+// runner carries out the KillSandbox before what follows it.
+func (m *Machine) killPodPhase(now time.Time, res *Result) (time.Time, bool) {
+	p := &m.plan
+	if !m.killPod(now, -1, res) {
+		return m.progressKills(now, res), false
+	}
+	// killPodWithSyncResult stops every sandbox of the pod, ready or not.
+	if !p.sandboxStopped && m.sb.exists {
+		res.Actions = append(res.Actions, Action{Kind: KillSandbox, Attempt: m.sb.attempt})
+		m.sb.stopping = m.sb.ready
+		p.sandboxStopped = true
+	}
+	if !p.createSandbox {
+		m.prune(res)
+		return time.Time{}, true
+	}
+	// Every init container runs again in the new sandbox. The prune that
+	// follows in the kubelet finds nothing left to remove.
+	is := m.inits()
+	for i := range is {
+		if len(is[i].insts) > 0 {
+			is[i].purgedRC, is[i].hasPurgedRC = is[i].insts[0].restartCount+1, true
+		}
+		for j := range is[i].insts {
+			res.Actions = append(res.Actions, Action{Kind: RemoveContainer, Container: is[i].name,
+				ContainerKind: containerstate.Init, ContainerID: is[i].insts[j].id})
+		}
+		for j := range is[i].insts {
+			m.retire(is[i].name, is[i].insts[j].id)
+		}
+		is[i].insts = is[i].insts[:0]
+	}
+	res.Actions = append(res.Actions, Action{Kind: CreateSandbox, Attempt: p.attempt})
+	m.sb.creating, m.sb.pending, m.sb.ready = true, p.attempt, false
+	p.sandboxAsked = true
+	return time.Time{}, false // the starts of the plan wait for the sandbox
+}
+
+// killsDone reports whether every instance the plan kills has stopped (or
+// is gone).
+func (m *Machine) killsDone() bool {
+	for _, r := range m.plan.kills {
+		if r.c < 0 {
+			continue
+		}
+		if in := m.ctrs[r.c].instance(r.id); in != nil && in.state != containerstate.RuntimeExited {
+			return false
+		}
+	}
+	return true
+}
+
+// prune carries out section 4.1 step 3: it removes the init container
+// instances the plan prunes. The machine drops them at once, as it does
+// with a purge: the next sync's status no longer has them, as the
+// kubelet's does not.
+func (m *Machine) prune(res *Result) {
+	for _, r := range m.plan.prune {
+		c := &m.ctrs[r.c]
+		if c.instance(r.id) == nil {
+			continue
+		}
+		res.Actions = append(res.Actions, Action{Kind: RemoveContainer, Container: c.name, ContainerKind: c.kind, ContainerID: r.id})
+		c.remove(r.id)
+		m.retire(c.name, r.id)
+	}
+}
+
+// startPhase is the rest of SyncPod once the kills are over (section 4.1
+// steps 3, 5 to 7): the prune, then the ephemeral, init and regular starts.
+// It returns the earliest crash-loop expiry that held a start.
+func (m *Machine) startPhase(now time.Time, res *Result) (crashExpiry time.Time) {
+	p := &m.plan
+	m.prune(res)
 	start := func(c *ctr) bool {
+		if c.busyAtPlan {
+			// Its start was under way when the plan was decided: done for
+			// this plan, even if it was answered while the kills ran.
+			return true
+		}
 		if n := newest(c); n != nil && n.kill.active && n.state != containerstate.RuntimeExited {
 			return true // started once the kill is done
 		}
@@ -490,7 +645,85 @@ func (m *Machine) execute(now time.Time, res *Result) (crashExpiry, timer time.T
 	for _, i := range p.toStart {
 		start(&rs[i])
 	}
-	return crashExpiry, timer
+	m.clearPurgedRC()
+	return crashExpiry
+}
+
+// clearPurgedRC ends the validity of the purged instances' restart
+// counts: only the starts of the sync that purged them read them; later
+// ones find no instance (the purge removed their logs too).
+func (m *Machine) clearPurgedRC() {
+	for i := range m.ctrs {
+		m.ctrs[i].hasPurgedRC = false
+	}
+}
+
+// resume goes on with the sync whose kills were under way (m.cont): the
+// kubelet's SyncPod blocks on each kill, so the rest of its plan (the
+// sandbox, the prune, the starts) follows only once they are answered,
+// with the plan decided when the sync began. Nothing else is decided
+// meanwhile. Once done, the next sync is due at once, as the kubelet's
+// relist after a sync that acted finds the stopped containers.
+func (m *Machine) resume(now time.Time, res *Result) {
+	if p := &m.plan; p.sandboxAsked {
+		if m.sb.creating {
+			m.syncAt = m.waitAt(now, time.Time{})
+			return
+		}
+		if !m.sb.ready {
+			// The creation failed: the sync ends with its error and the
+			// requeue failedSync set; the next sync decides again.
+			m.endCont()
+			return
+		}
+		// Section 15 decision 6: the status with the sandbox ready, then
+		// the starts the sync decided when it began (rule 3.3).
+		m.generate(now, false, res)
+		crashExpiry := m.startPhase(now, res)
+		m.endCont()
+		m.schedule(now, crashExpiry, time.Time{})
+		return
+	}
+	if m.plan.killPod {
+		if t, done := m.killPodPhase(now, res); !done {
+			m.syncAt = m.waitAt(now, t)
+			return
+		}
+	} else {
+		if t := m.progressKills(now, res); !m.killsDone() {
+			m.syncAt = m.waitAt(now, t)
+			return
+		}
+		m.startPhase(now, res)
+	}
+	m.endCont()
+	m.dirty, m.syncAt = true, now
+}
+
+// waitAt is when a sync waiting for its kills looks again without an
+// observation: the kill timer, else the resync period.
+func (m *Machine) waitAt(now, timer time.Time) time.Time {
+	return earliest(timer, now.Add(m.opts.SyncFrequency))
+}
+
+// endCont ends the sync resume was carrying out. A killed container's
+// back-off reference held only for that sync: later syncs check it against
+// its newest exited instance, the killed one (section 4.2 step 1).
+func (m *Machine) endCont() {
+	m.cont = false
+	for i := range m.ctrs {
+		m.ctrs[i].restartAfterKill, m.ctrs[i].backoffRef = false, time.Time{}
+	}
+}
+
+// indexOf is the position of c in m.ctrs.
+func (m *Machine) indexOf(c *ctr) int {
+	for i := range m.ctrs {
+		if &m.ctrs[i] == c {
+			return i
+		}
+	}
+	return -1
 }
 
 func conditionTrue(st *v1.PodStatus, t v1.PodConditionType) bool {
@@ -558,6 +791,9 @@ func (m *Machine) start(c *ctr, now time.Time, res *Result) (bool, time.Time) {
 				break
 			}
 		}
+		if len(c.insts) == 0 && c.hasPurgedRC {
+			ref = c.purgedRef // the status the purging sync began with still had it
+		}
 	}
 	if !ref.IsZero() {
 		key := containerstate.CrashLoopKey(m.name, m.ns, m.uid, c.spec)
@@ -600,10 +836,14 @@ func (m *Machine) start(c *ctr, now time.Time, res *Result) (bool, time.Time) {
 	if pull {
 		res.Actions = append(res.Actions, Action{Kind: PullImage, Container: c.name, ContainerKind: c.kind, Image: img, PullPolicy: policy})
 	}
+	// 4.2 step 3: the newest instance's restart count + 1.
 	rc := int32(0)
 	if n := newest(c); n != nil {
 		rc = n.restartCount + 1
+	} else if c.hasPurgedRC {
+		rc = c.purgedRC
 	}
+	c.startRC = rc
 	res.Actions = append(res.Actions, Action{Kind: StartContainer, Container: c.name, ContainerKind: c.kind,
 		Image: img, PullPolicy: policy, RestartCount: rc})
 	if c.spec.Lifecycle != nil && c.spec.Lifecycle.PostStart != nil {
@@ -630,11 +870,13 @@ func (m *Machine) terminate(now time.Time, res *Result) time.Time {
 	if !done || m.startUnanswered() || m.sb.creating {
 		return timer
 	}
+	// KillPod stops every sandbox of the pod, ready or not (section 7.3
+	// step 3); the terminal status waits for a ready one to stop.
+	if m.sb.exists && !m.sb.termStopped {
+		res.Actions = append(res.Actions, Action{Kind: KillSandbox, Attempt: m.sb.attempt})
+		m.sb.termStopped, m.sb.stopping = true, m.sb.ready
+	}
 	if m.sb.ready {
-		if !m.sb.stopping {
-			res.Actions = append(res.Actions, Action{Kind: KillSandbox, Attempt: m.sb.attempt})
-			m.sb.stopping = true
-		}
 		return time.Time{}
 	}
 	m.generate(now, true, res)

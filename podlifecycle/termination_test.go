@@ -314,7 +314,8 @@ func TestRule3_6_LivenessKillRestarts(t *testing.T) {
 
 // TestRule4_1_SandboxChanged: a lost sandbox records SandboxChanged, kills
 // what runs, stops it, creates attempt 1 and reruns the init containers
-// (4.1 steps 1-4, section 12 pitfall 8).
+// (4.1 steps 1-4, section 12 pitfall 8), the first with the restart count
+// of the status the sync began with (4.2 step 3).
 func TestRule4_1_SandboxChanged(t *testing.T) {
 	pod := podPI()
 	s := newSim(t, pod, DefaultOptions())
@@ -338,8 +339,20 @@ func TestRule4_1_SandboxChanged(t *testing.T) {
 		t.Fatalf("actions %v", got)
 	}
 	r = s.step()
-	if got := actionsOf(r); !slices.Contains(got, "StartContainer init1") {
+	// Its restart count comes from the status the sync began with, which
+	// still had the purged instance (4.2 step 3).
+	if got := actionsOf(r); !slices.Contains(got, "StartContainer init1 restart=1") {
 		t.Fatalf("init1 runs again: %v", got)
+	}
+	s.settle()
+	s.exit("init1", 0)
+	// A later sync: no instance of init2 is left, the count starts over.
+	var next []string
+	for i := 0; i < 5 && len(next) == 0; i++ {
+		next = startsOf(s.step())
+	}
+	if !slices.Equal(next, []string{"StartContainer init2"}) {
+		t.Fatalf("init2 runs again: %v", next)
 	}
 }
 

@@ -108,8 +108,10 @@ const (
 	// CreateSandbox: create sandbox Attempt. Answered by SandboxReady or
 	// SandboxCreateFailed.
 	CreateSandbox ActionKind = iota + 1
-	// KillSandbox: stop every sandbox of the pod (Attempt is the newest).
-	// Answered by SandboxNotReady.
+	// KillSandbox: stop every sandbox of the pod (Attempt is the newest),
+	// ready or not, as every whole-pod kill does. Answered by
+	// SandboxNotReady; the actions after it in the Result do not wait for
+	// the answer.
 	KillSandbox
 	// PullImage: make Image available for Container under PullPolicy
 	// (Always or IfNotPresent; the machine never asks for a Never image).
@@ -129,8 +131,12 @@ const (
 	// runtime sends SIGKILL when it runs out). Reason and Message say why.
 	// Answered by ContainerExited (or ContainerRemoved / ContainerUnknown).
 	KillContainer
-	// RemoveContainer: remove instance ContainerID, keeping its logs
-	// (RestartAllContainers resets). Answered by ContainerRemoved.
+	// RemoveContainer: remove instance ContainerID, which is not running:
+	// a RestartAllContainers reset (keeping its logs), the purge of every
+	// init container instance before a new sandbox, or the prune of an
+	// init container's older exited instances (spec/podlifecycle.md section
+	// 4.1 steps 2 and 3). Answered by ContainerRemoved; the machine drops
+	// purged and pruned instances at once and ignores the answer.
 	RemoveContainer
 	// RunHook: run Hook of instance ContainerID. A postStart hook follows
 	// the StartContainer it belongs to and blocks the next start of the

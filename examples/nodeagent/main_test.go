@@ -57,7 +57,7 @@ func TestGolden(t *testing.T) {
 func TestOutputSections(t *testing.T) {
 	got := output(t)
 	for _, want := range []string{
-		"NAME                      READY     STATUS             RESTARTS        AGE\n",
+		"NAME                      READY     STATUS             RESTARTS ", // the RESTARTS column's width follows its widest cell
 		"CrashLoopBackOff", "ImagePullBackOff", "Completed", "Running",
 		"$ kubectl describe pod worker-",
 		"Events:\n  Type     Reason   Age",

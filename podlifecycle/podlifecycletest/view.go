@@ -65,8 +65,10 @@ func (c *ctrView) inst(id string) *instView {
 }
 
 // remove marks instance id removed, and every older instance with it: the
-// machine removes instances only for a reset or a new sandbox, and then
-// all of them it still knows (it keeps only the newest few).
+// machine removes, for a reset or a new sandbox, every instance it still
+// knows (it keeps only the newest few), and, for the prune of an init
+// container (spec/podlifecycle.md section 4.1 step 3), the exited
+// instances older than the newest exited one.
 func (c *ctrView) remove(id string) {
 	for i, in := range c.insts {
 		if in.id == id {
