@@ -363,13 +363,20 @@ func sortEvents(events []corev1.Event) []Event {
 		ks = append(ks, keyed{Event{Type: e.Type, Reason: e.Reason, Object: e.InvolvedObject.FieldPath, Message: strings.TrimSpace(e.Message),
 			Count: max(count, 1), FirstSeen: first, LastSeen: last}, e.Name})
 	}
+	// Core events carry whole seconds and events.k8s.io ones microseconds,
+	// so times compare to the second and ties go in the order a pod's life
+	// takes (scheduled, pulled, created, started).
+	sec := func(t time.Time) time.Time { return t.Truncate(time.Second) }
 	sort.SliceStable(ks, func(i, j int) bool {
 		a, b := ks[i], ks[j]
-		if !a.e.LastSeen.Equal(b.e.LastSeen) {
-			return a.e.LastSeen.Before(b.e.LastSeen)
+		if la, lb := sec(a.e.LastSeen), sec(b.e.LastSeen); !la.Equal(lb) {
+			return la.Before(lb)
 		}
-		if !a.e.FirstSeen.Equal(b.e.FirstSeen) {
-			return a.e.FirstSeen.Before(b.e.FirstSeen)
+		if ra, rb := lifecycleRank[a.e.Reason], lifecycleRank[b.e.Reason]; ra != rb {
+			return ra < rb
+		}
+		if fa, fb := sec(a.e.FirstSeen), sec(b.e.FirstSeen); !fa.Equal(fb) {
+			return fa.Before(fb)
 		}
 		return a.name < b.name
 	})
@@ -379,3 +386,7 @@ func sortEvents(events []corev1.Event) []Event {
 	}
 	return out
 }
+
+// lifecycleRank orders events of the same second; reasons not listed come
+// after these.
+var lifecycleRank = map[string]int{"Scheduled": -6, "Pulling": -5, "Pulled": -4, "Created": -3, "Started": -2, "Killing": -1}
