@@ -67,7 +67,9 @@ type Taint struct {
 
 // Prediction is nodecondition's simulated timeline for the node.
 type Prediction struct {
-	// From is the last renewal the times count from.
+	// From is the node's last sign of life the times count from: its last
+	// Lease renewal or status heartbeat, whichever is later (now for a node
+	// with neither).
 	From time.Time `json:"from"`
 	// GracePeriod, MonitorPeriod and EvictionRate are the controller
 	// settings the simulation ran with.
@@ -77,6 +79,8 @@ type Prediction struct {
 	// Horizon is how far the simulation ran.
 	Horizon string           `json:"horizon"`
 	Steps   []PredictionStep `json:"steps"`
+	// Notes say where the prediction is known to be off.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // PredictionStep is one predicted change.
@@ -125,7 +129,7 @@ func Node(in NodeInput) (NodeReport, error) {
 		}
 		r.Taints = append(r.Taints, tt)
 	}
-	from := in.Now
+	var from time.Time
 	if l := in.Lease; l != nil {
 		lr := &Lease{Age: "<never renewed>"}
 		if l.Spec.HolderIdentity != nil {
@@ -141,6 +145,16 @@ func Node(in NodeInput) (NodeReport, error) {
 		}
 		r.Lease = lr
 	}
+	// The controller counts from the node's last sign of life: a Lease
+	// renewal or a status heartbeat, whichever came later.
+	for _, c := range node.Status.Conditions {
+		if c.LastHeartbeatTime.After(from) {
+			from = c.LastHeartbeatTime.Time
+		}
+	}
+	if from.IsZero() {
+		from = in.Now
+	}
 	opts := in.Controller
 	if opts == (nc.ControllerOptions{}) {
 		opts = nc.DefaultControllerOptions()
@@ -148,6 +162,10 @@ func Node(in NodeInput) (NodeReport, error) {
 	p, err := predict(node, in.Pods, in.Others, opts, from)
 	if err != nil {
 		return NodeReport{}, err
+	}
+	if !hasReady(node) {
+		p.Notes = append(p.Notes, fmt.Sprintf("%s has not posted a Ready condition: the controller gives it the startup grace period (%v) from its creation instead, so it turns Unknown later than predicted",
+			node.Name, opts.StartupGracePeriod))
 	}
 	r.Prediction = p
 	return r, nil
@@ -267,6 +285,15 @@ func tolerationOf(ts []corev1.Toleration) string {
 func hasLabel(n *corev1.Node, key string) bool {
 	_, ok := n.Labels[key]
 	return ok
+}
+
+func hasReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return true
+		}
+	}
+	return false
 }
 
 func nodeReady(n *corev1.Node) bool {

@@ -151,11 +151,11 @@ func (r NodeReport) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	p := r.Prediction
-	fmt.Fprintf(w, "If %s stopped renewing its Lease now (simulated, an estimate; counted from the last renewal %s;\n", r.Name, until(p.From, r.now))
+	fmt.Fprintf(w, "If %s stopped renewing its Lease now (simulated, an estimate; counted from its last renewal or heartbeat %s;\n", r.Name, until(p.From, r.now))
 	fmt.Fprintf(w, "node-monitor-grace-period %s, node-monitor-period %s, node-eviction-rate %g; window over the monitor loop's phase):\n",
 		p.GracePeriod, p.MonitorPeriod, p.EvictionRate)
 	tw := newTab(w)
-	fmt.Fprintln(tw, "  AFTER RENEWAL\tAT THE LATEST\tEVENT\tSUBJECT\tDETAIL")
+	fmt.Fprintln(tw, "  AFTER\tAT THE LATEST\tEVENT\tSUBJECT\tDETAIL")
 	for _, s := range p.Steps {
 		if s.Never {
 			fmt.Fprintf(tw, "  never\t\t%s\t%s\t%s\n", s.Event, s.Subject, s.Detail)
@@ -167,5 +167,11 @@ func (r NodeReport) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", after, until(s.AtLatest, r.now), s.Event, s.Subject, s.Detail)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(w, "Note: %s.\n", n)
+	}
+	return nil
 }
