@@ -30,6 +30,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -37,7 +38,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, time.Now)
 	stop()
 	if errors.Is(err, pflag.ErrHelp) {
 		return
@@ -66,10 +67,11 @@ Usage:
 Flags:
 `
 
-func run(ctx context.Context, args []string, out, errOut io.Writer) error {
+func run(ctx context.Context, args []string, out, errOut io.Writer, now func() time.Time) error {
 	fs := pflag.NewFlagSet("kubectl-nodestate", pflag.ContinueOnError)
 	fs.SetOutput(errOut)
 	c := newCommand(fs)
+	c.now = now
 	fs.Usage = func() {
 		fmt.Fprint(errOut, usage)
 		fs.PrintDefaults()
