@@ -40,7 +40,9 @@
 // gremlins decides which mutants are covered from the coverage profile,
 // whose blocks leave out the expressions of switch cases and constant
 // declarations, so it reports mutants there as not covered without running
-// them. Every run therefore applies each such mutant itself (through go test
+// them; and it times a mutant out after a multiple of one coverage run,
+// which on a busy machine is shorter than compiling the package again.
+// Every run therefore applies each such mutant itself (through go test
 // -overlay, leaving the tree untouched) and counts it as killed when the
 // tests fail. -survivors does the same for every mutant of the kept result
 // that was not killed: after tests were added, as long as the package's
@@ -173,7 +175,7 @@ func main() {
 		if err != nil {
 			fatalf("%v", err)
 		}
-		if err := retest(&r, notCovered, *coefficient); err != nil {
+		if err := retest(&r, rerun, *coefficient); err != nil {
 			fatalf("%v", err)
 		}
 		r.Seconds = *importSeconds
@@ -293,7 +295,7 @@ func run(bin, pkg string, workers, coefficient int) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if err := retest(&r, notCovered, coefficient); err != nil {
+	if err := retest(&r, rerun, coefficient); err != nil {
 		return Result{}, err
 	}
 	r.Seconds = time.Since(start).Round(time.Second).Seconds()
@@ -583,7 +585,11 @@ func cell(s string) string {
 	return strings.ReplaceAll(s, "|", `\|`)
 }
 
-func notCovered(m Mutant) bool { return m.Status == "NOT COVERED" }
+// rerun picks the mutants every run applies itself: those gremlins calls not
+// covered, and those that timed out, since gremlins' limit (a multiple of
+// one coverage run, which compiles nothing new) is short for a mutant whose
+// package and tests must compile again on a busy machine.
+func rerun(m Mutant) bool { return m.Status == "NOT COVERED" || m.Status == "TIMED OUT" }
 
 // mutated is the token each operator puts in place of each token, as
 // gremlins v0.6.0 does.
@@ -630,7 +636,7 @@ func retest(r *Result, pick func(Mutant) bool, coefficient int) error {
 	if out, err := goTest(r.Package, "", 30*time.Minute); err != nil {
 		return fmt.Errorf("the tests fail without mutants: %v\n%s", err, out)
 	}
-	limit := time.Duration(coefficient) * time.Since(start)
+	limit := max(time.Duration(coefficient)*time.Since(start), minLimit)
 	fmt.Printf("== %s: running the tests against %d mutants (limit %s each)\n", r.Package, len(todo), limit.Round(time.Second))
 
 	gone := make(map[int]bool)
@@ -717,6 +723,10 @@ func (c *Counts) add(status string, n int) {
 }
 
 var errTimedOut = errors.New("timed out")
+
+// minLimit is the least time a mutant's test run is given here: compiling
+// the package and its tests again takes half a minute on a busy machine.
+const minLimit = 2 * time.Minute
 
 // goTest runs the package's short tests, with an overlay if given.
 func goTest(pkg, overlay string, limit time.Duration) ([]byte, error) {
