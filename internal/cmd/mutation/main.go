@@ -62,9 +62,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -91,6 +93,8 @@ type Result struct {
 	Date     string  `json:"date"`
 	Seconds  float64 `json:"seconds"`
 	Counts   Counts  `json:"counts"`
+	// Files, when set, restricted the run to the files matching it.
+	Files string `json:"files,omitempty"`
 	// Retested says when the tests last ran again against the mutants
 	// that were not killed (-survivors), without a new gremlins run.
 	Retested string   `json:"retested,omitempty"`
@@ -154,6 +158,7 @@ func main() {
 	coefficient := flag.Int("timeout-coefficient", 10, "gremlins --timeout-coefficient: a mutant's test run may take this many times the coverage run")
 	importPath := flag.String("import", "", "condense this gremlins --output file of a run made by hand (one package), instead of running gremlins")
 	importSeconds := flag.Float64("seconds", 0, "with -import: the run's duration in seconds")
+	files := flag.String("files", "", "mutate only the package's files whose names match this regular expression (a partial run, said so in the report)")
 	survivors := flag.Bool("survivors", false, "run the tests again only against the kept result's mutants that were not killed (valid while only tests changed since the run)")
 	flag.Parse()
 
@@ -175,7 +180,7 @@ func main() {
 		if err != nil {
 			fatalf("%v", err)
 		}
-		if err := retest(&r, rerun, *coefficient); err != nil {
+		if err := retest(&r, rerun, *workers, *coefficient); err != nil {
 			fatalf("%v", err)
 		}
 		r.Seconds = *importSeconds
@@ -190,7 +195,7 @@ func main() {
 				fatalf("%v", err)
 			}
 			start := time.Now()
-			if err := retest(&r, func(Mutant) bool { return true }, *coefficient); err != nil {
+			if err := retest(&r, func(Mutant) bool { return true }, *workers, *coefficient); err != nil {
 				fatalf("%s: %v", p, err)
 			}
 			r.Retested = fmt.Sprintf("%s, %d mutants that were not killed, in %s",
@@ -206,7 +211,7 @@ func main() {
 			fatalf("%v", err)
 		}
 		for _, p := range pkgs {
-			r, err := run(bin, p, *workers, *coefficient)
+			r, err := run(bin, p, *files, *workers, *coefficient)
 			if err != nil {
 				fatalf("%s: %v", p, err)
 			}
@@ -260,7 +265,7 @@ func installGremlins() (string, error) {
 }
 
 // run runs gremlins over one package and condenses its output.
-func run(bin, pkg string, workers, coefficient int) (Result, error) {
+func run(bin, pkg, files string, workers, coefficient int) (Result, error) {
 	out, err := os.CreateTemp("", "mutation-"+pkg+"-*.json")
 	if err != nil {
 		return Result{}, err
@@ -271,6 +276,24 @@ func run(bin, pkg string, workers, coefficient int) (Result, error) {
 	args := append([]string{"unleash"}, operators...)
 	args = append(args,
 		"--exclude-files", "/", // files in subdirectories: the *test helper packages
+	)
+	if files != "" {
+		only, err := regexp.Compile(files)
+		if err != nil {
+			return Result{}, fmt.Errorf("-files: %w", err)
+		}
+		names, err := filepath.Glob(filepath.Join(pkg, "*.go"))
+		if err != nil {
+			return Result{}, err
+		}
+		for _, n := range names {
+			base := filepath.Base(n)
+			if !strings.HasSuffix(base, "_test.go") && !only.MatchString(base) {
+				args = append(args, "--exclude-files", "^"+regexp.QuoteMeta(base)+"$")
+			}
+		}
+	}
+	args = append(args,
 		"--workers", strconv.Itoa(workers),
 		"--timeout-coefficient", strconv.Itoa(coefficient),
 		"--output", out.Name(),
@@ -295,11 +318,14 @@ func run(bin, pkg string, workers, coefficient int) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if err := retest(&r, rerun, coefficient); err != nil {
+	if err := retest(&r, rerun, workers, coefficient); err != nil {
 		return Result{}, err
 	}
 	r.Seconds = time.Since(start).Round(time.Second).Seconds()
 	r.Settings = settings(workers, coefficient)
+	if files != "" {
+		r.Files = files
+	}
 	return r, nil
 }
 
@@ -532,6 +558,9 @@ func report() error {
 	for _, r := range results {
 		fmt.Fprintf(&b, "\n## %s\n\n", r.Package)
 		fmt.Fprintf(&b, "Settings: %s.\n", r.Settings)
+		if r.Files != "" {
+			fmt.Fprintf(&b, "\nA partial run: only the files matching `%s` were mutated.\n", r.Files)
+		}
 		if r.Counts.RerunKilled > 0 {
 			fmt.Fprintf(&b, "\ngremlins reported %d more mutants as not covered (its coverage leaves out the expressions of switch cases); run here against the tests, they failed them and are counted as killed.\n", r.Counts.RerunKilled)
 		}
@@ -616,7 +645,7 @@ var mutated = map[string]map[string]string{
 // retests those. And with -survivors, after tests were added and the
 // package's code was not changed, only the mutants that were not killed
 // need to run again.
-func retest(r *Result, pick func(Mutant) bool, coefficient int) error {
+func retest(r *Result, pick func(Mutant) bool, workers, coefficient int) error {
 	var todo []int
 	for i, m := range r.Mutants {
 		if pick(m) {
@@ -639,7 +668,7 @@ func retest(r *Result, pick func(Mutant) bool, coefficient int) error {
 	limit := max(time.Duration(coefficient)*time.Since(start), minLimit)
 	fmt.Printf("== %s: running the tests against %d mutants (limit %s each)\n", r.Package, len(todo), limit.Round(time.Second))
 
-	gone := make(map[int]bool)
+	overlays := make([]string, len(todo))
 	for n, i := range todo {
 		m := &r.Mutants[i]
 		to, ok := mutated[m.Operator][m.Token]
@@ -667,22 +696,50 @@ func retest(r *Result, pick func(Mutant) bool, coefficient int) error {
 			return err
 		}
 		overlay, _ := json.Marshal(map[string]map[string]string{"Replace": {file: mutFile}})
-		overlayFile := filepath.Join(dir, fmt.Sprintf("%d.json", n))
-		if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
+		overlays[n] = filepath.Join(dir, fmt.Sprintf("%d.json", n))
+		if err := os.WriteFile(overlays[n], overlay, 0o644); err != nil {
 			return err
 		}
-		out, err := goTest(r.Package, overlayFile, limit)
-		status := m.Status
-		switch {
-		case errors.Is(err, errTimedOut):
-			status = "TIMED OUT"
-		case err == nil:
-		case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
-			status = "NOT VIABLE"
-		default:
-			status = "KILLED"
-		}
-		fmt.Printf("   %s (was %s) %s at %s:%d:%d\n", status, m.Status, m.Operator, m.File, m.Line, m.Column)
+	}
+
+	// Run them, workers at a time.
+	statuses := make([]string, len(todo))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range next {
+				m := r.Mutants[todo[n]]
+				out, err := goTest(r.Package, overlays[n], limit)
+				status := m.Status
+				switch {
+				case errors.Is(err, errTimedOut):
+					status = "TIMED OUT"
+				case err == nil:
+				case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
+					status = "NOT VIABLE"
+				default:
+					status = "KILLED"
+				}
+				statuses[n] = status
+				mu.Lock()
+				fmt.Printf("   %s (was %s) %s at %s:%d:%d\n", status, m.Status, m.Operator, m.File, m.Line, m.Column)
+				mu.Unlock()
+			}
+		}()
+	}
+	for n := range todo {
+		next <- n
+	}
+	close(next)
+	wg.Wait()
+
+	gone := make(map[int]bool)
+	for n, i := range todo {
+		m, status := &r.Mutants[i], statuses[n]
 		if status == m.Status {
 			continue
 		}
