@@ -16,12 +16,13 @@
 // when the lines around it move. Verdicts live in docs/mutation-verdicts.txt,
 // stanzas separated by a blank line:
 //
-//	mutant: podphase conditions.go CONDITIONALS_NEGATION == 1
-//	line: if c.Type == v1.PodScheduled {
+//	mutant: podphase phase.go statusIndex.isSorted INVERT_LOOPCTRL break 1
+//	line: break
 //	verdict: equivalent: why no caller can tell the difference
 //
-// The first line names the package, the file, the operator, the token that
-// is mutated and which occurrence of that token in the line (1 is the first);
+// The first line names the package, the file, the enclosing function ("-"
+// outside one), the operator, the token that is mutated and which
+// occurrence of that token in the line (1 is the first);
 // the second is the source line with its indentation trimmed. A mutant that
 // is not killed and has no verdict is listed as "no test yet". Verdicts that
 // match no mutant of a package that was run are reported, to be removed.
@@ -57,6 +58,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
 	"go/scanner"
 	"go/token"
 	"os"
@@ -131,12 +134,13 @@ type Mutant struct {
 	Status     string `json:"status"`
 	Token      string `json:"token"`
 	Occurrence int    `json:"occurrence"`
+	Func       string `json:"func"` // the enclosing function ("Type.Method"), or "-"
 	Source     string `json:"source"`
 }
 
 // key identifies a mutant across edits that move lines.
 func (m Mutant) key(pkg string) string {
-	return fmt.Sprintf("%s %s %s %s %d\n%s", pkg, m.File, m.Operator, m.Token, m.Occurrence, m.Source)
+	return fmt.Sprintf("%s %s %s %s %s %d\n%s", pkg, m.File, m.Func, m.Operator, m.Token, m.Occurrence, m.Source)
 }
 
 // gremlinsOutput is the part of gremlins' --output JSON that is read.
@@ -378,7 +382,7 @@ func condense(pkg, path string) (Result, error) {
 			}
 			r.Mutants = append(r.Mutants, Mutant{
 				File: f.Name, Line: m.Line, Column: m.Column, Operator: m.Type, Status: m.Status,
-				Token: t.text, Occurrence: t.occurrence, Source: t.source,
+				Token: t.text, Occurrence: t.occurrence, Func: t.fn, Source: t.source,
 			})
 		}
 	}
@@ -403,6 +407,7 @@ type pos struct{ line, column int }
 type tok struct {
 	text       string
 	occurrence int // 1 for the first token with this text on its line
+	fn         string
 	source     string
 }
 
@@ -415,6 +420,43 @@ func tokens(path string) (map[pos]tok, error) {
 	}
 	lines := strings.Split(string(src), "\n")
 	fset := token.NewFileSet()
+	syntax, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	type span struct {
+		from, to int // lines
+		name     string
+	}
+	var funcs []span
+	for _, d := range syntax.Decls {
+		f, ok := d.(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		name := f.Name.Name
+		if f.Recv != nil && len(f.Recv.List) > 0 {
+			t := f.Recv.List[0].Type
+			if st, ok := t.(*ast.StarExpr); ok {
+				t = st.X
+			}
+			if ix, ok := t.(*ast.IndexExpr); ok {
+				t = ix.X
+			}
+			if id, ok := t.(*ast.Ident); ok {
+				name = id.Name + "." + name
+			}
+		}
+		funcs = append(funcs, span{fset.Position(f.Pos()).Line, fset.Position(f.End()).Line, name})
+	}
+	enclosing := func(line int) string {
+		for _, f := range funcs {
+			if f.from <= line && line <= f.to {
+				return f.name
+			}
+		}
+		return "-"
+	}
 	file := fset.AddFile(path, -1, len(src))
 	var s scanner.Scanner
 	s.Init(file, src, nil, 0)
@@ -434,6 +476,7 @@ func tokens(path string) (map[pos]tok, error) {
 		toks[pos{position.Line, position.Column}] = tok{
 			text:       t.String(),
 			occurrence: seen[k],
+			fn:         enclosing(position.Line),
 			source:     strings.TrimSpace(lines[position.Line-1]),
 		}
 	}
@@ -571,7 +614,7 @@ func report() error {
 			b.WriteString("\nEvery mutant was killed.\n")
 			continue
 		}
-		b.WriteString("\n| where | operator | status | line | verdict |\n|---|---|---|---|---|\n")
+		b.WriteString("\n| where | function | operator | status | line | verdict |\n|---|---|---|---|---|---|\n")
 		for _, m := range r.Mutants {
 			k := m.key(r.Package)
 			verdict := v[k]
@@ -583,8 +626,8 @@ func report() error {
 			default:
 				used[k] = true
 			}
-			fmt.Fprintf(&b, "| %s:%d:%d | %s `%s` | %s | `%s` | %s |\n",
-				filepath.Join(r.Package, m.File), m.Line, m.Column, m.Operator, m.Token,
+			fmt.Fprintf(&b, "| %s:%d:%d | %s | %s `%s` | %s | `%s` | %s |\n",
+				filepath.Join(r.Package, m.File), m.Line, m.Column, m.Func, m.Operator, cell(m.Token),
 				strings.ToLower(m.Status), cell(m.Source), cell(verdict))
 		}
 	}
