@@ -28,6 +28,21 @@ func TestExplain(t *testing.T) {
 			want: Explanation{Phase: v1.PodPending, Rule: RuleWaiting, Reason: `container "B" is waiting (ContainerCreating)`, Containers: []string{"B"}},
 		},
 		{
+			name: "waiting, own reason", reason: "step 3 shows the waiting reason of the named container, not of a crash-looping sidecar listed before it",
+			spec: specOf(always, xsc(), ctr("A")), statuses: "X:WLf A:W",
+			want: Explanation{Phase: v1.PodPending, Rule: RuleWaiting, Reason: `container "A" is waiting (ContainerCreating)`, Containers: []string{"A"}},
+		},
+		{
+			name: "terminated, succeeded", reason: "step 5.1: a terminated pod whose containers all exited 0 succeeded, whatever the restart policy",
+			spec: specOf(always, nil, ab...), statuses: "A:T0 B:T0", in: Input{Terminal: true},
+			want: Explanation{Phase: v1.PodSucceeded, Rule: RuleTerminated, Reason: `the pod was terminated and containers "A" and "B" succeeded`, Containers: []string{"A", "B"}},
+		},
+		{
+			name: "terminated, failed", reason: "step 5.1: a terminated pod with a failed container failed; that container is named",
+			spec: specOf(always, nil, ab...), statuses: "A:T0 B:Tf", in: Input{Terminal: true},
+			want: Explanation{Phase: v1.PodFailed, Rule: RuleTerminated, Reason: `the pod was terminated and container "B" failed`, Containers: []string{"B"}},
+		},
+		{
 			name: "sidecar pending", reason: "step 2 names the sidecar that has not started",
 			spec: specOf(always, xsc(), ab...), statuses: "X:R A:R B:R", in: Input{Initialized: ptr(false)},
 			want: Explanation{Phase: v1.PodPending, Rule: RuleSidecarPending, Reason: `sidecar "X" has not started and no regular container has run in this sandbox`, Containers: []string{"X"}},
@@ -73,6 +88,39 @@ func TestExplain(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s: mismatch (-want +got):\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestExplainDerivedInitialized traces spec section 3.1: without the
+// runtime's podHasInitialized, the pod has initialized when some regular
+// container status is Running or Terminated or has lastState.terminated, and
+// a sidecar that has not started then no longer keeps it Pending (step 2).
+func TestExplainDerivedInitialized(t *testing.T) {
+	lastTerminated := v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}
+	tests := []struct {
+		id     string
+		reason string
+		last   *v1.ContainerStateTerminated // A's lastState.terminated; A has no current state
+		want   Explanation
+	}{
+		{id: "3.1/last-state", reason: "a regular container with no state but a last termination has run: the pod has initialized, and A without a state is unknown (step 6)",
+			last: &lastTerminated,
+			want: Explanation{Phase: v1.PodPending, Rule: RuleUnknownStatus, Reason: `container "A" has no status yet`, Containers: []string{"A"}}},
+		{id: "3.1/no-state", reason: "a regular container with neither state nor last termination has not run: the sidecar that has not started keeps the pod Pending (step 2)",
+			want: Explanation{Phase: v1.PodPending, Rule: RuleSidecarPending, Reason: `sidecar "X" has not started and no regular container has run in this sandbox`, Containers: []string{"X"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.id, func(t *testing.T) {
+			pod := podOf(t, specOf(always, xsc(), ctr("A")), "X:R A:none")
+			pod.Status.ContainerStatuses[0].LastTerminationState.Terminated = tc.last
+			got, err := Explain(Input{Pod: pod})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s (%s): mismatch (-want +got):\n%s", tc.id, tc.reason, diff)
 			}
 		})
 	}

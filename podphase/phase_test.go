@@ -194,9 +194,21 @@ func TestPhaseNilPod(t *testing.T) {
 // TestPhaseStatusOrder checks that the order-hint lookup finds statuses in
 // any order (spec section 2: lookup is by name).
 func TestPhaseStatusOrder(t *testing.T) {
-	pod := podOf(t, specOf(never, xsc(), ab...), "X:T0 B:T0 A:Tf")
-	if got := Phase(pod); got != v1.PodFailed {
-		t.Errorf("Phase = %s, want Failed", got)
+	tests := []struct {
+		reason   string
+		spec     v1.PodSpec
+		statuses string // in list order
+		want     v1.PodPhase
+	}{
+		{reason: "statuses in neither spec nor name order", spec: specOf(never, xsc(), ab...), statuses: "X:T0 B:T0 A:Tf", want: v1.PodFailed},
+		{reason: "statuses in the kubelet's name order (spec/containerstate.md section 4.5) for containers declared C, A, B",
+			spec: specOf(never, nil, ctr("C"), ctr("A"), ctr("B")), statuses: "A:R B:R C:R", want: v1.PodRunning},
+		{reason: "name order, C declared first and without a status yet", spec: specOf(never, nil, ctr("C"), ctr("A"), ctr("B")), statuses: "A:R B:R", want: v1.PodPending},
+	}
+	for _, tc := range tests {
+		if got := Phase(podOf(t, tc.spec, tc.statuses)); got != tc.want {
+			t.Errorf("%s: Phase = %s, want %s", tc.reason, got, tc.want)
+		}
 	}
 }
 
