@@ -143,6 +143,8 @@ func restartAllSpec() v1.PodSpec {
 func TestAllContainersRestarting(t *testing.T) {
 	exited42 := []v1.ContainerStatus{terminated("rc", 42, "Error", 0)}
 	restartingOld := &v1.PodStatus{Conditions: []v1.PodCondition{{Type: v1.AllContainersRestarting, Status: v1.ConditionTrue}}}
+	restartOneFirst := v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{
+		withRule(withRule(withPolicy(ctr("rc"), v1.ContainerRestartPolicyNever), v1.ContainerRestartRuleActionRestart, 1), v1.ContainerRestartRuleActionRestartAllContainers, 42)}}
 	tests := []struct {
 		id        string
 		reason    string
@@ -150,6 +152,7 @@ func TestAllContainersRestarting(t *testing.T) {
 		statuses  []v1.ContainerStatus
 		old       *v1.PodStatus
 		cleanedUp bool
+		spec      *v1.PodSpec // restartAllSpec() when nil
 		want      v1.PodCondition
 	}{
 		{id: "N28", reason: "the rule container exited 42", phase: v1.PodRunning, statuses: exited42,
@@ -159,6 +162,9 @@ func TestAllContainersRestarting(t *testing.T) {
 		{id: "7/failed", reason: "a failed pod", phase: v1.PodFailed, statuses: exited42,
 			want: want(v1.AllContainersRestarting, v1.ConditionFalse, ReasonPodFailed, "")},
 		{id: "7/not-restarting", reason: "exit 1 matches no rule", phase: v1.PodRunning, statuses: []v1.ContainerStatus{terminated("rc", 1, "Error", 0)},
+			want: want(v1.AllContainersRestarting, v1.ConditionFalse, "", "")},
+		{id: "7/restart-rule-first", reason: "exit 1 first matches a rule that restarts only the container: not restarting all", phase: v1.PodRunning, statuses: []v1.ContainerStatus{terminated("rc", 1, "Error", 0)},
+			spec: &restartOneFirst,
 			want: want(v1.AllContainersRestarting, v1.ConditionFalse, "", "")},
 		{id: "7/sticky", reason: "the old condition was True: still restarting", phase: v1.PodPending, statuses: []v1.ContainerStatus{waiting("rc", ReasonRestartingAllContainers, 1)}, old: restartingOld,
 			want: want(v1.AllContainersRestarting, v1.ConditionTrue, ReasonRestartAllContainersStarted, MessageRestartAllContainersStarted)},
@@ -171,6 +177,9 @@ func TestAllContainersRestarting(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.id, func(t *testing.T) {
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Spec: restartAllSpec()}
+			if tc.spec != nil {
+				pod.Spec = *tc.spec
+			}
 			conds, err := Conditions(ConditionsInput{Pod: pod, Old: tc.old, Status: &v1.PodStatus{Phase: tc.phase, ContainerStatuses: tc.statuses}, RuntimeCleanedUp: tc.cleanedUp, Now: t0})
 			if err != nil {
 				t.Fatal(err)
