@@ -680,7 +680,8 @@ var mutated = map[string]map[string]string{
 // selects, applied through go test -overlay so the tree stays untouched, and
 // moves it to its new status: a mutant that fails the tests is killed, one
 // that fails to build is not viable, one that does not end in time is timed
-// out, and one that passes keeps its status (lived, or not covered).
+// out, and one that passes has lived, except that one gremlins reported as
+// not covered stays so.
 //
 // It serves two purposes. gremlins decides coverage from the coverage
 // profile, whose blocks leave out the expressions of switch cases, so it
@@ -761,6 +762,8 @@ func retest(r *Result, pick func(Mutant) bool, workers, coefficient int) error {
 				switch {
 				case errors.Is(err, errTimedOut):
 					status = "TIMED OUT"
+				case err == nil && m.Status == "TIMED OUT":
+					status = "LIVED" // it ends in time here, and passes
 				case err == nil:
 				case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
 					status = "NOT VIABLE"
