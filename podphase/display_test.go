@@ -153,6 +153,12 @@ func TestColumns(t *testing.T) {
 			Status: v1.PodStatus{Phase: v1.PodPending,
 				InitContainerStatuses: []v1.ContainerStatus{{Name: "initinvalid"}}},
 		}, ready: "0/1", status: "Init:0/0", restarts: "0"},
+		{id: "9.5/by-name", reason: "init statuses out of spec order: the sidecar is found by name, so the regular init container's restarts stop counting and the started sidecar is ready (spec section 9, step 5)", pod: v1.Pod{
+			Spec: v1.PodSpec{InitContainers: []v1.Container{sidecar("s"), ctr("i")}, Containers: containers("a")},
+			Status: v1.PodStatus{Phase: v1.PodRunning,
+				InitContainerStatuses: []v1.ContainerStatus{terminated("i", 0, "Completed", 2), started(running("s", true, 0), true)},
+				ContainerStatuses:     []v1.ContainerStatus{running("a", true, 0)}},
+		}, ready: "2/2", status: "Running", restarts: "0"},
 		{id: "K28", reason: "the Failed phase shows", pod: v1.Pod{
 			Spec:   v1.PodSpec{Containers: containers("a", "b")},
 			Status: v1.PodStatus{Phase: v1.PodFailed, ContainerStatuses: []v1.ContainerStatus{running("a", true, 3), {Name: "b", RestartCount: 3}}},
