@@ -17,13 +17,14 @@
 // stanzas separated by a blank line:
 //
 //	mutant: podphase phase.go statusIndex.isSorted INVERT_LOOPCTRL break 1
-//	line: break
+//	line: x.sorted = false / break
 //	verdict: equivalent: why no caller can tell the difference
 //
 // The first line names the package, the file, the enclosing function ("-"
 // outside one), the operator, the token that is mutated and which
 // occurrence of that token in the line (1 is the first);
-// the second is the source line with its indentation trimmed. A mutant that
+// the second is the source line with its indentation trimmed (after the
+// line before it and " / " when it is shorter than 16 characters). A mutant that
 // is not killed and has no verdict is listed as "no test yet". Verdicts that
 // match no mutant of a package that was run are reported, to be removed.
 //
@@ -477,10 +478,26 @@ func tokens(path string) (map[pos]tok, error) {
 			text:       t.String(),
 			occurrence: seen[k],
 			fn:         enclosing(position.Line),
-			source:     strings.TrimSpace(lines[position.Line-1]),
+			source:     sourceLine(lines, position.Line),
 		}
 	}
 	return toks, nil
+}
+
+// sourceLine is line n (from 1) with its indentation trimmed; a line too
+// short to tell apart (a bare break or continue) is given after the line
+// before it, joined with " / ".
+func sourceLine(lines []string, n int) string {
+	line := strings.TrimSpace(lines[n-1])
+	if len(line) >= 16 {
+		return line
+	}
+	for i := n - 2; i >= 0; i-- {
+		if prev := strings.TrimSpace(lines[i]); prev != "" {
+			return prev + " / " + line
+		}
+	}
+	return line
 }
 
 func save(r Result) error {
@@ -731,9 +748,12 @@ func retest(r *Result, pick func(Mutant) bool, workers, coefficient int) error {
 		if err != nil {
 			return fmt.Errorf("%s: %v", m.File, err)
 		}
-		if !bytes.HasPrefix(src[off:], []byte(m.Token)) || !strings.Contains(string(src[off-m.Column+1:]), m.Source) {
+		lines := strings.Split(string(src), "\n")
+		line := sourceLine(lines, m.Line)
+		if !bytes.HasPrefix(src[off:], []byte(m.Token)) || (m.Source != line && m.Source != strings.TrimSpace(lines[m.Line-1])) {
 			return fmt.Errorf("%s:%d:%d: %q is no longer there; the code changed since the run, so run gremlins again", m.File, m.Line, m.Column, m.Token)
 		}
+		m.Source = line
 		mut := append(append(append([]byte{}, src[:off]...), to...), src[off+len(m.Token):]...)
 		mutFile := filepath.Join(dir, fmt.Sprintf("%d.go", n))
 		if err := os.WriteFile(mutFile, mut, 0o644); err != nil {
