@@ -10,7 +10,7 @@ FUZZTIME ?= 5s
 
 SHELL := /bin/bash
 
-.PHONY: test test-short lint fuzz example conformance
+.PHONY: test test-short lint fuzz example conformance mutation
 
 # All tests of all modules, with the race detector (not for conformance/, whose
 # single-goroutine comparisons of pure functions gain nothing from it and whose
@@ -59,6 +59,16 @@ fuzz:
 	    done; \
 	  done; \
 	done
+
+# Mutation testing of podphase, containerstate, statussync, events and
+# nodecondition with gremlins v0.6.0 (installed into the user cache on first
+# use), one package at a time, under go test -short; writes docs/mutation.md
+# and keeps each package's outcome in docs/mutation/. Not part of test: it
+# takes from minutes to an hour per package. PKGS="podphase containerstate"
+# runs only those; verdicts for equivalent mutants are in
+# docs/mutation-verdicts.txt.
+mutation:
+	go run ./internal/cmd/mutation $(PKGS)
 
 # The main example.
 example:

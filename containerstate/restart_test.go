@@ -56,6 +56,10 @@ func TestShouldRestart(t *testing.T) {
 		{rule: "3.1.1.1", reason: "a rule without exitCodes never matches",
 			pod: &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever},
 			c:   &v1.Container{RestartPolicy: &never, RestartPolicyRules: []v1.ContainerRestartRule{{Action: restart}}}, exit: 7, want: false},
+		{rule: "3.1.1.1", reason: "a rule without exitCodes is skipped and a later rule can match",
+			pod: &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever},
+			c: &v1.Container{RestartPolicy: &never, RestartPolicyRules: []v1.ContainerRestartRule{
+				{Action: restart}, exitRule(restart, in, 7)}}, exit: 7, want: true},
 		{rule: "3.1.1.1", reason: "a rule with an unknown operator is skipped and a later rule can match",
 			pod: &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever},
 			c: &v1.Container{RestartPolicy: &never, RestartPolicyRules: []v1.ContainerRestartRule{

@@ -78,6 +78,8 @@ func TestHasPodInitialized(t *testing.T) {
 			pod: &v1.Pod{Spec: v1.PodSpec{InitContainers: []v1.Container{sidecar}}, Status: v1.PodStatus{InitContainerStatuses: []v1.ContainerStatus{{Name: "s", State: runningState(at(0)), Started: boolp(true)}}}}, want: true},
 		{reason: "the last init container a sidecar running but not started",
 			pod: &v1.Pod{Spec: v1.PodSpec{InitContainers: []v1.Container{sidecar}}, Status: v1.PodStatus{InitContainerStatuses: []v1.ContainerStatus{{Name: "s", State: runningState(at(0)), Started: boolp(false)}}}}, want: false},
+		{reason: "the last init container a sidecar marked started but no longer running",
+			pod: &v1.Pod{Spec: v1.PodSpec{InitContainers: []v1.Container{sidecar}}, Status: v1.PodStatus{InitContainerStatuses: []v1.ContainerStatus{{Name: "s", State: terminatedState(1, "", ""), Started: boolp(true)}}}}, want: false},
 		{reason: "the last init container exited 0",
 			pod: &v1.Pod{Spec: v1.PodSpec{InitContainers: []v1.Container{{Name: "i"}}}, Status: v1.PodStatus{InitContainerStatuses: []v1.ContainerStatus{named("i", terminatedState(0, "", ""))}}}, want: true},
 		{reason: "the last init container exited 0 in its last termination",

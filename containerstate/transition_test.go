@@ -30,6 +30,7 @@ func TestCheckStatusTransition(t *testing.T) {
 		rule     string
 		reason   string
 		features Features
+		gatesOff bool // every gate off (features is then ignored)
 		spec     *v1.PodSpec
 		old, new *v1.PodStatus
 		want     error
@@ -61,6 +62,25 @@ func TestCheckStatusTransition(t *testing.T) {
 		{rule: "12.2 init", reason: "init statuses out of spec order are a mismatch",
 			spec: &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, InitContainers: []v1.Container{{Name: "i"}, {Name: "j"}}},
 			old:  podStatus([]v1.ContainerStatus{named("j", term(0))}, nil), new: podStatus(nil, nil), want: ErrSpecMismatch},
+		{rule: "12.2 OnFailure", reason: "with every gate off, a failed container may restart under pod OnFailure",
+			gatesOff: true, spec: spec(v1.RestartPolicyOnFailure, v1.Container{Name: "a"}), old: podStatus(nil, []v1.ContainerStatus{named("a", term(1))}), new: podStatus(nil, []v1.ContainerStatus{named("a", run)})},
+		{rule: "12.2 OnFailure", reason: "with every gate off, a succeeded container may not under pod OnFailure",
+			gatesOff: true, spec: spec(v1.RestartPolicyOnFailure, v1.Container{Name: "a"}), old: podStatus(nil, []v1.ContainerStatus{named("a", term(0))}), new: podStatus(nil, []v1.ContainerStatus{named("a", run)}), want: ErrTransition},
+		{rule: "12.2 regular", reason: "every old terminated container is checked: one that may restart does not let a later one through",
+			spec: spec(v1.RestartPolicyNever, v1.Container{Name: "a", RestartPolicy: &onFailure}, v1.Container{Name: "b"}),
+			old:  podStatus(nil, []v1.ContainerStatus{named("a", term(1)), named("b", term(1))}), new: podStatus(nil, []v1.ContainerStatus{named("a", run), named("b", run)}), want: ErrTransition},
+		{rule: "12.2 init", reason: "a sidecar is skipped, the regular init container after it is still checked",
+			spec: &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, InitContainers: []v1.Container{{Name: "s", RestartPolicy: containerPolicy(v1.ContainerRestartPolicyAlways)}, {Name: "i"}}},
+			old:  podStatus([]v1.ContainerStatus{named("s", term(0)), named("i", term(0))}, nil), new: podStatus([]v1.ContainerStatus{named("s", run), named("i", run)}, nil), want: ErrTransition},
+		{rule: "12.2 nil", reason: "a nil spec allows everything",
+			spec: nil, old: podStatus(nil, []v1.ContainerStatus{named("a", term(1))}), new: podStatus(nil, []v1.ContainerStatus{named("a", run)})},
+		{rule: "12.2 nil", reason: "a nil old status allows everything",
+			spec: spec(v1.RestartPolicyNever, v1.Container{Name: "a"}), old: nil, new: podStatus(nil, []v1.ContainerStatus{named("a", run)})},
+		{rule: "12.2 nil", reason: "a nil new status allows everything",
+			spec: spec(v1.RestartPolicyNever, v1.Container{Name: "a"}), old: podStatus(nil, []v1.ContainerStatus{named("a", term(1))}), new: nil},
+		{rule: "12.2 init", reason: "more init statuses than init containers are a mismatch",
+			spec: &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, InitContainers: []v1.Container{{Name: "i"}}},
+			old:  podStatus([]v1.ContainerStatus{named("i", term(0)), named("j", term(0))}, nil), new: podStatus(nil, nil), want: ErrSpecMismatch},
 		{rule: "12.2 ephemeral", reason: "ephemeral containers are not checked",
 			spec: spec(v1.RestartPolicyNever), old: &v1.PodStatus{EphemeralContainerStatuses: []v1.ContainerStatus{named("d", term(0))}},
 			new: &v1.PodStatus{EphemeralContainerStatuses: []v1.ContainerStatus{named("d", run)}}},
@@ -69,6 +89,9 @@ func TestCheckStatusTransition(t *testing.T) {
 		f := tt.features
 		if f == (Features{}) && tt.rule != "12.2 rules" {
 			f = DefaultFeatures()
+		}
+		if tt.gatesOff {
+			f = Features{}
 		}
 		err := f.CheckStatusTransition(tt.spec, tt.old, tt.new)
 		if (tt.want == nil && err != nil) || (tt.want != nil && !errors.Is(err, tt.want)) {
@@ -88,7 +111,7 @@ func TestCheckStatusTransition(t *testing.T) {
 
 // TestValidateStatusTransition traces section 12.1 (the API server).
 func TestValidateStatusTransition(t *testing.T) {
-	never := v1.ContainerRestartPolicyNever
+	never, onFailure := v1.ContainerRestartPolicyNever, v1.ContainerRestartPolicyOnFailure
 	term := func(code int32) v1.ContainerState { return terminatedState(code, "", "") }
 	run := runningState(at(1))
 	tests := []struct {
@@ -118,6 +141,31 @@ func TestValidateStatusTransition(t *testing.T) {
 		{rule: "12.1 gate off", reason: "OnFailure with exit 0 may not",
 			features: Features{}, spec: &v1.PodSpec{RestartPolicy: v1.RestartPolicyOnFailure, Containers: []v1.Container{{Name: "a"}}},
 			old: podStatus(nil, []v1.ContainerStatus{named("a", term(0))}), new: podStatus(nil, []v1.ContainerStatus{named("a", run)}), wantErr: true},
+		{rule: "12.1 rules on", reason: "every old terminated container is checked: one allowed to restart does not let a later one through",
+			features: DefaultFeatures(), spec: &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "a", RestartPolicy: &onFailure}, {Name: "b"}}},
+			old: podStatus(nil, []v1.ContainerStatus{named("a", term(1)), named("b", term(1))}), new: podStatus(nil, []v1.ContainerStatus{named("a", run), named("b", run)}), wantErr: true},
+		{rule: "12.1 rules in use", reason: "gate off, but the old spec already uses a container policy: ContainerShouldRestart decides, so OnFailure lets a failed container back under pod Never",
+			features: Features{}, spec: &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "a", RestartPolicy: &onFailure}}},
+			old: podStatus(nil, []v1.ContainerStatus{named("a", term(1))}), new: podStatus(nil, []v1.ContainerStatus{named("a", run)})},
+		{rule: "12.1 RestartAll in use", reason: "gates off, but the old spec already has a RestartAllContainers rule: every transition is allowed",
+			features: Features{}, spec: &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "a"}, {Name: "r", RestartPolicy: &never,
+				RestartPolicyRules: []v1.ContainerRestartRule{exitRule(v1.ContainerRestartRuleActionRestartAllContainers, v1.ContainerRestartRuleOnExitCodesOpIn, 9)}}}},
+			old: podStatus(nil, []v1.ContainerStatus{named("a", term(0))}), new: podStatus(nil, []v1.ContainerStatus{named("a", run)})},
+		{rule: "12.1 gate off", reason: "pod policy Always lets any container back",
+			features: Features{}, spec: &v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways, Containers: []v1.Container{{Name: "a"}}},
+			old: podStatus(nil, []v1.ContainerStatus{named("a", term(0))}), new: podStatus(nil, []v1.ContainerStatus{named("a", run)})},
+		{rule: "12.1 gate off", reason: "OnFailure lets a container that failed back",
+			features: Features{}, spec: &v1.PodSpec{RestartPolicy: v1.RestartPolicyOnFailure, Containers: []v1.Container{{Name: "a"}}},
+			old: podStatus(nil, []v1.ContainerStatus{named("a", term(2))}), new: podStatus(nil, []v1.ContainerStatus{named("a", run)})},
+		{rule: "12.1 gate off", reason: "Never keeps a regular init container Terminated",
+			features: Features{}, spec: &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, InitContainers: []v1.Container{{Name: "i"}}},
+			old: podStatus([]v1.ContainerStatus{named("i", term(1))}, nil), new: podStatus([]v1.ContainerStatus{named("i", run)}, nil), wantErr: true},
+		{rule: "12.1 nil", reason: "a nil old spec allows everything",
+			features: DefaultFeatures(), spec: nil, old: podStatus(nil, []v1.ContainerStatus{named("a", term(1))}), new: podStatus(nil, []v1.ContainerStatus{named("a", run)})},
+		{rule: "12.1 nil", reason: "a nil old status allows everything",
+			features: DefaultFeatures(), spec: &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "a"}}}, old: nil, new: podStatus(nil, []v1.ContainerStatus{named("a", run)})},
+		{rule: "12.1 nil", reason: "a nil new status allows everything",
+			features: DefaultFeatures(), spec: &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "a"}}}, old: podStatus(nil, []v1.ContainerStatus{named("a", term(1))}), new: nil},
 		{rule: "12.1 ephemeral", reason: "ephemeral containers may never leave Terminated",
 			features: DefaultFeatures(), spec: &v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways},
 			old: &v1.PodStatus{EphemeralContainerStatuses: []v1.ContainerStatus{named("d", term(0))}}, new: &v1.PodStatus{EphemeralContainerStatuses: []v1.ContainerStatus{named("d", waitingState("", ""))}}, wantErr: true},

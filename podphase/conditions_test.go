@@ -90,6 +90,8 @@ func TestConditions(t *testing.T) {
 		{id: "8.4/Initialized-incomplete", reason: "unknown and incomplete init containers", spec: v1.PodSpec{InitContainers: containers("i1", "i2", "i3"), Containers: containers("a")},
 			init: []v1.ContainerStatus{notReady("i2")}, phase: v1.PodPending,
 			want: want(v1.PodInitialized, v1.ConditionFalse, ReasonContainersNotInitialized, "containers with unknown status: [i1 i3], containers with incomplete status: [i2]")},
+		{id: "8.4/Initialized-rule-1-needs-init-containers", reason: "nil statuses without init containers: nothing is unknown or incomplete, so rule 6 gives True", spec: v1.PodSpec{Containers: containers("a")}, phase: v1.PodPending,
+			want: want(v1.PodInitialized, v1.ConditionTrue, "", "")},
 		{id: "N20", reason: "both init containers ready", spec: v1.PodSpec{InitContainers: containers("i1", "i2")}, init: []v1.ContainerStatus{ready("i1"), ready("i2")}, phase: v1.PodRunning,
 			want: want(v1.PodInitialized, v1.ConditionTrue, "", "")},
 		{id: "N22", reason: "a succeeded pod is initialized", spec: v1.PodSpec{InitContainers: containers("i1")}, init: []v1.ContainerStatus{ready("i1")}, phase: v1.PodSucceeded,
@@ -104,6 +106,14 @@ func TestConditions(t *testing.T) {
 			want: want(v1.PodReadyToStartContainers, v1.ConditionFalse, ReasonPodSandboxNotReady, "no pod sandbox exists")},
 		{id: "8.4/sandbox-no-ip", reason: "a sandbox without IP", spec: v1.PodSpec{Containers: containers("a")}, phase: v1.PodPending, sandbox: SandboxNoIP,
 			want: want(v1.PodReadyToStartContainers, v1.ConditionFalse, ReasonPodSandboxNotReady, "pod sandbox has no IP address")},
+		{id: "8.4/sandbox-multiple-ready", reason: "more than one ready sandbox", spec: v1.PodSpec{Containers: containers("a")}, phase: v1.PodPending, sandbox: SandboxMultipleReady,
+			want: want(v1.PodReadyToStartContainers, v1.ConditionFalse, ReasonPodSandboxNotReady, "multiple pod sandboxes are ready and need to be reconciled")},
+		{id: "8.4/sandbox-not-ready", reason: "the newest sandbox is not ready", spec: v1.PodSpec{Containers: containers("a")}, phase: v1.PodPending, sandbox: SandboxNotReady,
+			want: want(v1.PodReadyToStartContainers, v1.ConditionFalse, ReasonPodSandboxNotReady, "pod sandbox is not ready")},
+		{id: "8.4/sandbox-network-changed", reason: "the network namespace mode changed", spec: v1.PodSpec{Containers: containers("a")}, phase: v1.PodPending, sandbox: SandboxNetworkChanged,
+			want: want(v1.PodReadyToStartContainers, v1.ConditionFalse, ReasonPodSandboxNotReady, "network namespace mode changed and sandbox needs to be recreated")},
+		{id: "8.4/sandbox-unknown-value", reason: "a Sandbox value past SandboxNoIP is not ready, with no message", spec: v1.PodSpec{Containers: containers("a")}, phase: v1.PodPending, sandbox: SandboxNoIP + 1,
+			want: want(v1.PodReadyToStartContainers, v1.ConditionFalse, ReasonPodSandboxNotReady, "")},
 		{id: "8.4/sandbox-ready", reason: "a ready sandbox", spec: v1.PodSpec{Containers: containers("a")}, phase: v1.PodPending,
 			want: want(v1.PodReadyToStartContainers, v1.ConditionTrue, "", "")},
 		{id: "8.4/PodScheduled", reason: "always True", spec: v1.PodSpec{Containers: containers("a")}, phase: v1.PodPending,
@@ -133,6 +143,8 @@ func restartAllSpec() v1.PodSpec {
 func TestAllContainersRestarting(t *testing.T) {
 	exited42 := []v1.ContainerStatus{terminated("rc", 42, "Error", 0)}
 	restartingOld := &v1.PodStatus{Conditions: []v1.PodCondition{{Type: v1.AllContainersRestarting, Status: v1.ConditionTrue}}}
+	restartOneFirst := v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{
+		withRule(withRule(withPolicy(ctr("rc"), v1.ContainerRestartPolicyNever), v1.ContainerRestartRuleActionRestart, 1), v1.ContainerRestartRuleActionRestartAllContainers, 42)}}
 	tests := []struct {
 		id        string
 		reason    string
@@ -140,6 +152,7 @@ func TestAllContainersRestarting(t *testing.T) {
 		statuses  []v1.ContainerStatus
 		old       *v1.PodStatus
 		cleanedUp bool
+		spec      *v1.PodSpec // restartAllSpec() when nil
 		want      v1.PodCondition
 	}{
 		{id: "N28", reason: "the rule container exited 42", phase: v1.PodRunning, statuses: exited42,
@@ -149,6 +162,9 @@ func TestAllContainersRestarting(t *testing.T) {
 		{id: "7/failed", reason: "a failed pod", phase: v1.PodFailed, statuses: exited42,
 			want: want(v1.AllContainersRestarting, v1.ConditionFalse, ReasonPodFailed, "")},
 		{id: "7/not-restarting", reason: "exit 1 matches no rule", phase: v1.PodRunning, statuses: []v1.ContainerStatus{terminated("rc", 1, "Error", 0)},
+			want: want(v1.AllContainersRestarting, v1.ConditionFalse, "", "")},
+		{id: "7/restart-rule-first", reason: "exit 1 first matches a rule that restarts only the container: not restarting all", phase: v1.PodRunning, statuses: []v1.ContainerStatus{terminated("rc", 1, "Error", 0)},
+			spec: &restartOneFirst,
 			want: want(v1.AllContainersRestarting, v1.ConditionFalse, "", "")},
 		{id: "7/sticky", reason: "the old condition was True: still restarting", phase: v1.PodPending, statuses: []v1.ContainerStatus{waiting("rc", ReasonRestartingAllContainers, 1)}, old: restartingOld,
 			want: want(v1.AllContainersRestarting, v1.ConditionTrue, ReasonRestartAllContainersStarted, MessageRestartAllContainersStarted)},
@@ -161,6 +177,9 @@ func TestAllContainersRestarting(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.id, func(t *testing.T) {
 			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Generation: 3}, Spec: restartAllSpec()}
+			if tc.spec != nil {
+				pod.Spec = *tc.spec
+			}
 			conds, err := Conditions(ConditionsInput{Pod: pod, Old: tc.old, Status: &v1.PodStatus{Phase: tc.phase, ContainerStatuses: tc.statuses}, RuntimeCleanedUp: tc.cleanedUp, Now: t0})
 			if err != nil {
 				t.Fatal(err)

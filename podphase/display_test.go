@@ -102,6 +102,14 @@ func TestColumns(t *testing.T) {
 			Spec:   v1.PodSpec{Containers: containers("a", "b")},
 			Status: v1.PodStatus{Phase: v1.PodPending, Conditions: []v1.PodCondition{cond(v1.PodScheduled, v1.ConditionFalse, v1.PodReasonSchedulingGated)}},
 		}, ready: "0/2", status: "SchedulingGated", restarts: "0"},
+		{id: "9.3/scheduled", reason: "a PodScheduled condition without reason SchedulingGated changes nothing (spec section 9, step 3)", pod: v1.Pod{
+			Spec:   v1.PodSpec{Containers: containers("a", "b")},
+			Status: v1.PodStatus{Phase: v1.PodPending, Conditions: []v1.PodCondition{cond(v1.PodScheduled, v1.ConditionTrue, "")}},
+		}, ready: "0/2", status: "Pending", restarts: "0"},
+		{id: "9.3/other-type", reason: "reason SchedulingGated on a condition of another type changes nothing (spec section 9, step 3)", pod: v1.Pod{
+			Spec:   v1.PodSpec{Containers: containers("a", "b")},
+			Status: v1.PodStatus{Phase: v1.PodPending, Conditions: []v1.PodCondition{cond("example.com/gate", v1.ConditionFalse, v1.PodReasonSchedulingGated)}},
+		}, ready: "0/2", status: "Pending", restarts: "0"},
 		{id: "K17", reason: "a succeeded pod shows its container's Completed", pod: v1.Pod{
 			Spec:   v1.PodSpec{Containers: containers("a")},
 			Status: v1.PodStatus{Phase: v1.PodSucceeded, ContainerStatuses: []v1.ContainerStatus{terminated("a", 0, "Completed", 0)}},
@@ -140,6 +148,17 @@ func TestColumns(t *testing.T) {
 				InitContainerStatuses: []v1.ContainerStatus{{Name: "initinvalid"}, {Name: "init1"}, {Name: "sidecar1"}},
 				ContainerStatuses:     []v1.ContainerStatus{{Name: "containerinvalid"}, {Name: "container1"}}},
 		}, ready: "0/2", status: "Init:0/2", restarts: "0"},
+		{id: "K26/no-init-spec", reason: "as K26, with no init container in the spec: the denominator is still the spec's, 0 (spec section 9, step 5)", pod: v1.Pod{
+			Spec: v1.PodSpec{Containers: containers("container1")},
+			Status: v1.PodStatus{Phase: v1.PodPending,
+				InitContainerStatuses: []v1.ContainerStatus{{Name: "initinvalid"}}},
+		}, ready: "0/1", status: "Init:0/0", restarts: "0"},
+		{id: "9.5/by-name", reason: "init statuses out of spec order: the sidecar is found by name, so the regular init container's restarts stop counting and the started sidecar is ready (spec section 9, step 5)", pod: v1.Pod{
+			Spec: v1.PodSpec{InitContainers: []v1.Container{sidecar("s"), ctr("i")}, Containers: containers("a")},
+			Status: v1.PodStatus{Phase: v1.PodRunning,
+				InitContainerStatuses: []v1.ContainerStatus{terminated("i", 0, "Completed", 2), started(running("s", true, 0), true)},
+				ContainerStatuses:     []v1.ContainerStatus{running("a", true, 0)}},
+		}, ready: "2/2", status: "Running", restarts: "0"},
 		{id: "K28", reason: "the Failed phase shows", pod: v1.Pod{
 			Spec:   v1.PodSpec{Containers: containers("a", "b")},
 			Status: v1.PodStatus{Phase: v1.PodFailed, ContainerStatuses: []v1.ContainerStatus{running("a", true, 3), {Name: "b", RestartCount: 3}}},

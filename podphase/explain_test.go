@@ -2,6 +2,7 @@ package podphase
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,6 +27,36 @@ func TestExplain(t *testing.T) {
 			name: "waiting", reason: "step 3 names the waiting container and its reason",
 			spec: specOf(always, nil, ab...), statuses: "A:R B:W",
 			want: Explanation{Phase: v1.PodPending, Rule: RuleWaiting, Reason: `container "B" is waiting (ContainerCreating)`, Containers: []string{"B"}},
+		},
+		{
+			name: "running, init done", reason: "step 4 names the running containers, not the init container that completed",
+			spec: specOf(always, x(), ab...), statuses: "X:T0 A:R B:R",
+			want: Explanation{Phase: v1.PodRunning, Rule: RuleRunning, Reason: `containers "A" and "B" are running and every container has a status`, Containers: []string{"A", "B"}},
+		},
+		{
+			name: "running four", reason: "past two names, the rest are counted",
+			spec: specOf(always, nil, ctr("A"), ctr("B"), ctr("C"), ctr("D")), statuses: "A:R B:R C:R D:R",
+			want: Explanation{Phase: v1.PodRunning, Rule: RuleRunning, Reason: `containers "A", "B" and 2 more are running and every container has a status`, Containers: []string{"A", "B", "C", "D"}},
+		},
+		{
+			name: "sidecar pending after an init container", reason: "step 2 names the sidecar declared after a completed regular init container (S17)",
+			spec: specOf(always, []v1.Container{ctr("X"), sidecar("Y")}, ctr("A")), statuses: "X:T0 Y:R A:W", in: Input{Initialized: ptr(false)},
+			want: Explanation{Phase: v1.PodPending, Rule: RuleSidecarPending, Reason: `sidecar "Y" has not started and no regular container has run in this sandbox`, Containers: []string{"Y"}},
+		},
+		{
+			name: "waiting, own reason", reason: "step 3 shows the waiting reason of the named container, not of a crash-looping sidecar listed before it",
+			spec: specOf(always, xsc(), ctr("A")), statuses: "X:WLf A:W",
+			want: Explanation{Phase: v1.PodPending, Rule: RuleWaiting, Reason: `container "A" is waiting (ContainerCreating)`, Containers: []string{"A"}},
+		},
+		{
+			name: "terminated, succeeded", reason: "step 5.1: a terminated pod whose containers all exited 0 succeeded, whatever the restart policy",
+			spec: specOf(always, nil, ab...), statuses: "A:T0 B:T0", in: Input{Terminal: true},
+			want: Explanation{Phase: v1.PodSucceeded, Rule: RuleTerminated, Reason: `the pod was terminated and containers "A" and "B" succeeded`, Containers: []string{"A", "B"}},
+		},
+		{
+			name: "terminated, failed", reason: "step 5.1: a terminated pod with a failed container failed; that container is named",
+			spec: specOf(always, nil, ab...), statuses: "A:T0 B:Tf", in: Input{Terminal: true},
+			want: Explanation{Phase: v1.PodFailed, Rule: RuleTerminated, Reason: `the pod was terminated and container "B" failed`, Containers: []string{"B"}},
 		},
 		{
 			name: "sidecar pending", reason: "step 2 names the sidecar that has not started",
@@ -73,6 +104,68 @@ func TestExplain(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s: mismatch (-want +got):\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestExplainGateOff traces spec section 3.3 step 5.3 (ContainerRestartRules
+// off): under Always every stopped container will restart; under OnFailure
+// only the failed ones, and those are the ones named.
+func TestExplainGateOff(t *testing.T) {
+	off := DefaultOptions()
+	off.Features.ContainerRestartRules = false
+	tests := []struct {
+		id     string
+		policy v1.RestartPolicy
+		want   Explanation
+	}{
+		{id: "3.3/5.3-always", policy: always,
+			want: Explanation{Phase: v1.PodRunning, Rule: RuleRestarting, Reason: `containers "A" and "B" stopped and will be restarted`, Containers: []string{"A", "B"}}},
+		{id: "3.3/5.3-on-failure", policy: onFailure,
+			want: Explanation{Phase: v1.PodRunning, Rule: RuleRestarting, Reason: `container "B" stopped and will be restarted`, Containers: []string{"B"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.id, func(t *testing.T) {
+			got, err := off.Explain(Input{Pod: podOf(t, specOf(tc.policy, nil, ab...), "A:T0 B:Tf")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s: mismatch (-want +got):\n%s", tc.id, diff)
+			}
+		})
+	}
+}
+
+// TestExplainDerivedInitialized traces spec section 3.1: without the
+// runtime's podHasInitialized, the pod has initialized when some regular
+// container status is Running or Terminated or has lastState.terminated, and
+// a sidecar that has not started then no longer keeps it Pending (step 2).
+func TestExplainDerivedInitialized(t *testing.T) {
+	lastTerminated := v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}
+	tests := []struct {
+		id     string
+		reason string
+		last   *v1.ContainerStateTerminated // A's lastState.terminated; A has no current state
+		want   Explanation
+	}{
+		{id: "3.1/last-state", reason: "a regular container with no state but a last termination has run: the pod has initialized, and A without a state is unknown (step 6)",
+			last: &lastTerminated,
+			want: Explanation{Phase: v1.PodPending, Rule: RuleUnknownStatus, Reason: `container "A" has no status yet`, Containers: []string{"A"}}},
+		{id: "3.1/no-state", reason: "a regular container with neither state nor last termination has not run: the sidecar that has not started keeps the pod Pending (step 2)",
+			want: Explanation{Phase: v1.PodPending, Rule: RuleSidecarPending, Reason: `sidecar "X" has not started and no regular container has run in this sandbox`, Containers: []string{"X"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.id, func(t *testing.T) {
+			pod := podOf(t, specOf(always, xsc(), ctr("A")), "X:R A:none")
+			pod.Status.ContainerStatuses[0].LastTerminationState.Terminated = tc.last
+			got, err := Explain(Input{Pod: pod})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s (%s): mismatch (-want +got):\n%s", tc.id, tc.reason, diff)
 			}
 		})
 	}
@@ -172,6 +265,9 @@ func TestExplainErrors(t *testing.T) {
 	if !errors.As(err, &dup) || dup.Name != "X" || dup.Field != "initContainerStatuses" {
 		t.Errorf("duplicate: err = %v", err)
 	}
+	if err.Error() != `podphase: status.initContainerStatuses has two entries for container "X"` {
+		t.Errorf("duplicate: message = %q", err.Error())
+	}
 }
 
 func TestRuleString(t *testing.T) {
@@ -180,6 +276,9 @@ func TestRuleString(t *testing.T) {
 	}
 	if got := Rule(200).String(); got != "Rule(200)" {
 		t.Errorf("String = %q", got)
+	}
+	if next := RuleTerminalPhase + 1; next.String() != fmt.Sprintf("Rule(%d)", uint8(next)) {
+		t.Errorf("the value after the last rule: String = %q", next.String())
 	}
 	e := Explanation{Phase: v1.PodRunning, Rule: RuleRunning, Reason: "r"}
 	if got := e.String(); got != "Running (Running): r" {

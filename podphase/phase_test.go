@@ -106,6 +106,7 @@ func TestPhaseSidecars(t *testing.T) {
 		{id: "S16", reason: "regular init still running", spec: specOf(always, xy, ctr("A")), statuses: "X:R Y:R A:Tst", want: v1.PodPending, rule: RuleInitPending},
 		{id: "S17", reason: "sandbox recreated: sidecar Y not started", spec: specOf(always, xy, ctr("A")), statuses: "X:T0 Y:R A:Tst", runtimeOnly: true, want: v1.PodPending, rule: RuleSidecarPending},
 		{id: "S19", reason: "initialized, sidecar and container running", spec: specOf(always, xy, ctr("A")), statuses: "X:T0 Y:R A:R", init: true, want: v1.PodRunning},
+		{id: "3.2/pass-1-after-sidecar", reason: "pass 1 counts a regular init container declared after a sidecar: it is still running", spec: specOf(always, []v1.Container{sidecar("Y"), ctr("X")}, ctr("A")), statuses: "Y:S X:R", want: v1.PodPending, rule: RuleInitPending},
 		{id: "S20", reason: "no statuses under Never", spec: specOf(never, xsc(), ab...), statuses: "", want: v1.PodPending},
 		{id: "S22", reason: "terminated sidecar ignored; containers unknown", spec: specOf(never, xsc(), ab...), statuses: "X:Tst", want: v1.PodPending},
 		{id: "S23", reason: "restarting sidecar ignored; containers unknown", spec: specOf(never, xsc(), ab...), statuses: "X:WL0", want: v1.PodPending},
@@ -194,9 +195,23 @@ func TestPhaseNilPod(t *testing.T) {
 // TestPhaseStatusOrder checks that the order-hint lookup finds statuses in
 // any order (spec section 2: lookup is by name).
 func TestPhaseStatusOrder(t *testing.T) {
-	pod := podOf(t, specOf(never, xsc(), ab...), "X:T0 B:T0 A:Tf")
-	if got := Phase(pod); got != v1.PodFailed {
-		t.Errorf("Phase = %s, want Failed", got)
+	tests := []struct {
+		reason   string
+		spec     v1.PodSpec
+		statuses string // in list order
+		want     v1.PodPhase
+	}{
+		{reason: "statuses in neither spec nor name order", spec: specOf(never, xsc(), ab...), statuses: "X:T0 B:T0 A:Tf", want: v1.PodFailed},
+		{reason: "statuses in the kubelet's name order (spec/containerstate.md section 4.5) for containers declared C, A, B",
+			spec: specOf(never, nil, ctr("C"), ctr("A"), ctr("B")), statuses: "A:R B:R C:R", want: v1.PodRunning},
+		{reason: "statuses in no order, the last declared container without a status yet",
+			spec: specOf(never, nil, ctr("A"), ctr("C"), ctr("B"), ctr("D")), statuses: "B:R A:R C:R", want: v1.PodPending},
+		{reason: "name order, C declared first and without a status yet", spec: specOf(never, nil, ctr("C"), ctr("A"), ctr("B")), statuses: "A:R B:R", want: v1.PodPending},
+	}
+	for _, tc := range tests {
+		if got := Phase(podOf(t, tc.spec, tc.statuses)); got != tc.want {
+			t.Errorf("%s: Phase = %s, want %s", tc.reason, got, tc.want)
+		}
 	}
 }
 
