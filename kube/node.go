@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -606,6 +607,10 @@ func (n *Node) nodeObject() *corev1.Node {
 	}
 }
 
+// nodeStatusUpdateRetry is how many times in a row the kubelet tries to write
+// its node status before it waits for the next tick.
+const nodeStatusUpdateRetry = 5
+
 // reportStatus runs the kubelet's status computation and writes the Node's
 // conditions when the report rule says so.
 func (n *Node) reportStatus(ctx context.Context, now time.Time) {
@@ -631,11 +636,20 @@ func (n *Node) reportStatus(ctx context.Context, now time.Time) {
 	if !r.Send {
 		return
 	}
-	nodes := n.client.CoreV1().Nodes()
-	cur, err := nodes.Get(ctx, n.opts.Name, metav1.GetOptions{})
-	if err == nil {
-		cur.Status.Conditions = slices.Clone(r.Conditions)
-		cur, err = nodes.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+	// A strategic merge patch of the conditions (merged by type), as the
+	// kubelet sends: no resourceVersion, so the controllers' own writes to
+	// the Node (taints, annotations) never make it conflict; and, as the
+	// kubelet, up to nodeStatusUpdateRetry attempts in a row.
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": r.Conditions}})
+	if err != nil {
+		n.log.Error(err, "node status patch")
+		return
+	}
+	var cur *corev1.Node
+	for range nodeStatusUpdateRetry {
+		if cur, err = n.client.CoreV1().Nodes().PatchStatus(ctx, n.opts.Name, patch); err == nil || ctx.Err() != nil {
+			break
+		}
 	}
 	if err != nil {
 		n.kubelet.ReportFailed()

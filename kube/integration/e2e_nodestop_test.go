@@ -86,6 +86,9 @@ func TestNodeStops(t *testing.T) {
 	}
 	runNodeOn(t, p, ok, "10.244.32.0/24")
 
+	if st := n.Stats(); st.NodeReports == 0 || st.NodeErrors != 0 {
+		t.Fatalf("the node wrote its status %d times and failed %d times, want every write through", st.NodeReports, st.NodeErrors)
+	}
 	stopNode()
 	if err := <-stopped; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the node's Run ended with %v", err)
