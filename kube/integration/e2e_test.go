@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -27,20 +26,7 @@ func runNodeOn(t *testing.T, p *controlplane.Plane, name, cidr string) *kube.Nod
 	}
 	opts := kube.DefaultNodeOptions(name)
 	opts.PodCIDR = cidr
-	n, err := kube.NewNode(cs, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("node %s: %v", name, err)
-		}
-	})
-	return n
+	return startNode(t, cs, opts)
 }
 
 func webTemplate(labels map[string]string, annotations map[string]string, policy corev1.RestartPolicy) corev1.PodTemplateSpec {

@@ -41,6 +41,12 @@ func runNode(t *testing.T, name string, edit ...func(*kube.NodeOptions)) *kube.N
 	for _, e := range edit {
 		e(&opts)
 	}
+	return startNode(t, cs, opts)
+}
+
+// startNode runs a kube.Node with opts through cs until the test ends.
+func startNode(t *testing.T, cs kubernetes.Interface, opts kube.NodeOptions) *kube.Node {
+	t.Helper()
 	n, err := kube.NewNode(cs, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +57,7 @@ func runNode(t *testing.T, name string, edit ...func(*kube.NodeOptions)) *kube.N
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("node %s: %v", name, err)
+			t.Errorf("node %s: %v", opts.Name, err)
 		}
 	})
 	return n
