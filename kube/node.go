@@ -105,10 +105,11 @@ func DefaultNodeOptions(name string) NodeOptions {
 // watch, the status engine and the event writer have theirs, all ended when
 // Run returns.
 type Node struct {
-	client kubernetes.Interface
-	opts   NodeOptions
-	clock  clock.WithTicker
-	log    logr.Logger
+	client  kubernetes.Interface
+	objects mountObjects // what pods' volumes and runtime classes name
+	opts    NodeOptions
+	clock   clock.WithTicker
+	log     logr.Logger
 
 	metrics *nodeMetrics
 	logs    *logStore
@@ -154,6 +155,9 @@ type NodeStats struct {
 	// NodeReports and LeaseRenewals count successful writes; NodeErrors and
 	// LeaseErrors failed ones.
 	NodeReports, LeaseRenewals, NodeErrors, LeaseErrors int
+	// MountFailures counts the looks at a pod's volumes that found one not
+	// set up (a FailedMount event each).
+	MountFailures int
 }
 
 // NewNode returns a node for opts that talks to the API server through
@@ -182,7 +186,8 @@ func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 		client: client, opts: opts, clock: opts.Clock, log: opts.Logger,
 		inbox: map[types.UID]*corev1.Pod{}, gone: map[types.UID]bool{}, wake: make(chan struct{}, 1),
 		pods: map[types.UID]*nodePod{}, ips: newIPPool(prefix),
-		logs: &logStore{pods: map[types.NamespacedName]*podLogs{}},
+		logs:    &logStore{pods: map[types.NamespacedName]*podLogs{}},
+		objects: apiObjects{client: client},
 	}
 	if n.cache, err = statussync.NewCache(statussync.DefaultOptions()); err != nil {
 		return nil, err
