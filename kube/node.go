@@ -155,6 +155,8 @@ type NodeStats struct {
 	// NodeReports and LeaseRenewals count successful writes; NodeErrors and
 	// LeaseErrors failed ones.
 	NodeReports, LeaseRenewals, NodeErrors, LeaseErrors int
+	// RegisterErrors counts the registrations of the Node that failed.
+	RegisterErrors int
 	// MountFailures counts the looks at a pod's volumes that found one not
 	// set up (a FailedMount event each).
 	MountFailures int
@@ -254,9 +256,12 @@ func (n *Node) count(f func(*NodeStats)) {
 	n.statsMu.Unlock()
 }
 
-// Run registers the node and runs it until ctx ends. It returns ctx's error
+// Run registers the node and runs it until ctx ends, and returns ctx's error
 // after a clean stop (pods are left to the API server, as a stopped kubelet
-// leaves them), or the error that made registration fail.
+// leaves them). A registration the API server refuses or cannot take (an
+// unreachable server, a 403 for a client that is not the node's identity) is
+// logged, counted in NodeStats.RegisterErrors and tried again as the kubelet
+// tries it, after 100 ms doubling up to 7 s, until ctx ends.
 func (n *Node) Run(ctx context.Context) error {
 	n.mu.Lock()
 	if n.started {
@@ -266,7 +271,7 @@ func (n *Node) Run(ctx context.Context) error {
 	n.started = true
 	n.mu.Unlock()
 
-	if err := n.register(ctx); err != nil {
+	if err := n.registerUntilDone(ctx); err != nil {
 		return err
 	}
 	if n.opts.Listen != "" {
@@ -559,6 +564,38 @@ func podRef(pod *corev1.Pod, fieldPath string) *corev1.ObjectReference {
 
 func (n *Node) nodeRef() *corev1.ObjectReference {
 	return &corev1.ObjectReference{Kind: "Node", Name: n.opts.Name, UID: types.UID(n.opts.Name)}
+}
+
+// The kubelet's registration back-off: the first retry after
+// registerRetryFirst, doubling up to registerRetryMax.
+const (
+	registerRetryFirst = 100 * time.Millisecond
+	registerRetryMax   = 7 * time.Second
+)
+
+// registerUntilDone registers the node, trying again after each failure
+// until it succeeds or ctx ends.
+func (n *Node) registerUntilDone(ctx context.Context) error {
+	delay := registerRetryFirst
+	for {
+		err := n.register(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		n.count(func(s *NodeStats) { s.RegisterErrors++ })
+		n.log.Error(err, "node registration failed; trying again", "after", delay)
+		t := n.clock.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C():
+		}
+		delay = min(2*delay, registerRetryMax)
+	}
 }
 
 // register creates the Node, or adopts it when it exists, and takes the pod
