@@ -31,6 +31,22 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// runFakeNode runs node n1 on cs and fc; cancel stops it and done gets
+// Run's result.
+func runFakeNode(t *testing.T, cs *fake.Clientset, fc *clocktesting.FakeClock) (*kube.Node, context.CancelFunc, <-chan error) {
+	t.Helper()
+	opts := kube.DefaultNodeOptions("n1")
+	opts.Clock = fc
+	n, err := kube.NewNode(cs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	return n, cancel, done
+}
+
 // TestNodeRegistrationBacksOff: a Node whose registration the API server
 // refuses (here a 403, as for a client that is not the node's identity)
 // reports it and tries again as the kubelet does, after 100 ms, 200 ms,
@@ -50,15 +66,7 @@ func TestNodeRegistrationBacksOff(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	opts := kube.DefaultNodeOptions("n1")
-	opts.Clock = fc
-	n, err := kube.NewNode(cs, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
+	n, cancel, done := runFakeNode(t, cs, fc)
 
 	// Each retry waits on a timer of the node's clock: step to it.
 	want := []time.Duration{0}
@@ -107,15 +115,7 @@ func TestNodeRegistrationEndsWithContext(t *testing.T) {
 	cs.PrependReactor("create", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewServiceUnavailable("etcd is down")
 	})
-	opts := kube.DefaultNodeOptions("n1")
-	opts.Clock = fc
-	n, err := kube.NewNode(cs, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
+	n, cancel, done := runFakeNode(t, cs, fc)
 	waitUntil(t, "a failed registration", func() bool { return n.Stats().RegisterErrors == 1 && fc.HasWaiters() })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
