@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 198 functions and 304 methods of 105 types, in 715 calls (0 skipped as
-// known panics, listed at the end); receivers built by 64 constructors.
+// Covered: 200 functions and 313 methods of 107 types, in 733 calls (0 skipped as
+// known panics, listed at the end); receivers built by 65 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -30,6 +30,7 @@ import (
 	"github.com/nodestate/nodestate/containerstate/containerstatetest"
 	"github.com/nodestate/nodestate/events"
 	"github.com/nodestate/nodestate/events/eventstest"
+	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/nodecondition"
 	"github.com/nodestate/nodestate/nodecondition/nodeconditiontest"
 	"github.com/nodestate/nodestate/nodecondition/simulation"
@@ -2151,6 +2152,151 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("kubeversion.Parse", func(t *testing.T) {
+		guard(t, "kubeversion.Parse", func() string {
+			_, _ = kubeversion.Parse("")
+			return ""
+		})
+	})
+	t.Run("kubeversion.(*ParseError).Error/zero", func(t *testing.T) {
+		guard(t, "kubeversion.(*ParseError).Error/zero", func() string {
+			var r kubeversion.ParseError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("kubeversion.(*ParseError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "kubeversion.(*ParseError).Unwrap/zero", func() string {
+			var r kubeversion.ParseError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Supported", func(t *testing.T) {
+		guard(t, "kubeversion.Supported", func() string {
+			_ = kubeversion.Supported()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.AtLeast/zero", func(t *testing.T) {
+		guard(t, "kubeversion.Version.AtLeast/zero", func() string {
+			var r kubeversion.Version
+			_ = r.AtLeast(0)
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.AtLeast/Parse", func(t *testing.T) {
+		guard(t, "kubeversion.Version.AtLeast/Parse", func() string {
+			r, err := build29(ctx)
+			if err != nil {
+				return fmt.Sprintf("Parse: %v", err)
+			}
+			_ = r.AtLeast(0)
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.MarshalText/zero", func(t *testing.T) {
+		guard(t, "kubeversion.Version.MarshalText/zero", func() string {
+			var r kubeversion.Version
+			_, _ = r.MarshalText()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.MarshalText/Parse", func(t *testing.T) {
+		guard(t, "kubeversion.Version.MarshalText/Parse", func() string {
+			r, err := build29(ctx)
+			if err != nil {
+				return fmt.Sprintf("Parse: %v", err)
+			}
+			_, _ = r.MarshalText()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.Minor/zero", func(t *testing.T) {
+		guard(t, "kubeversion.Version.Minor/zero", func() string {
+			var r kubeversion.Version
+			_ = r.Minor()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.Minor/Parse", func(t *testing.T) {
+		guard(t, "kubeversion.Version.Minor/Parse", func() string {
+			r, err := build29(ctx)
+			if err != nil {
+				return fmt.Sprintf("Parse: %v", err)
+			}
+			_ = r.Minor()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.Release/zero", func(t *testing.T) {
+		guard(t, "kubeversion.Version.Release/zero", func() string {
+			var r kubeversion.Version
+			_ = r.Release()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.Release/Parse", func(t *testing.T) {
+		guard(t, "kubeversion.Version.Release/Parse", func() string {
+			r, err := build29(ctx)
+			if err != nil {
+				return fmt.Sprintf("Parse: %v", err)
+			}
+			_ = r.Release()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.String/zero", func(t *testing.T) {
+		guard(t, "kubeversion.Version.String/zero", func() string {
+			var r kubeversion.Version
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.String/Parse", func(t *testing.T) {
+		guard(t, "kubeversion.Version.String/Parse", func() string {
+			r, err := build29(ctx)
+			if err != nil {
+				return fmt.Sprintf("Parse: %v", err)
+			}
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("kubeversion.(*Version).UnmarshalText/zero", func(t *testing.T) {
+		guard(t, "kubeversion.(*Version).UnmarshalText/zero", func() string {
+			var r kubeversion.Version
+			_ = r.UnmarshalText(nil)
+			return ""
+		})
+	})
+	t.Run("kubeversion.(*Version).UnmarshalText/Parse", func(t *testing.T) {
+		guard(t, "kubeversion.(*Version).UnmarshalText/Parse", func() string {
+			r, err := build29(ctx)
+			if err != nil {
+				return fmt.Sprintf("Parse: %v", err)
+			}
+			_ = r.UnmarshalText(nil)
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.Valid/zero", func(t *testing.T) {
+		guard(t, "kubeversion.Version.Valid/zero", func() string {
+			var r kubeversion.Version
+			_ = r.Valid()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.Valid/Parse", func(t *testing.T) {
+		guard(t, "kubeversion.Version.Valid/Parse", func() string {
+			r, err := build29(ctx)
+			if err != nil {
+				return fmt.Sprintf("Parse: %v", err)
+			}
+			_ = r.Valid()
+			return ""
+		})
+	})
 	t.Run("nodecondition.Admit", func(t *testing.T) {
 		guard(t, "nodecondition.Admit", func() string {
 			_ = nodecondition.Admit(nodecondition.Pressures{}, "", nil, false)
@@ -2172,7 +2318,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Conditions/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Conditions/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2189,7 +2335,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeleteLease/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeleteLease/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2206,7 +2352,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeleteNode/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeleteNode/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2223,7 +2369,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeletePod/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeletePod/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2240,7 +2386,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).MarkPodsNotReadyFailed/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).MarkPodsNotReadyFailed/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2257,7 +2403,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Monitor/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Monitor/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2274,7 +2420,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).NextTaint/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).NextTaint/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2291,7 +2437,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Options/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Options/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2308,7 +2454,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Probe/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Probe/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2325,7 +2471,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Queued/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Queued/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2342,7 +2488,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Taint/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Taint/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2359,7 +2505,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Taints/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Taints/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2376,7 +2522,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpdateStatus/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpdateStatus/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2393,7 +2539,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertLease/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertLease/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2410,7 +2556,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertNode/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertNode/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2427,7 +2573,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertPod/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertPod/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2444,7 +2590,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).ZoneRate/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).ZoneRate/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2461,7 +2607,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).ZoneStates/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).ZoneStates/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2478,7 +2624,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.ControllerOptions.Validate/DefaultControllerOptions", func(t *testing.T) {
 		guard(t, "nodecondition.ControllerOptions.Validate/DefaultControllerOptions", func() string {
-			r, err := build29(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultControllerOptions: %v", err)
 			}
@@ -2539,7 +2685,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Due/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Due/NewEvictor", func() string {
-			r, err := build31(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2556,7 +2702,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Evaluate/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Evaluate/NewEvictor", func() string {
-			r, err := build31(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2573,7 +2719,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Forget/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Forget/NewEvictor", func() string {
-			r, err := build31(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2590,7 +2736,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Next/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Next/NewEvictor", func() string {
-			r, err := build31(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2607,7 +2753,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Scheduled/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Scheduled/NewEvictor", func() string {
-			r, err := build31(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2638,7 +2784,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).APIStatus/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).APIStatus/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2655,7 +2801,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).LastReport/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).LastReport/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2672,7 +2818,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Observe/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Observe/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2689,7 +2835,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Pressures/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Pressures/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2706,7 +2852,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).ReportFailed/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).ReportFailed/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2723,7 +2869,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Restart/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Restart/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2740,7 +2886,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Status/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Status/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2757,7 +2903,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Thresholds/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Thresholds/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2774,7 +2920,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptions", func(t *testing.T) {
 		guard(t, "nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptions", func() string {
-			r, err := build32(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultKubeletOptions: %v", err)
 			}
@@ -2791,7 +2937,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.KubeletOptions.Validate/DefaultKubeletOptions", func(t *testing.T) {
 		guard(t, "nodecondition.KubeletOptions.Validate/DefaultKubeletOptions", func() string {
-			r, err := build32(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultKubeletOptions: %v", err)
 			}
@@ -2808,7 +2954,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Failed/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Failed/NewLeaseRenewer", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -2825,7 +2971,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Failures/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Failures/NewLeaseRenewer", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -2842,7 +2988,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Renewed/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Renewed/NewLeaseRenewer", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -2935,7 +3081,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.Options.Validate/DefaultOptions", func(t *testing.T) {
 		guard(t, "nodecondition.Options.Validate/DefaultOptions", func() string {
-			r, err := build35(ctx)
+			r, err := build36(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -2983,7 +3129,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeleteLease/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeleteLease/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3000,7 +3146,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeleteNode/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeleteNode/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3017,7 +3163,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeletePod/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeletePod/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3034,7 +3180,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).Run/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).Run/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3051,7 +3197,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).Stats/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).Stats/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3068,7 +3214,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpdateStatus/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpdateStatus/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3085,7 +3231,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertLease/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertLease/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3102,7 +3248,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertNode/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertNode/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3119,7 +3265,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertPod/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertPod/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3136,7 +3282,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.RunnerOptions.Validate/DefaultRunnerOptions", func(t *testing.T) {
 		guard(t, "nodecondition.RunnerOptions.Validate/DefaultRunnerOptions", func() string {
-			r, err := build36(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultRunnerOptions: %v", err)
 			}
@@ -3254,7 +3400,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.ZoneState.String/ComputeZoneState", func(t *testing.T) {
 		guard(t, "nodecondition.ZoneState.String/ComputeZoneState", func() string {
-			r, err := build38(ctx)
+			r, err := build39(ctx)
 			if err != nil {
 				return fmt.Sprintf("ComputeZoneState: %v", err)
 			}
@@ -3417,7 +3563,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ParseScenario", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ParseScenario", func() string {
-			r, err := build39(ctx)
+			r, err := build40(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseScenario: %v", err)
 			}
@@ -3427,7 +3573,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioClusterOutage", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioClusterOutage", func() string {
-			r, err := build40(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioClusterOutage: %v", err)
 			}
@@ -3437,7 +3583,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioFlappingNetwork", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioFlappingNetwork", func() string {
-			r, err := build41(ctx)
+			r, err := build42(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioFlappingNetwork: %v", err)
 			}
@@ -3447,7 +3593,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioKubeletStops", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioKubeletStops", func() string {
-			r, err := build42(ctx)
+			r, err := build43(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioKubeletStops: %v", err)
 			}
@@ -3457,7 +3603,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioMemoryPressure", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioMemoryPressure", func() string {
-			r, err := build43(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioMemoryPressure: %v", err)
 			}
@@ -3467,7 +3613,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioZoneOutage", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioZoneOutage", func() string {
-			r, err := build44(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioZoneOutage: %v", err)
 			}
@@ -3534,7 +3680,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Find/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Find/Simulate", func() string {
-			r, err := build45(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3551,7 +3697,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Mermaid/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Mermaid/Simulate", func() string {
-			r, err := build45(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3568,7 +3714,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Table/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Table/Simulate", func() string {
-			r, err := build45(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3723,7 +3869,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).Stats/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).Stats/New", func() string {
-			r, err := build47(ctx)
+			r, err := build48(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -3740,7 +3886,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).Step/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).Step/New", func() string {
-			r, err := build47(ctx)
+			r, err := build48(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -3757,7 +3903,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).StepTo/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).StepTo/New", func() string {
-			r, err := build47(ctx)
+			r, err := build48(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -3900,7 +4046,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviour.String/DefaultBehaviour", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/DefaultBehaviour", func() string {
-			r, err := build48(ctx)
+			r, err := build49(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultBehaviour: %v", err)
 			}
@@ -3910,7 +4056,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviour.String/ParseBehaviour", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/ParseBehaviour", func() string {
-			r, err := build49(ctx)
+			r, err := build50(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseBehaviour: %v", err)
 			}
@@ -3927,7 +4073,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviours.String/ParseBehaviours", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviours.String/ParseBehaviours", func() string {
-			r, err := build50(ctx)
+			r, err := build51(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseBehaviours: %v", err)
 			}
@@ -4150,7 +4296,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Do/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Do/NewRuntime", func() string {
-			r, err := build51(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -4167,7 +4313,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Due/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Due/NewRuntime", func() string {
-			r, err := build51(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -4184,7 +4330,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Next/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Next/NewRuntime", func() string {
-			r, err := build51(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -4201,7 +4347,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Trace).String/Run", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Trace).String/Run", func() string {
-			r, err := build53(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("Run: %v", err)
 			}
@@ -4282,7 +4428,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Explanation.String/Explain", func(t *testing.T) {
 		guard(t, "podphase.Explanation.String/Explain", func() string {
-			r, err := build54(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("Explain: %v", err)
 			}
@@ -4323,7 +4469,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Columns/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Columns/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4340,7 +4486,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Conditions/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4357,7 +4503,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.DisplayStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.DisplayStatus/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4374,7 +4520,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Explain/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4391,7 +4537,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.GenerateStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.GenerateStatus/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4408,7 +4554,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.KubeletOwned/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.KubeletOwned/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4425,7 +4571,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4442,7 +4588,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Phase/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4573,7 +4719,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).BackfillResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).BackfillResizeConditions/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4590,7 +4736,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Changed/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Changed/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4607,7 +4753,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizeInProgress/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4624,7 +4770,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizePending/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4641,7 +4787,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).GetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).GetPodStatus/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4658,7 +4804,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeDeferred/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeDeferred/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4675,7 +4821,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeInfeasible/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeInfeasible/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4692,7 +4838,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Len/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Len/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4709,7 +4855,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).RemoveOrphans/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).RemoveOrphans/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4726,7 +4872,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ResizeConditions/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4743,7 +4889,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerReadiness/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerReadiness/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4760,7 +4906,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerStartup/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerStartup/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4777,7 +4923,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetPodStatus/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4794,7 +4940,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizeInProgress/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4811,7 +4957,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizePending/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4828,7 +4974,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).TerminatePod/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).TerminatePod/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4845,7 +4991,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Version/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Version/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4880,7 +5026,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Observe/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Observe/NewEngine", func() string {
-			r, err := build60(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -4897,7 +5043,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Run/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Run/NewEngine", func() string {
-			r, err := build60(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -4914,7 +5060,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).SyncOnce/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).SyncOnce/NewEngine", func() string {
-			r, err := build60(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -4981,7 +5127,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptions", func() string {
-			r, err := build56(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4998,7 +5144,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptions", func() string {
-			r, err := build56(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5015,7 +5161,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptions", func() string {
-			r, err := build56(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5045,7 +5191,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Begin/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Begin/NewPlanner", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5062,7 +5208,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Done/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Done/NewPlanner", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5079,7 +5225,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).End/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).End/NewPlanner", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5096,7 +5242,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Next/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Next/NewPlanner", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5113,7 +5259,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).NextWake/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).NextWake/NewPlanner", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5130,7 +5276,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Observe/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Observe/NewPlanner", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5175,7 +5321,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5192,7 +5338,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5209,7 +5355,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5226,7 +5372,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5243,7 +5389,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5260,7 +5406,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5277,7 +5423,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5294,7 +5440,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5311,7 +5457,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5328,7 +5474,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5345,7 +5491,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5362,7 +5508,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5379,7 +5525,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5403,7 +5549,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build63(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5420,7 +5566,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build63(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5437,7 +5583,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build63(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5454,7 +5600,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build63(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5471,7 +5617,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build63(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5647,209 +5793,214 @@ func build28(ctx context.Context) (r *eventstest.Sink, err error) {
 	return eventstest.NewSink(nil, 0), nil
 }
 
-// build29 builds a nodecondition.ControllerOptions with nodecondition.DefaultControllerOptions.
-func build29(ctx context.Context) (r nodecondition.ControllerOptions, err error) {
+// build29 builds a kubeversion.Version with kubeversion.Parse.
+func build29(ctx context.Context) (r kubeversion.Version, err error) {
+	return kubeversion.Parse("")
+}
+
+// build30 builds a nodecondition.ControllerOptions with nodecondition.DefaultControllerOptions.
+func build30(ctx context.Context) (r nodecondition.ControllerOptions, err error) {
 	return nodecondition.DefaultControllerOptions(), nil
 }
 
-// build30 builds a *nodecondition.Controller with nodecondition.NewController.
-func build30(ctx context.Context) (r *nodecondition.Controller, err error) {
-	a0, _ := build29(ctx)
+// build31 builds a *nodecondition.Controller with nodecondition.NewController.
+func build31(ctx context.Context) (r *nodecondition.Controller, err error) {
+	a0, _ := build30(ctx)
 	return nodecondition.NewController(a0)
 }
 
-// build31 builds a *nodecondition.Evictor with nodecondition.NewEvictor.
-func build31(ctx context.Context) (r *nodecondition.Evictor, err error) {
+// build32 builds a *nodecondition.Evictor with nodecondition.NewEvictor.
+func build32(ctx context.Context) (r *nodecondition.Evictor, err error) {
 	return nodecondition.NewEvictor(), nil
 }
 
-// build32 builds a nodecondition.KubeletOptions with nodecondition.DefaultKubeletOptions.
-func build32(ctx context.Context) (r nodecondition.KubeletOptions, err error) {
+// build33 builds a nodecondition.KubeletOptions with nodecondition.DefaultKubeletOptions.
+func build33(ctx context.Context) (r nodecondition.KubeletOptions, err error) {
 	return nodecondition.DefaultKubeletOptions(), nil
 }
 
-// build33 builds a *nodecondition.Kubelet with nodecondition.NewKubelet.
-func build33(ctx context.Context) (r *nodecondition.Kubelet, err error) {
-	a0, _ := build32(ctx)
+// build34 builds a *nodecondition.Kubelet with nodecondition.NewKubelet.
+func build34(ctx context.Context) (r *nodecondition.Kubelet, err error) {
+	a0, _ := build33(ctx)
 	return nodecondition.NewKubelet(a0)
 }
 
-// build34 builds a *nodecondition.LeaseRenewer with nodecondition.NewLeaseRenewer.
-func build34(ctx context.Context) (r *nodecondition.LeaseRenewer, err error) {
-	a0, _ := build32(ctx)
+// build35 builds a *nodecondition.LeaseRenewer with nodecondition.NewLeaseRenewer.
+func build35(ctx context.Context) (r *nodecondition.LeaseRenewer, err error) {
+	a0, _ := build33(ctx)
 	return nodecondition.NewLeaseRenewer(a0, "")
 }
 
-// build35 builds a nodecondition.Options with nodecondition.DefaultOptions.
-func build35(ctx context.Context) (r nodecondition.Options, err error) {
+// build36 builds a nodecondition.Options with nodecondition.DefaultOptions.
+func build36(ctx context.Context) (r nodecondition.Options, err error) {
 	return nodecondition.DefaultOptions(), nil
 }
 
-// build36 builds a nodecondition.RunnerOptions with nodecondition.DefaultRunnerOptions.
-func build36(ctx context.Context) (r nodecondition.RunnerOptions, err error) {
+// build37 builds a nodecondition.RunnerOptions with nodecondition.DefaultRunnerOptions.
+func build37(ctx context.Context) (r nodecondition.RunnerOptions, err error) {
 	return nodecondition.DefaultRunnerOptions(), nil
 }
 
-// build37 builds a *nodecondition.Runner with nodecondition.NewRunner.
-func build37(ctx context.Context) (r *nodecondition.Runner, err error) {
-	a0, _ := build36(ctx)
-	a1, err := build30(ctx)
+// build38 builds a *nodecondition.Runner with nodecondition.NewRunner.
+func build38(ctx context.Context) (r *nodecondition.Runner, err error) {
+	a0, _ := build37(ctx)
+	a1, err := build31(ctx)
 	if err != nil {
 		return r, err
 	}
 	return nodecondition.NewRunner(a0, a1, nil, nil, nil)
 }
 
-// build38 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
-func build38(ctx context.Context) (r nodecondition.ZoneState, err error) {
+// build39 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
+func build39(ctx context.Context) (r nodecondition.ZoneState, err error) {
 	return nodecondition.ComputeZoneState(0, 0, 0), nil
 }
 
-// build39 builds a simulation.Scenario with nodecondition/simulation.ParseScenario.
-func build39(ctx context.Context) (r simulation.Scenario, err error) {
+// build40 builds a simulation.Scenario with nodecondition/simulation.ParseScenario.
+func build40(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ParseScenario("")
 }
 
-// build40 builds a simulation.Scenario with nodecondition/simulation.ScenarioClusterOutage.
-func build40(ctx context.Context) (r simulation.Scenario, err error) {
+// build41 builds a simulation.Scenario with nodecondition/simulation.ScenarioClusterOutage.
+func build41(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioClusterOutage(), nil
 }
 
-// build41 builds a simulation.Scenario with nodecondition/simulation.ScenarioFlappingNetwork.
-func build41(ctx context.Context) (r simulation.Scenario, err error) {
+// build42 builds a simulation.Scenario with nodecondition/simulation.ScenarioFlappingNetwork.
+func build42(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioFlappingNetwork(), nil
 }
 
-// build42 builds a simulation.Scenario with nodecondition/simulation.ScenarioKubeletStops.
-func build42(ctx context.Context) (r simulation.Scenario, err error) {
+// build43 builds a simulation.Scenario with nodecondition/simulation.ScenarioKubeletStops.
+func build43(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioKubeletStops(), nil
 }
 
-// build43 builds a simulation.Scenario with nodecondition/simulation.ScenarioMemoryPressure.
-func build43(ctx context.Context) (r simulation.Scenario, err error) {
+// build44 builds a simulation.Scenario with nodecondition/simulation.ScenarioMemoryPressure.
+func build44(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioMemoryPressure(), nil
 }
 
-// build44 builds a simulation.Scenario with nodecondition/simulation.ScenarioZoneOutage.
-func build44(ctx context.Context) (r simulation.Scenario, err error) {
+// build45 builds a simulation.Scenario with nodecondition/simulation.ScenarioZoneOutage.
+func build45(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioZoneOutage(), nil
 }
 
-// build45 builds a simulation.Timeline with nodecondition/simulation.Simulate.
-func build45(ctx context.Context) (r simulation.Timeline, err error) {
-	a0, _ := build40(ctx)
+// build46 builds a simulation.Timeline with nodecondition/simulation.Simulate.
+func build46(ctx context.Context) (r simulation.Timeline, err error) {
+	a0, _ := build41(ctx)
 	return simulation.Simulate(a0)
 }
 
-// build46 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
-func build46(ctx context.Context) (r podlifecycle.Options, err error) {
+// build47 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
+func build47(ctx context.Context) (r podlifecycle.Options, err error) {
 	return podlifecycle.DefaultOptions(), nil
 }
 
-// build47 builds a *podlifecycle.Machine with podlifecycle.New.
-func build47(ctx context.Context) (r *podlifecycle.Machine, err error) {
-	a0, _ := build46(ctx)
+// build48 builds a *podlifecycle.Machine with podlifecycle.New.
+func build48(ctx context.Context) (r *podlifecycle.Machine, err error) {
+	a0, _ := build47(ctx)
 	return podlifecycle.New(a0, nil)
 }
 
-// build48 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.DefaultBehaviour.
-func build48(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
+// build49 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.DefaultBehaviour.
+func build49(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
 	return podlifecycletest.DefaultBehaviour(false), nil
 }
 
-// build49 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.ParseBehaviour.
-func build49(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
+// build50 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.ParseBehaviour.
+func build50(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
 	return podlifecycletest.ParseBehaviour("")
 }
 
-// build50 builds a podlifecycletest.Behaviours with podlifecycle/podlifecycletest.ParseBehaviours.
-func build50(ctx context.Context) (r podlifecycletest.Behaviours, err error) {
+// build51 builds a podlifecycletest.Behaviours with podlifecycle/podlifecycletest.ParseBehaviours.
+func build51(ctx context.Context) (r podlifecycletest.Behaviours, err error) {
 	return podlifecycletest.ParseBehaviours("")
 }
 
-// build51 builds a *podlifecycletest.Runtime with podlifecycle/podlifecycletest.NewRuntime.
-func build51(ctx context.Context) (r *podlifecycletest.Runtime, err error) {
-	a1, err := build50(ctx)
+// build52 builds a *podlifecycletest.Runtime with podlifecycle/podlifecycletest.NewRuntime.
+func build52(ctx context.Context) (r *podlifecycletest.Runtime, err error) {
+	a1, err := build51(ctx)
 	if err != nil {
 		return r, err
 	}
 	return podlifecycletest.NewRuntime(nil, a1)
 }
 
-// build52 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
-func build52(ctx context.Context) (r podlifecycletest.Options, err error) {
+// build53 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
+func build53(ctx context.Context) (r podlifecycletest.Options, err error) {
 	return podlifecycletest.DefaultOptions(), nil
 }
 
-// build53 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
-func build53(ctx context.Context) (r *podlifecycletest.Trace, err error) {
-	a1, err := build50(ctx)
+// build54 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
+func build54(ctx context.Context) (r *podlifecycletest.Trace, err error) {
+	a1, err := build51(ctx)
 	if err != nil {
 		return r, err
 	}
-	a2, _ := build52(ctx)
+	a2, _ := build53(ctx)
 	return podlifecycletest.Run(nil, a1, a2)
 }
 
-// build54 builds a podphase.Explanation with podphase.Explain.
-func build54(ctx context.Context) (r podphase.Explanation, err error) {
+// build55 builds a podphase.Explanation with podphase.Explain.
+func build55(ctx context.Context) (r podphase.Explanation, err error) {
 	return podphase.Explain(podphase.Input{})
 }
 
-// build55 builds a podphase.Options with podphase.DefaultOptions.
-func build55(ctx context.Context) (r podphase.Options, err error) {
+// build56 builds a podphase.Options with podphase.DefaultOptions.
+func build56(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptions(), nil
 }
 
-// build56 builds a statussync.Options with statussync.DefaultOptions.
-func build56(ctx context.Context) (r statussync.Options, err error) {
+// build57 builds a statussync.Options with statussync.DefaultOptions.
+func build57(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptions(), nil
 }
 
-// build57 builds a *statussync.Cache with statussync.NewCache.
-func build57(ctx context.Context) (r *statussync.Cache, err error) {
-	a0, _ := build56(ctx)
+// build58 builds a *statussync.Cache with statussync.NewCache.
+func build58(ctx context.Context) (r *statussync.Cache, err error) {
+	a0, _ := build57(ctx)
 	return statussync.NewCache(a0)
 }
 
-// build58 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
-func build58(ctx context.Context) (r *statussynctest.API, err error) {
+// build59 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
+func build59(ctx context.Context) (r *statussynctest.API, err error) {
 	return statussynctest.NewAPI(0), nil
 }
 
-// build59 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
-func build59(ctx context.Context) (r statussync.EngineOptions, err error) {
+// build60 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
+func build60(ctx context.Context) (r statussync.EngineOptions, err error) {
 	return statussync.DefaultEngineOptions(), nil
 }
 
-// build60 builds a *statussync.Engine with statussync.NewEngine.
-func build60(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, err := build57(ctx)
+// build61 builds a *statussync.Engine with statussync.NewEngine.
+func build61(ctx context.Context) (r *statussync.Engine, err error) {
+	a0, err := build58(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build58(ctx)
-	a2, _ := build59(ctx)
+	a1, _ := build59(ctx)
+	a2, _ := build60(ctx)
 	return statussync.NewEngine(a0, a1, a2)
 }
 
-// build61 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
-func build61(ctx context.Context) (r statussync.PlannerOptions, err error) {
+// build62 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
+func build62(ctx context.Context) (r statussync.PlannerOptions, err error) {
 	return statussync.DefaultPlannerOptions(), nil
 }
 
-// build62 builds a *statussync.Planner with statussync.NewPlanner.
-func build62(ctx context.Context) (r *statussync.Planner, err error) {
-	a0, err := build57(ctx)
+// build63 builds a *statussync.Planner with statussync.NewPlanner.
+func build63(ctx context.Context) (r *statussync.Planner, err error) {
+	a0, err := build58(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build61(ctx)
+	a1, _ := build62(ctx)
 	return statussync.NewPlanner(a0, a1)
 }
 
-// build63 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build63(ctx context.Context) (r *statussynctest.History, err error) {
+// build64 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build64(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 
