@@ -4,6 +4,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // DefaultUnknownGrace is how long nodestate keeps a Running container Running
@@ -16,7 +18,8 @@ const DefaultUnknownGrace = 2 * time.Minute
 const restartGraceWindow = 10 * time.Second
 
 // Options configures how container statuses are computed. Start from
-// [DefaultOptions]; the zero value has every feature gate off and no UNKNOWN
+// [DefaultOptions], or [DefaultOptionsFor] to behave as another Kubernetes
+// minor; the zero value has every feature gate off and no UNKNOWN
 // grace.
 type Options struct {
 	// Features are the feature gates.
@@ -29,9 +32,10 @@ type Options struct {
 }
 
 // DefaultOptions returns the Kubernetes 1.37 feature defaults and the
-// default UNKNOWN grace of two minutes.
+// default UNKNOWN grace of two minutes: [DefaultOptionsFor] the zero
+// kubeversion.Version.
 func DefaultOptions() Options {
-	return Options{Features: DefaultFeatures(), UnknownGrace: DefaultUnknownGrace}
+	return DefaultOptionsFor(kubeversion.Default)
 }
 
 func (o Options) validate() error {

@@ -56,6 +56,26 @@
 // (KEP-4603) off. Each gate that changes a result is a field of [Features]
 // or [CrashLoopOptions]; there is no global state.
 //
+// # Other Kubernetes minors
+//
+// [DefaultOptionsFor], [DefaultFeaturesFor] and [DefaultCrashLoopOptionsFor]
+// give the defaults of Kubernetes 1.33 to 1.37 (a kubeversion.Version; its
+// zero value is 1.37). Only feature-gate defaults change between those
+// minors in this package's rules (docs/versions.md, rows CS-V1 to CS-V5):
+//
+//   - before 1.35, ContainerRestartRules is off: a container's own
+//     restartPolicy and restartPolicyRules decide neither restarts nor
+//     whether a Terminated status may leave Terminated; the pod's policy
+//     does (sidecars always restart);
+//   - before 1.36, RestartAllContainersOnContainerExits is off: no
+//     in-place restart, no RestartingAllContainers reason;
+//   - before 1.35, a kubelet restart resets started and ready (the
+//     behaviour ChangeContainerStatusOnKubeletRestart on keeps);
+//   - before 1.35, KubeletCrashLoopBackOffMax is off: a configured
+//     maxContainerRestartPeriod is ignored. The default back-off, 10s
+//     doubling to 300s, and the image-pull back-off are the same in every
+//     supported minor.
+//
 // nodestate differs from the kubelet in one place, on purpose: when the
 // runtime reports UNKNOWN for a container last seen Running, the kubelet
 // reports it Terminated with reason ContainerStatusUnknown and exit code 137

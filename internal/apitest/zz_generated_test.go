@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 200 functions and 313 methods of 107 types, in 733 calls (0 skipped as
-// known panics, listed at the end); receivers built by 65 constructors.
+// Covered: 203 functions and 313 methods of 107 types, in 741 calls (0 skipped as
+// known panics, listed at the end); receivers built by 68 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -263,15 +263,37 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("containerstate.CrashLoopOptions.BackoffOptions/DefaultCrashLoopOptionsFor", func(t *testing.T) {
+		guard(t, "containerstate.CrashLoopOptions.BackoffOptions/DefaultCrashLoopOptionsFor", func() string {
+			r, err := build4(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultCrashLoopOptionsFor: %v", err)
+			}
+			_, _ = r.BackoffOptions()
+			return ""
+		})
+	})
 	t.Run("containerstate.DefaultCrashLoopOptions", func(t *testing.T) {
 		guard(t, "containerstate.DefaultCrashLoopOptions", func() string {
 			_ = containerstate.DefaultCrashLoopOptions()
 			return ""
 		})
 	})
+	t.Run("containerstate.DefaultCrashLoopOptionsFor", func(t *testing.T) {
+		guard(t, "containerstate.DefaultCrashLoopOptionsFor", func() string {
+			_ = containerstate.DefaultCrashLoopOptionsFor(0)
+			return ""
+		})
+	})
 	t.Run("containerstate.DefaultFeatures", func(t *testing.T) {
 		guard(t, "containerstate.DefaultFeatures", func() string {
 			_ = containerstate.DefaultFeatures()
+			return ""
+		})
+	})
+	t.Run("containerstate.DefaultFeaturesFor", func(t *testing.T) {
+		guard(t, "containerstate.DefaultFeaturesFor", func() string {
+			_ = containerstate.DefaultFeaturesFor(0)
 			return ""
 		})
 	})
@@ -287,6 +309,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("containerstate.DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "containerstate.DefaultOptionsFor", func() string {
+			_ = containerstate.DefaultOptionsFor(0)
+			return ""
+		})
+	})
 	t.Run("containerstate.Event.String/zero", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/zero", func() string {
 			var r containerstate.Event
@@ -296,7 +324,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/BackOffEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/BackOffEvent", func() string {
-			r, err := build3(ctx)
+			r, err := build5(ctx)
 			if err != nil {
 				return fmt.Sprintf("BackOffEvent: %v", err)
 			}
@@ -306,7 +334,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/ExitedEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/ExitedEvent", func() string {
-			r, err := build4(ctx)
+			r, err := build6(ctx)
 			if err != nil {
 				return fmt.Sprintf("ExitedEvent: %v", err)
 			}
@@ -316,7 +344,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/ImageInspectErrorEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/ImageInspectErrorEvent", func() string {
-			r, err := build5(ctx)
+			r, err := build7(ctx)
 			if err != nil {
 				return fmt.Sprintf("ImageInspectErrorEvent: %v", err)
 			}
@@ -326,7 +354,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/InvalidImageNameEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/InvalidImageNameEvent", func() string {
-			r, err := build6(ctx)
+			r, err := build8(ctx)
 			if err != nil {
 				return fmt.Sprintf("InvalidImageNameEvent: %v", err)
 			}
@@ -336,7 +364,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/NeverPullEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/NeverPullEvent", func() string {
-			r, err := build7(ctx)
+			r, err := build9(ctx)
 			if err != nil {
 				return fmt.Sprintf("NeverPullEvent: %v", err)
 			}
@@ -346,7 +374,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/OOMKilledEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/OOMKilledEvent", func() string {
-			r, err := build8(ctx)
+			r, err := build10(ctx)
 			if err != nil {
 				return fmt.Sprintf("OOMKilledEvent: %v", err)
 			}
@@ -356,7 +384,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/PullBackOffEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/PullBackOffEvent", func() string {
-			r, err := build9(ctx)
+			r, err := build11(ctx)
 			if err != nil {
 				return fmt.Sprintf("PullBackOffEvent: %v", err)
 			}
@@ -366,7 +394,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/PullErrorEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/PullErrorEvent", func() string {
-			r, err := build10(ctx)
+			r, err := build12(ctx)
 			if err != nil {
 				return fmt.Sprintf("PullErrorEvent: %v", err)
 			}
@@ -376,7 +404,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/StartErrorEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/StartErrorEvent", func() string {
-			r, err := build11(ctx)
+			r, err := build13(ctx)
 			if err != nil {
 				return fmt.Sprintf("StartErrorEvent: %v", err)
 			}
@@ -412,9 +440,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Features.CheckStatusTransition/DefaultFeatures", func(t *testing.T) {
 		guard(t, "containerstate.Features.CheckStatusTransition/DefaultFeatures", func() string {
-			r, err := build12(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultFeatures: %v", err)
+			}
+			_ = r.CheckStatusTransition(nil, nil, nil)
+			return ""
+		})
+	})
+	t.Run("containerstate.Features.CheckStatusTransition/DefaultFeaturesFor", func(t *testing.T) {
+		guard(t, "containerstate.Features.CheckStatusTransition/DefaultFeaturesFor", func() string {
+			r, err := build15(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultFeaturesFor: %v", err)
 			}
 			_ = r.CheckStatusTransition(nil, nil, nil)
 			return ""
@@ -429,9 +467,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Features.ShouldRestart/DefaultFeatures", func(t *testing.T) {
 		guard(t, "containerstate.Features.ShouldRestart/DefaultFeatures", func() string {
-			r, err := build12(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultFeatures: %v", err)
+			}
+			_ = r.ShouldRestart(nil, nil, 0)
+			return ""
+		})
+	})
+	t.Run("containerstate.Features.ShouldRestart/DefaultFeaturesFor", func(t *testing.T) {
+		guard(t, "containerstate.Features.ShouldRestart/DefaultFeaturesFor", func() string {
+			r, err := build15(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultFeaturesFor: %v", err)
 			}
 			_ = r.ShouldRestart(nil, nil, 0)
 			return ""
@@ -446,9 +494,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Features.ValidateStatusTransition/DefaultFeatures", func(t *testing.T) {
 		guard(t, "containerstate.Features.ValidateStatusTransition/DefaultFeatures", func() string {
-			r, err := build12(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultFeatures: %v", err)
+			}
+			_ = r.ValidateStatusTransition(nil, nil, nil)
+			return ""
+		})
+	})
+	t.Run("containerstate.Features.ValidateStatusTransition/DefaultFeaturesFor", func(t *testing.T) {
+		guard(t, "containerstate.Features.ValidateStatusTransition/DefaultFeaturesFor", func() string {
+			r, err := build15(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultFeaturesFor: %v", err)
 			}
 			_ = r.ValidateStatusTransition(nil, nil, nil)
 			return ""
@@ -514,7 +572,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Advance/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Advance/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -531,7 +589,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Kind/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Kind/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -548,7 +606,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Last/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Last/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -565,7 +623,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Name/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Name/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -582,7 +640,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Newest/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Newest/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -599,7 +657,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).NextWake/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).NextWake/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -616,7 +674,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Ready/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Ready/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -633,7 +691,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).RestartCount/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).RestartCount/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -650,7 +708,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).ShouldBeRestarted/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).ShouldBeRestarted/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -667,7 +725,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Started/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Started/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -684,7 +742,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).State/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).State/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -701,7 +759,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Status/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Status/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -718,7 +776,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Step/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Step/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -785,9 +843,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Options.Convert/DefaultOptions", func(t *testing.T) {
 		guard(t, "containerstate.Options.Convert/DefaultOptions", func() string {
-			r, err := build13(ctx)
+			r, err := build16(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_, _ = r.Convert(containerstate.Input{})
+			return ""
+		})
+	})
+	t.Run("containerstate.Options.Convert/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "containerstate.Options.Convert/DefaultOptionsFor", func() string {
+			r, err := build18(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_, _ = r.Convert(containerstate.Input{})
 			return ""
@@ -840,7 +908,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.State.String/StateOf", func(t *testing.T) {
 		guard(t, "containerstate.State.String/StateOf", func() string {
-			r, err := build15(ctx)
+			r, err := build19(ctx)
 			if err != nil {
 				return fmt.Sprintf("StateOf: %v", err)
 			}
@@ -915,7 +983,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate/containerstatetest.(*Checker).Step/NewChecker", func(t *testing.T) {
 		guard(t, "containerstate/containerstatetest.(*Checker).Step/NewChecker", func() string {
-			r, err := build16(ctx)
+			r, err := build20(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewChecker: %v", err)
 			}
@@ -982,7 +1050,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).AddSink/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).AddSink/NewBroadcaster", func() string {
-			r, err := build18(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -999,7 +1067,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).Flush/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).Flush/NewBroadcaster", func() string {
-			r, err := build18(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1016,7 +1084,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).NewRecorder/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).NewRecorder/NewBroadcaster", func() string {
-			r, err := build18(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1033,7 +1101,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).NextRetry/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).NextRetry/NewBroadcaster", func() string {
-			r, err := build18(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1050,7 +1118,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).Shutdown/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).Shutdown/NewBroadcaster", func() string {
-			r, err := build18(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1067,7 +1135,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).StartRecordingToSink/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).StartRecordingToSink/NewBroadcaster", func() string {
-			r, err := build18(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1084,7 +1152,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).Stats/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).Stats/NewBroadcaster", func() string {
-			r, err := build18(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1101,7 +1169,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.BroadcasterOptions.Validate/DefaultBroadcasterOptions", func(t *testing.T) {
 		guard(t, "events.BroadcasterOptions.Validate/DefaultBroadcasterOptions", func() string {
-			r, err := build17(ctx)
+			r, err := build21(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultBroadcasterOptions: %v", err)
 			}
@@ -1118,7 +1186,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Correlate/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Correlate/NewCorrelator", func() string {
-			r, err := build20(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1135,7 +1203,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).CorrelateTo/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).CorrelateTo/NewCorrelator", func() string {
-			r, err := build20(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1152,7 +1220,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Len/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Len/NewCorrelator", func() string {
-			r, err := build20(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1169,7 +1237,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Options/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Options/NewCorrelator", func() string {
-			r, err := build20(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1186,7 +1254,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Stats/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Stats/NewCorrelator", func() string {
-			r, err := build20(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1203,7 +1271,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).UpdateState/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).UpdateState/NewCorrelator", func() string {
-			r, err := build20(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1220,7 +1288,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.CorrelatorOptions.Validate/DefaultCorrelatorOptions", func(t *testing.T) {
 		guard(t, "events.CorrelatorOptions.Validate/DefaultCorrelatorOptions", func() string {
-			r, err := build19(ctx)
+			r, err := build23(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultCorrelatorOptions: %v", err)
 			}
@@ -1356,7 +1424,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.Options.Validate/DefaultOptions", func(t *testing.T) {
 		guard(t, "events.Options.Validate/DefaultOptions", func() string {
-			r, err := build21(ctx)
+			r, err := build25(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -1434,7 +1502,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Finish/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Finish/NewSeries", func() string {
-			r, err := build22(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1451,7 +1519,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Finished/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Finished/NewSeries", func() string {
-			r, err := build22(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1468,7 +1536,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Get/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Get/NewSeries", func() string {
-			r, err := build22(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1485,7 +1553,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Len/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Len/NewSeries", func() string {
-			r, err := build22(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1502,7 +1570,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Observe/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Observe/NewSeries", func() string {
-			r, err := build22(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1519,7 +1587,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Refresh/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Refresh/NewSeries", func() string {
-			r, err := build22(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1536,7 +1604,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Refreshed/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Refreshed/NewSeries", func() string {
-			r, err := build22(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1553,7 +1621,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).Flush/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).Flush/NewSeriesBroadcaster", func() string {
-			r, err := build25(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1570,7 +1638,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).NewRecorder/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).NewRecorder/NewSeriesBroadcaster", func() string {
-			r, err := build25(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1587,7 +1655,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).NextRetry/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).NextRetry/NewSeriesBroadcaster", func() string {
-			r, err := build25(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1604,7 +1672,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).Shutdown/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).Shutdown/NewSeriesBroadcaster", func() string {
-			r, err := build25(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1621,7 +1689,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).Start/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).Start/NewSeriesBroadcaster", func() string {
-			r, err := build25(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1638,7 +1706,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).Stats/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).Stats/NewSeriesBroadcaster", func() string {
-			r, err := build25(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1655,7 +1723,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.SeriesBroadcasterOptions.Validate/DefaultSeriesBroadcasterOptions", func(t *testing.T) {
 		guard(t, "events.SeriesBroadcasterOptions.Validate/DefaultSeriesBroadcasterOptions", func() string {
-			r, err := build23(ctx)
+			r, err := build27(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultSeriesBroadcasterOptions: %v", err)
 			}
@@ -1707,7 +1775,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Abandon/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Abandon/NewSinkQueue", func() string {
-			r, err := build27(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1724,7 +1792,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Done/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Done/NewSinkQueue", func() string {
-			r, err := build27(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1741,7 +1809,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Due/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Due/NewSinkQueue", func() string {
-			r, err := build27(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1758,7 +1826,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Len/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Len/NewSinkQueue", func() string {
-			r, err := build27(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1775,7 +1843,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Next/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Next/NewSinkQueue", func() string {
-			r, err := build27(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1792,7 +1860,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Push/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Push/NewSinkQueue", func() string {
-			r, err := build27(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1809,7 +1877,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Stats/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Stats/NewSinkQueue", func() string {
-			r, err := build27(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1826,7 +1894,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.SinkQueueOptions.Validate/DefaultSinkQueueOptions", func(t *testing.T) {
 		guard(t, "events.SinkQueueOptions.Validate/DefaultSinkQueueOptions", func() string {
-			r, err := build26(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultSinkQueueOptions: %v", err)
 			}
@@ -1951,7 +2019,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Calls/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Calls/NewSeriesSink", func() string {
-			r, err := build24(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -1968,7 +2036,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Create/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Create/NewSeriesSink", func() string {
-			r, err := build24(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -1985,7 +2053,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Events/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Events/NewSeriesSink", func() string {
-			r, err := build24(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -2002,7 +2070,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Patch/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Patch/NewSeriesSink", func() string {
-			r, err := build24(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -2019,7 +2087,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Requests/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Requests/NewSeriesSink", func() string {
-			r, err := build24(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -2036,7 +2104,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).SetFault/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).SetFault/NewSeriesSink", func() string {
-			r, err := build24(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -2053,7 +2121,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Calls/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Calls/NewSink", func() string {
-			r, err := build28(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2070,7 +2138,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Create/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Create/NewSink", func() string {
-			r, err := build28(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2087,7 +2155,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Events/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Events/NewSink", func() string {
-			r, err := build28(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2104,7 +2172,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Patch/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Patch/NewSink", func() string {
-			r, err := build28(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2121,7 +2189,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Requests/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Requests/NewSink", func() string {
-			r, err := build28(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2138,7 +2206,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).SetFault/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).SetFault/NewSink", func() string {
-			r, err := build28(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2187,7 +2255,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.Version.AtLeast/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.Version.AtLeast/Parse", func() string {
-			r, err := build29(ctx)
+			r, err := build3(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2204,7 +2272,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.Version.MarshalText/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.Version.MarshalText/Parse", func() string {
-			r, err := build29(ctx)
+			r, err := build3(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2221,7 +2289,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.Version.Minor/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.Version.Minor/Parse", func() string {
-			r, err := build29(ctx)
+			r, err := build3(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2238,7 +2306,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.Version.Release/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.Version.Release/Parse", func() string {
-			r, err := build29(ctx)
+			r, err := build3(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2255,7 +2323,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.Version.String/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.Version.String/Parse", func() string {
-			r, err := build29(ctx)
+			r, err := build3(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2272,7 +2340,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.(*Version).UnmarshalText/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.(*Version).UnmarshalText/Parse", func() string {
-			r, err := build29(ctx)
+			r, err := build3(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2289,7 +2357,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.Version.Valid/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.Version.Valid/Parse", func() string {
-			r, err := build29(ctx)
+			r, err := build3(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2318,7 +2386,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Conditions/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Conditions/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2335,7 +2403,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeleteLease/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeleteLease/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2352,7 +2420,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeleteNode/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeleteNode/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2369,7 +2437,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeletePod/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeletePod/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2386,7 +2454,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).MarkPodsNotReadyFailed/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).MarkPodsNotReadyFailed/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2403,7 +2471,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Monitor/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Monitor/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2420,7 +2488,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).NextTaint/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).NextTaint/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2437,7 +2505,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Options/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Options/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2454,7 +2522,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Probe/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Probe/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2471,7 +2539,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Queued/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Queued/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2488,7 +2556,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Taint/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Taint/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2505,7 +2573,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Taints/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Taints/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2522,7 +2590,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpdateStatus/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpdateStatus/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2539,7 +2607,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertLease/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertLease/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2556,7 +2624,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertNode/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertNode/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2573,7 +2641,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertPod/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertPod/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2590,7 +2658,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).ZoneRate/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).ZoneRate/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2607,7 +2675,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).ZoneStates/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).ZoneStates/NewController", func() string {
-			r, err := build31(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2624,7 +2692,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.ControllerOptions.Validate/DefaultControllerOptions", func(t *testing.T) {
 		guard(t, "nodecondition.ControllerOptions.Validate/DefaultControllerOptions", func() string {
-			r, err := build30(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultControllerOptions: %v", err)
 			}
@@ -2685,7 +2753,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Due/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Due/NewEvictor", func() string {
-			r, err := build32(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2702,7 +2770,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Evaluate/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Evaluate/NewEvictor", func() string {
-			r, err := build32(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2719,7 +2787,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Forget/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Forget/NewEvictor", func() string {
-			r, err := build32(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2736,7 +2804,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Next/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Next/NewEvictor", func() string {
-			r, err := build32(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2753,7 +2821,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Scheduled/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Scheduled/NewEvictor", func() string {
-			r, err := build32(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2784,7 +2852,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).APIStatus/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).APIStatus/NewKubelet", func() string {
-			r, err := build34(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2801,7 +2869,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).LastReport/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).LastReport/NewKubelet", func() string {
-			r, err := build34(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2818,7 +2886,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Observe/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Observe/NewKubelet", func() string {
-			r, err := build34(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2835,7 +2903,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Pressures/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Pressures/NewKubelet", func() string {
-			r, err := build34(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2852,7 +2920,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).ReportFailed/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).ReportFailed/NewKubelet", func() string {
-			r, err := build34(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2869,7 +2937,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Restart/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Restart/NewKubelet", func() string {
-			r, err := build34(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2886,7 +2954,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Status/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Status/NewKubelet", func() string {
-			r, err := build34(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2903,7 +2971,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Thresholds/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Thresholds/NewKubelet", func() string {
-			r, err := build34(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2920,7 +2988,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptions", func(t *testing.T) {
 		guard(t, "nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptions", func() string {
-			r, err := build33(ctx)
+			r, err := build36(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultKubeletOptions: %v", err)
 			}
@@ -2937,7 +3005,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.KubeletOptions.Validate/DefaultKubeletOptions", func(t *testing.T) {
 		guard(t, "nodecondition.KubeletOptions.Validate/DefaultKubeletOptions", func() string {
-			r, err := build33(ctx)
+			r, err := build36(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultKubeletOptions: %v", err)
 			}
@@ -2954,7 +3022,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Failed/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Failed/NewLeaseRenewer", func() string {
-			r, err := build35(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -2971,7 +3039,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Failures/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Failures/NewLeaseRenewer", func() string {
-			r, err := build35(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -2988,7 +3056,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Renewed/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Renewed/NewLeaseRenewer", func() string {
-			r, err := build35(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -3081,7 +3149,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.Options.Validate/DefaultOptions", func(t *testing.T) {
 		guard(t, "nodecondition.Options.Validate/DefaultOptions", func() string {
-			r, err := build36(ctx)
+			r, err := build39(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3129,7 +3197,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeleteLease/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeleteLease/NewRunner", func() string {
-			r, err := build38(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3146,7 +3214,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeleteNode/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeleteNode/NewRunner", func() string {
-			r, err := build38(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3163,7 +3231,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeletePod/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeletePod/NewRunner", func() string {
-			r, err := build38(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3180,7 +3248,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).Run/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).Run/NewRunner", func() string {
-			r, err := build38(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3197,7 +3265,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).Stats/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).Stats/NewRunner", func() string {
-			r, err := build38(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3214,7 +3282,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpdateStatus/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpdateStatus/NewRunner", func() string {
-			r, err := build38(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3231,7 +3299,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertLease/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertLease/NewRunner", func() string {
-			r, err := build38(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3248,7 +3316,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertNode/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertNode/NewRunner", func() string {
-			r, err := build38(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3265,7 +3333,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertPod/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertPod/NewRunner", func() string {
-			r, err := build38(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3282,7 +3350,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.RunnerOptions.Validate/DefaultRunnerOptions", func(t *testing.T) {
 		guard(t, "nodecondition.RunnerOptions.Validate/DefaultRunnerOptions", func() string {
-			r, err := build37(ctx)
+			r, err := build40(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultRunnerOptions: %v", err)
 			}
@@ -3400,7 +3468,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.ZoneState.String/ComputeZoneState", func(t *testing.T) {
 		guard(t, "nodecondition.ZoneState.String/ComputeZoneState", func() string {
-			r, err := build39(ctx)
+			r, err := build42(ctx)
 			if err != nil {
 				return fmt.Sprintf("ComputeZoneState: %v", err)
 			}
@@ -3563,7 +3631,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ParseScenario", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ParseScenario", func() string {
-			r, err := build40(ctx)
+			r, err := build43(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseScenario: %v", err)
 			}
@@ -3573,7 +3641,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioClusterOutage", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioClusterOutage", func() string {
-			r, err := build41(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioClusterOutage: %v", err)
 			}
@@ -3583,7 +3651,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioFlappingNetwork", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioFlappingNetwork", func() string {
-			r, err := build42(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioFlappingNetwork: %v", err)
 			}
@@ -3593,7 +3661,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioKubeletStops", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioKubeletStops", func() string {
-			r, err := build43(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioKubeletStops: %v", err)
 			}
@@ -3603,7 +3671,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioMemoryPressure", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioMemoryPressure", func() string {
-			r, err := build44(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioMemoryPressure: %v", err)
 			}
@@ -3613,7 +3681,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioZoneOutage", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioZoneOutage", func() string {
-			r, err := build45(ctx)
+			r, err := build48(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioZoneOutage: %v", err)
 			}
@@ -3680,7 +3748,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Find/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Find/Simulate", func() string {
-			r, err := build46(ctx)
+			r, err := build49(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3697,7 +3765,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Mermaid/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Mermaid/Simulate", func() string {
-			r, err := build46(ctx)
+			r, err := build49(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3714,7 +3782,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Table/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Table/Simulate", func() string {
-			r, err := build46(ctx)
+			r, err := build49(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3869,7 +3937,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).Stats/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).Stats/New", func() string {
-			r, err := build48(ctx)
+			r, err := build51(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -3886,7 +3954,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).Step/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).Step/New", func() string {
-			r, err := build48(ctx)
+			r, err := build51(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -3903,7 +3971,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).StepTo/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).StepTo/New", func() string {
-			r, err := build48(ctx)
+			r, err := build51(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -4046,7 +4114,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviour.String/DefaultBehaviour", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/DefaultBehaviour", func() string {
-			r, err := build49(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultBehaviour: %v", err)
 			}
@@ -4056,7 +4124,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviour.String/ParseBehaviour", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/ParseBehaviour", func() string {
-			r, err := build50(ctx)
+			r, err := build53(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseBehaviour: %v", err)
 			}
@@ -4073,7 +4141,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviours.String/ParseBehaviours", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviours.String/ParseBehaviours", func() string {
-			r, err := build51(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseBehaviours: %v", err)
 			}
@@ -4296,7 +4364,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Do/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Do/NewRuntime", func() string {
-			r, err := build52(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -4313,7 +4381,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Due/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Due/NewRuntime", func() string {
-			r, err := build52(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -4330,7 +4398,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Next/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Next/NewRuntime", func() string {
-			r, err := build52(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -4347,7 +4415,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Trace).String/Run", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Trace).String/Run", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("Run: %v", err)
 			}
@@ -4428,7 +4496,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Explanation.String/Explain", func(t *testing.T) {
 		guard(t, "podphase.Explanation.String/Explain", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("Explain: %v", err)
 			}
@@ -4469,7 +4537,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Columns/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Columns/DefaultOptions", func() string {
-			r, err := build56(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4486,7 +4554,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Conditions/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/DefaultOptions", func() string {
-			r, err := build56(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4503,7 +4571,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.DisplayStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.DisplayStatus/DefaultOptions", func() string {
-			r, err := build56(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4520,7 +4588,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Explain/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/DefaultOptions", func() string {
-			r, err := build56(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4537,7 +4605,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.GenerateStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.GenerateStatus/DefaultOptions", func() string {
-			r, err := build56(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4554,7 +4622,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.KubeletOwned/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.KubeletOwned/DefaultOptions", func() string {
-			r, err := build56(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4571,7 +4639,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptions", func() string {
-			r, err := build56(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4588,7 +4656,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Phase/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/DefaultOptions", func() string {
-			r, err := build56(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4719,7 +4787,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).BackfillResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).BackfillResizeConditions/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4736,7 +4804,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Changed/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Changed/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4753,7 +4821,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizeInProgress/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4770,7 +4838,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizePending/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4787,7 +4855,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).GetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).GetPodStatus/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4804,7 +4872,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeDeferred/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeDeferred/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4821,7 +4889,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeInfeasible/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeInfeasible/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4838,7 +4906,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Len/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Len/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4855,7 +4923,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).RemoveOrphans/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).RemoveOrphans/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4872,7 +4940,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ResizeConditions/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4889,7 +4957,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerReadiness/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerReadiness/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4906,7 +4974,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerStartup/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerStartup/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4923,7 +4991,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetPodStatus/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4940,7 +5008,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizeInProgress/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4957,7 +5025,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizePending/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4974,7 +5042,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).TerminatePod/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).TerminatePod/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4991,7 +5059,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Version/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Version/NewCache", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5026,7 +5094,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Observe/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Observe/NewEngine", func() string {
-			r, err := build61(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5043,7 +5111,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Run/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Run/NewEngine", func() string {
-			r, err := build61(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5060,7 +5128,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).SyncOnce/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).SyncOnce/NewEngine", func() string {
-			r, err := build61(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5127,7 +5195,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptions", func() string {
-			r, err := build57(ctx)
+			r, err := build60(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5144,7 +5212,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptions", func() string {
-			r, err := build57(ctx)
+			r, err := build60(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5161,7 +5229,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptions", func() string {
-			r, err := build57(ctx)
+			r, err := build60(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5191,7 +5259,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Begin/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Begin/NewPlanner", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5208,7 +5276,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Done/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Done/NewPlanner", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5225,7 +5293,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).End/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).End/NewPlanner", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5242,7 +5310,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Next/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Next/NewPlanner", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5259,7 +5327,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).NextWake/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).NextWake/NewPlanner", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5276,7 +5344,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Observe/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Observe/NewPlanner", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5321,7 +5389,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5338,7 +5406,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPI", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5355,7 +5423,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPI", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5372,7 +5440,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPI", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5389,7 +5457,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPI", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5406,7 +5474,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPI", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5423,7 +5491,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5440,7 +5508,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPI", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5457,7 +5525,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPI", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5474,7 +5542,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPI", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5491,7 +5559,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPI", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5508,7 +5576,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPI", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5525,7 +5593,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPI", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5549,7 +5617,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build64(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5566,7 +5634,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build64(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5583,7 +5651,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build64(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5600,7 +5668,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build64(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5617,7 +5685,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build64(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5655,352 +5723,379 @@ func build2(ctx context.Context) (r containerstate.CrashLoopOptions, err error) 
 	return containerstate.DefaultCrashLoopOptions(), nil
 }
 
-// build3 builds a containerstate.Event with containerstate.BackOffEvent.
-func build3(ctx context.Context) (r containerstate.Event, err error) {
-	return containerstate.BackOffEvent(time.Time{}, 0, "", "", "", ""), nil
-}
-
-// build4 builds a containerstate.Event with containerstate.ExitedEvent.
-func build4(ctx context.Context) (r containerstate.Event, err error) {
-	return containerstate.ExitedEvent(time.Time{}, "", 0), nil
-}
-
-// build5 builds a containerstate.Event with containerstate.ImageInspectErrorEvent.
-func build5(ctx context.Context) (r containerstate.Event, err error) {
-	return containerstate.ImageInspectErrorEvent(time.Time{}, nil), nil
-}
-
-// build6 builds a containerstate.Event with containerstate.InvalidImageNameEvent.
-func build6(ctx context.Context) (r containerstate.Event, err error) {
-	return containerstate.InvalidImageNameEvent(time.Time{}, "", nil), nil
-}
-
-// build7 builds a containerstate.Event with containerstate.NeverPullEvent.
-func build7(ctx context.Context) (r containerstate.Event, err error) {
-	return containerstate.NeverPullEvent(time.Time{}, ""), nil
-}
-
-// build8 builds a containerstate.Event with containerstate.OOMKilledEvent.
-func build8(ctx context.Context) (r containerstate.Event, err error) {
-	return containerstate.OOMKilledEvent(time.Time{}, ""), nil
-}
-
-// build9 builds a containerstate.Event with containerstate.PullBackOffEvent.
-func build9(ctx context.Context) (r containerstate.Event, err error) {
-	return containerstate.PullBackOffEvent(time.Time{}, "", "", ""), nil
-}
-
-// build10 builds a containerstate.Event with containerstate.PullErrorEvent.
-func build10(ctx context.Context) (r containerstate.Event, err error) {
-	return containerstate.PullErrorEvent(time.Time{}, "", ""), nil
-}
-
-// build11 builds a containerstate.Event with containerstate.StartErrorEvent.
-func build11(ctx context.Context) (r containerstate.Event, err error) {
-	return containerstate.StartErrorEvent(time.Time{}, "", ""), nil
-}
-
-// build12 builds a containerstate.Features with containerstate.DefaultFeatures.
-func build12(ctx context.Context) (r containerstate.Features, err error) {
-	return containerstate.DefaultFeatures(), nil
-}
-
-// build13 builds a containerstate.Options with containerstate.DefaultOptions.
-func build13(ctx context.Context) (r containerstate.Options, err error) {
-	return containerstate.DefaultOptions(), nil
-}
-
-// build14 builds a *containerstate.Machine with containerstate.NewMachine.
-func build14(ctx context.Context) (r *containerstate.Machine, err error) {
-	a0, _ := build13(ctx)
-	return containerstate.NewMachine(a0, containerstate.Pod{}, "")
-}
-
-// build15 builds a containerstate.State with containerstate.StateOf.
-func build15(ctx context.Context) (r containerstate.State, err error) {
-	return containerstate.StateOf(v1.ContainerState{}), nil
-}
-
-// build16 builds a *containerstatetest.Checker with containerstate/containerstatetest.NewChecker.
-func build16(ctx context.Context) (r *containerstatetest.Checker, err error) {
-	a1, _ := build12(ctx)
-	return containerstatetest.NewChecker(containerstatetest.TargetContainer{}, a1), nil
-}
-
-// build17 builds a events.BroadcasterOptions with events.DefaultBroadcasterOptions.
-func build17(ctx context.Context) (r events.BroadcasterOptions, err error) {
-	return events.DefaultBroadcasterOptions(), nil
-}
-
-// build18 builds a *events.Broadcaster with events.NewBroadcaster.
-func build18(ctx context.Context) (r *events.Broadcaster, err error) {
-	a0, _ := build17(ctx)
-	return events.NewBroadcaster(a0)
-}
-
-// build19 builds a events.CorrelatorOptions with events.DefaultCorrelatorOptions.
-func build19(ctx context.Context) (r events.CorrelatorOptions, err error) {
-	return events.DefaultCorrelatorOptions(), nil
-}
-
-// build20 builds a *events.Correlator with events.NewCorrelator.
-func build20(ctx context.Context) (r *events.Correlator, err error) {
-	a0, _ := build19(ctx)
-	return events.NewCorrelator(a0)
-}
-
-// build21 builds a events.Options with events.DefaultOptions.
-func build21(ctx context.Context) (r events.Options, err error) {
-	return events.DefaultOptions(), nil
-}
-
-// build22 builds a *events.Series with events.NewSeries.
-func build22(ctx context.Context) (r *events.Series, err error) {
-	return events.NewSeries(), nil
-}
-
-// build23 builds a events.SeriesBroadcasterOptions with events.DefaultSeriesBroadcasterOptions.
-func build23(ctx context.Context) (r events.SeriesBroadcasterOptions, err error) {
-	return events.DefaultSeriesBroadcasterOptions(), nil
-}
-
-// build24 builds a *eventstest.SeriesSink with events/eventstest.NewSeriesSink.
-func build24(ctx context.Context) (r *eventstest.SeriesSink, err error) {
-	return eventstest.NewSeriesSink(nil, 0), nil
-}
-
-// build25 builds a *events.SeriesBroadcaster with events.NewSeriesBroadcaster.
-func build25(ctx context.Context) (r *events.SeriesBroadcaster, err error) {
-	a0, _ := build23(ctx)
-	a1, _ := build24(ctx)
-	return events.NewSeriesBroadcaster(a0, a1)
-}
-
-// build26 builds a events.SinkQueueOptions with events.DefaultSinkQueueOptions.
-func build26(ctx context.Context) (r events.SinkQueueOptions, err error) {
-	return events.DefaultSinkQueueOptions(), nil
-}
-
-// build27 builds a *events.SinkQueue with events.NewSinkQueue.
-func build27(ctx context.Context) (r *events.SinkQueue, err error) {
-	a0, _ := build26(ctx)
-	a1, _ := build19(ctx)
-	return events.NewSinkQueue(a0, a1)
-}
-
-// build28 builds a *eventstest.Sink with events/eventstest.NewSink.
-func build28(ctx context.Context) (r *eventstest.Sink, err error) {
-	return eventstest.NewSink(nil, 0), nil
-}
-
-// build29 builds a kubeversion.Version with kubeversion.Parse.
-func build29(ctx context.Context) (r kubeversion.Version, err error) {
+// build3 builds a kubeversion.Version with kubeversion.Parse.
+func build3(ctx context.Context) (r kubeversion.Version, err error) {
 	return kubeversion.Parse("")
 }
 
-// build30 builds a nodecondition.ControllerOptions with nodecondition.DefaultControllerOptions.
-func build30(ctx context.Context) (r nodecondition.ControllerOptions, err error) {
+// build4 builds a containerstate.CrashLoopOptions with containerstate.DefaultCrashLoopOptionsFor.
+func build4(ctx context.Context) (r containerstate.CrashLoopOptions, err error) {
+	a0, err := build3(ctx)
+	if err != nil {
+		return r, err
+	}
+	return containerstate.DefaultCrashLoopOptionsFor(a0), nil
+}
+
+// build5 builds a containerstate.Event with containerstate.BackOffEvent.
+func build5(ctx context.Context) (r containerstate.Event, err error) {
+	return containerstate.BackOffEvent(time.Time{}, 0, "", "", "", ""), nil
+}
+
+// build6 builds a containerstate.Event with containerstate.ExitedEvent.
+func build6(ctx context.Context) (r containerstate.Event, err error) {
+	return containerstate.ExitedEvent(time.Time{}, "", 0), nil
+}
+
+// build7 builds a containerstate.Event with containerstate.ImageInspectErrorEvent.
+func build7(ctx context.Context) (r containerstate.Event, err error) {
+	return containerstate.ImageInspectErrorEvent(time.Time{}, nil), nil
+}
+
+// build8 builds a containerstate.Event with containerstate.InvalidImageNameEvent.
+func build8(ctx context.Context) (r containerstate.Event, err error) {
+	return containerstate.InvalidImageNameEvent(time.Time{}, "", nil), nil
+}
+
+// build9 builds a containerstate.Event with containerstate.NeverPullEvent.
+func build9(ctx context.Context) (r containerstate.Event, err error) {
+	return containerstate.NeverPullEvent(time.Time{}, ""), nil
+}
+
+// build10 builds a containerstate.Event with containerstate.OOMKilledEvent.
+func build10(ctx context.Context) (r containerstate.Event, err error) {
+	return containerstate.OOMKilledEvent(time.Time{}, ""), nil
+}
+
+// build11 builds a containerstate.Event with containerstate.PullBackOffEvent.
+func build11(ctx context.Context) (r containerstate.Event, err error) {
+	return containerstate.PullBackOffEvent(time.Time{}, "", "", ""), nil
+}
+
+// build12 builds a containerstate.Event with containerstate.PullErrorEvent.
+func build12(ctx context.Context) (r containerstate.Event, err error) {
+	return containerstate.PullErrorEvent(time.Time{}, "", ""), nil
+}
+
+// build13 builds a containerstate.Event with containerstate.StartErrorEvent.
+func build13(ctx context.Context) (r containerstate.Event, err error) {
+	return containerstate.StartErrorEvent(time.Time{}, "", ""), nil
+}
+
+// build14 builds a containerstate.Features with containerstate.DefaultFeatures.
+func build14(ctx context.Context) (r containerstate.Features, err error) {
+	return containerstate.DefaultFeatures(), nil
+}
+
+// build15 builds a containerstate.Features with containerstate.DefaultFeaturesFor.
+func build15(ctx context.Context) (r containerstate.Features, err error) {
+	a0, err := build3(ctx)
+	if err != nil {
+		return r, err
+	}
+	return containerstate.DefaultFeaturesFor(a0), nil
+}
+
+// build16 builds a containerstate.Options with containerstate.DefaultOptions.
+func build16(ctx context.Context) (r containerstate.Options, err error) {
+	return containerstate.DefaultOptions(), nil
+}
+
+// build17 builds a *containerstate.Machine with containerstate.NewMachine.
+func build17(ctx context.Context) (r *containerstate.Machine, err error) {
+	a0, _ := build16(ctx)
+	return containerstate.NewMachine(a0, containerstate.Pod{}, "")
+}
+
+// build18 builds a containerstate.Options with containerstate.DefaultOptionsFor.
+func build18(ctx context.Context) (r containerstate.Options, err error) {
+	a0, err := build3(ctx)
+	if err != nil {
+		return r, err
+	}
+	return containerstate.DefaultOptionsFor(a0), nil
+}
+
+// build19 builds a containerstate.State with containerstate.StateOf.
+func build19(ctx context.Context) (r containerstate.State, err error) {
+	return containerstate.StateOf(v1.ContainerState{}), nil
+}
+
+// build20 builds a *containerstatetest.Checker with containerstate/containerstatetest.NewChecker.
+func build20(ctx context.Context) (r *containerstatetest.Checker, err error) {
+	a1, _ := build14(ctx)
+	return containerstatetest.NewChecker(containerstatetest.TargetContainer{}, a1), nil
+}
+
+// build21 builds a events.BroadcasterOptions with events.DefaultBroadcasterOptions.
+func build21(ctx context.Context) (r events.BroadcasterOptions, err error) {
+	return events.DefaultBroadcasterOptions(), nil
+}
+
+// build22 builds a *events.Broadcaster with events.NewBroadcaster.
+func build22(ctx context.Context) (r *events.Broadcaster, err error) {
+	a0, _ := build21(ctx)
+	return events.NewBroadcaster(a0)
+}
+
+// build23 builds a events.CorrelatorOptions with events.DefaultCorrelatorOptions.
+func build23(ctx context.Context) (r events.CorrelatorOptions, err error) {
+	return events.DefaultCorrelatorOptions(), nil
+}
+
+// build24 builds a *events.Correlator with events.NewCorrelator.
+func build24(ctx context.Context) (r *events.Correlator, err error) {
+	a0, _ := build23(ctx)
+	return events.NewCorrelator(a0)
+}
+
+// build25 builds a events.Options with events.DefaultOptions.
+func build25(ctx context.Context) (r events.Options, err error) {
+	return events.DefaultOptions(), nil
+}
+
+// build26 builds a *events.Series with events.NewSeries.
+func build26(ctx context.Context) (r *events.Series, err error) {
+	return events.NewSeries(), nil
+}
+
+// build27 builds a events.SeriesBroadcasterOptions with events.DefaultSeriesBroadcasterOptions.
+func build27(ctx context.Context) (r events.SeriesBroadcasterOptions, err error) {
+	return events.DefaultSeriesBroadcasterOptions(), nil
+}
+
+// build28 builds a *eventstest.SeriesSink with events/eventstest.NewSeriesSink.
+func build28(ctx context.Context) (r *eventstest.SeriesSink, err error) {
+	return eventstest.NewSeriesSink(nil, 0), nil
+}
+
+// build29 builds a *events.SeriesBroadcaster with events.NewSeriesBroadcaster.
+func build29(ctx context.Context) (r *events.SeriesBroadcaster, err error) {
+	a0, _ := build27(ctx)
+	a1, _ := build28(ctx)
+	return events.NewSeriesBroadcaster(a0, a1)
+}
+
+// build30 builds a events.SinkQueueOptions with events.DefaultSinkQueueOptions.
+func build30(ctx context.Context) (r events.SinkQueueOptions, err error) {
+	return events.DefaultSinkQueueOptions(), nil
+}
+
+// build31 builds a *events.SinkQueue with events.NewSinkQueue.
+func build31(ctx context.Context) (r *events.SinkQueue, err error) {
+	a0, _ := build30(ctx)
+	a1, _ := build23(ctx)
+	return events.NewSinkQueue(a0, a1)
+}
+
+// build32 builds a *eventstest.Sink with events/eventstest.NewSink.
+func build32(ctx context.Context) (r *eventstest.Sink, err error) {
+	return eventstest.NewSink(nil, 0), nil
+}
+
+// build33 builds a nodecondition.ControllerOptions with nodecondition.DefaultControllerOptions.
+func build33(ctx context.Context) (r nodecondition.ControllerOptions, err error) {
 	return nodecondition.DefaultControllerOptions(), nil
 }
 
-// build31 builds a *nodecondition.Controller with nodecondition.NewController.
-func build31(ctx context.Context) (r *nodecondition.Controller, err error) {
-	a0, _ := build30(ctx)
+// build34 builds a *nodecondition.Controller with nodecondition.NewController.
+func build34(ctx context.Context) (r *nodecondition.Controller, err error) {
+	a0, _ := build33(ctx)
 	return nodecondition.NewController(a0)
 }
 
-// build32 builds a *nodecondition.Evictor with nodecondition.NewEvictor.
-func build32(ctx context.Context) (r *nodecondition.Evictor, err error) {
+// build35 builds a *nodecondition.Evictor with nodecondition.NewEvictor.
+func build35(ctx context.Context) (r *nodecondition.Evictor, err error) {
 	return nodecondition.NewEvictor(), nil
 }
 
-// build33 builds a nodecondition.KubeletOptions with nodecondition.DefaultKubeletOptions.
-func build33(ctx context.Context) (r nodecondition.KubeletOptions, err error) {
+// build36 builds a nodecondition.KubeletOptions with nodecondition.DefaultKubeletOptions.
+func build36(ctx context.Context) (r nodecondition.KubeletOptions, err error) {
 	return nodecondition.DefaultKubeletOptions(), nil
 }
 
-// build34 builds a *nodecondition.Kubelet with nodecondition.NewKubelet.
-func build34(ctx context.Context) (r *nodecondition.Kubelet, err error) {
-	a0, _ := build33(ctx)
+// build37 builds a *nodecondition.Kubelet with nodecondition.NewKubelet.
+func build37(ctx context.Context) (r *nodecondition.Kubelet, err error) {
+	a0, _ := build36(ctx)
 	return nodecondition.NewKubelet(a0)
 }
 
-// build35 builds a *nodecondition.LeaseRenewer with nodecondition.NewLeaseRenewer.
-func build35(ctx context.Context) (r *nodecondition.LeaseRenewer, err error) {
-	a0, _ := build33(ctx)
+// build38 builds a *nodecondition.LeaseRenewer with nodecondition.NewLeaseRenewer.
+func build38(ctx context.Context) (r *nodecondition.LeaseRenewer, err error) {
+	a0, _ := build36(ctx)
 	return nodecondition.NewLeaseRenewer(a0, "")
 }
 
-// build36 builds a nodecondition.Options with nodecondition.DefaultOptions.
-func build36(ctx context.Context) (r nodecondition.Options, err error) {
+// build39 builds a nodecondition.Options with nodecondition.DefaultOptions.
+func build39(ctx context.Context) (r nodecondition.Options, err error) {
 	return nodecondition.DefaultOptions(), nil
 }
 
-// build37 builds a nodecondition.RunnerOptions with nodecondition.DefaultRunnerOptions.
-func build37(ctx context.Context) (r nodecondition.RunnerOptions, err error) {
+// build40 builds a nodecondition.RunnerOptions with nodecondition.DefaultRunnerOptions.
+func build40(ctx context.Context) (r nodecondition.RunnerOptions, err error) {
 	return nodecondition.DefaultRunnerOptions(), nil
 }
 
-// build38 builds a *nodecondition.Runner with nodecondition.NewRunner.
-func build38(ctx context.Context) (r *nodecondition.Runner, err error) {
-	a0, _ := build37(ctx)
-	a1, err := build31(ctx)
+// build41 builds a *nodecondition.Runner with nodecondition.NewRunner.
+func build41(ctx context.Context) (r *nodecondition.Runner, err error) {
+	a0, _ := build40(ctx)
+	a1, err := build34(ctx)
 	if err != nil {
 		return r, err
 	}
 	return nodecondition.NewRunner(a0, a1, nil, nil, nil)
 }
 
-// build39 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
-func build39(ctx context.Context) (r nodecondition.ZoneState, err error) {
+// build42 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
+func build42(ctx context.Context) (r nodecondition.ZoneState, err error) {
 	return nodecondition.ComputeZoneState(0, 0, 0), nil
 }
 
-// build40 builds a simulation.Scenario with nodecondition/simulation.ParseScenario.
-func build40(ctx context.Context) (r simulation.Scenario, err error) {
+// build43 builds a simulation.Scenario with nodecondition/simulation.ParseScenario.
+func build43(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ParseScenario("")
 }
 
-// build41 builds a simulation.Scenario with nodecondition/simulation.ScenarioClusterOutage.
-func build41(ctx context.Context) (r simulation.Scenario, err error) {
+// build44 builds a simulation.Scenario with nodecondition/simulation.ScenarioClusterOutage.
+func build44(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioClusterOutage(), nil
 }
 
-// build42 builds a simulation.Scenario with nodecondition/simulation.ScenarioFlappingNetwork.
-func build42(ctx context.Context) (r simulation.Scenario, err error) {
+// build45 builds a simulation.Scenario with nodecondition/simulation.ScenarioFlappingNetwork.
+func build45(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioFlappingNetwork(), nil
 }
 
-// build43 builds a simulation.Scenario with nodecondition/simulation.ScenarioKubeletStops.
-func build43(ctx context.Context) (r simulation.Scenario, err error) {
+// build46 builds a simulation.Scenario with nodecondition/simulation.ScenarioKubeletStops.
+func build46(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioKubeletStops(), nil
 }
 
-// build44 builds a simulation.Scenario with nodecondition/simulation.ScenarioMemoryPressure.
-func build44(ctx context.Context) (r simulation.Scenario, err error) {
+// build47 builds a simulation.Scenario with nodecondition/simulation.ScenarioMemoryPressure.
+func build47(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioMemoryPressure(), nil
 }
 
-// build45 builds a simulation.Scenario with nodecondition/simulation.ScenarioZoneOutage.
-func build45(ctx context.Context) (r simulation.Scenario, err error) {
+// build48 builds a simulation.Scenario with nodecondition/simulation.ScenarioZoneOutage.
+func build48(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioZoneOutage(), nil
 }
 
-// build46 builds a simulation.Timeline with nodecondition/simulation.Simulate.
-func build46(ctx context.Context) (r simulation.Timeline, err error) {
-	a0, _ := build41(ctx)
+// build49 builds a simulation.Timeline with nodecondition/simulation.Simulate.
+func build49(ctx context.Context) (r simulation.Timeline, err error) {
+	a0, _ := build44(ctx)
 	return simulation.Simulate(a0)
 }
 
-// build47 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
-func build47(ctx context.Context) (r podlifecycle.Options, err error) {
+// build50 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
+func build50(ctx context.Context) (r podlifecycle.Options, err error) {
 	return podlifecycle.DefaultOptions(), nil
 }
 
-// build48 builds a *podlifecycle.Machine with podlifecycle.New.
-func build48(ctx context.Context) (r *podlifecycle.Machine, err error) {
-	a0, _ := build47(ctx)
+// build51 builds a *podlifecycle.Machine with podlifecycle.New.
+func build51(ctx context.Context) (r *podlifecycle.Machine, err error) {
+	a0, _ := build50(ctx)
 	return podlifecycle.New(a0, nil)
 }
 
-// build49 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.DefaultBehaviour.
-func build49(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
+// build52 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.DefaultBehaviour.
+func build52(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
 	return podlifecycletest.DefaultBehaviour(false), nil
 }
 
-// build50 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.ParseBehaviour.
-func build50(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
+// build53 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.ParseBehaviour.
+func build53(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
 	return podlifecycletest.ParseBehaviour("")
 }
 
-// build51 builds a podlifecycletest.Behaviours with podlifecycle/podlifecycletest.ParseBehaviours.
-func build51(ctx context.Context) (r podlifecycletest.Behaviours, err error) {
+// build54 builds a podlifecycletest.Behaviours with podlifecycle/podlifecycletest.ParseBehaviours.
+func build54(ctx context.Context) (r podlifecycletest.Behaviours, err error) {
 	return podlifecycletest.ParseBehaviours("")
 }
 
-// build52 builds a *podlifecycletest.Runtime with podlifecycle/podlifecycletest.NewRuntime.
-func build52(ctx context.Context) (r *podlifecycletest.Runtime, err error) {
-	a1, err := build51(ctx)
+// build55 builds a *podlifecycletest.Runtime with podlifecycle/podlifecycletest.NewRuntime.
+func build55(ctx context.Context) (r *podlifecycletest.Runtime, err error) {
+	a1, err := build54(ctx)
 	if err != nil {
 		return r, err
 	}
 	return podlifecycletest.NewRuntime(nil, a1)
 }
 
-// build53 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
-func build53(ctx context.Context) (r podlifecycletest.Options, err error) {
+// build56 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
+func build56(ctx context.Context) (r podlifecycletest.Options, err error) {
 	return podlifecycletest.DefaultOptions(), nil
 }
 
-// build54 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
-func build54(ctx context.Context) (r *podlifecycletest.Trace, err error) {
-	a1, err := build51(ctx)
+// build57 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
+func build57(ctx context.Context) (r *podlifecycletest.Trace, err error) {
+	a1, err := build54(ctx)
 	if err != nil {
 		return r, err
 	}
-	a2, _ := build53(ctx)
+	a2, _ := build56(ctx)
 	return podlifecycletest.Run(nil, a1, a2)
 }
 
-// build55 builds a podphase.Explanation with podphase.Explain.
-func build55(ctx context.Context) (r podphase.Explanation, err error) {
+// build58 builds a podphase.Explanation with podphase.Explain.
+func build58(ctx context.Context) (r podphase.Explanation, err error) {
 	return podphase.Explain(podphase.Input{})
 }
 
-// build56 builds a podphase.Options with podphase.DefaultOptions.
-func build56(ctx context.Context) (r podphase.Options, err error) {
+// build59 builds a podphase.Options with podphase.DefaultOptions.
+func build59(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptions(), nil
 }
 
-// build57 builds a statussync.Options with statussync.DefaultOptions.
-func build57(ctx context.Context) (r statussync.Options, err error) {
+// build60 builds a statussync.Options with statussync.DefaultOptions.
+func build60(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptions(), nil
 }
 
-// build58 builds a *statussync.Cache with statussync.NewCache.
-func build58(ctx context.Context) (r *statussync.Cache, err error) {
-	a0, _ := build57(ctx)
+// build61 builds a *statussync.Cache with statussync.NewCache.
+func build61(ctx context.Context) (r *statussync.Cache, err error) {
+	a0, _ := build60(ctx)
 	return statussync.NewCache(a0)
 }
 
-// build59 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
-func build59(ctx context.Context) (r *statussynctest.API, err error) {
+// build62 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
+func build62(ctx context.Context) (r *statussynctest.API, err error) {
 	return statussynctest.NewAPI(0), nil
 }
 
-// build60 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
-func build60(ctx context.Context) (r statussync.EngineOptions, err error) {
+// build63 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
+func build63(ctx context.Context) (r statussync.EngineOptions, err error) {
 	return statussync.DefaultEngineOptions(), nil
 }
 
-// build61 builds a *statussync.Engine with statussync.NewEngine.
-func build61(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, err := build58(ctx)
-	if err != nil {
-		return r, err
-	}
-	a1, _ := build59(ctx)
-	a2, _ := build60(ctx)
-	return statussync.NewEngine(a0, a1, a2)
-}
-
-// build62 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
-func build62(ctx context.Context) (r statussync.PlannerOptions, err error) {
-	return statussync.DefaultPlannerOptions(), nil
-}
-
-// build63 builds a *statussync.Planner with statussync.NewPlanner.
-func build63(ctx context.Context) (r *statussync.Planner, err error) {
-	a0, err := build58(ctx)
+// build64 builds a *statussync.Engine with statussync.NewEngine.
+func build64(ctx context.Context) (r *statussync.Engine, err error) {
+	a0, err := build61(ctx)
 	if err != nil {
 		return r, err
 	}
 	a1, _ := build62(ctx)
+	a2, _ := build63(ctx)
+	return statussync.NewEngine(a0, a1, a2)
+}
+
+// build65 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
+func build65(ctx context.Context) (r statussync.PlannerOptions, err error) {
+	return statussync.DefaultPlannerOptions(), nil
+}
+
+// build66 builds a *statussync.Planner with statussync.NewPlanner.
+func build66(ctx context.Context) (r *statussync.Planner, err error) {
+	a0, err := build61(ctx)
+	if err != nil {
+		return r, err
+	}
+	a1, _ := build65(ctx)
 	return statussync.NewPlanner(a0, a1)
 }
 
-// build64 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build64(ctx context.Context) (r *statussynctest.History, err error) {
+// build67 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build67(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 
