@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 203 functions and 313 methods of 107 types, in 741 calls (0 skipped as
-// known panics, listed at the end); receivers built by 68 constructors.
+// Covered: 204 functions and 313 methods of 107 types, in 750 calls (0 skipped as
+// known panics, listed at the end); receivers built by 69 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -4461,6 +4461,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podphase.DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.DefaultOptionsFor", func() string {
+			_ = podphase.DefaultOptionsFor(0)
+			return ""
+		})
+	})
 	t.Run("podphase.DisplayStatus", func(t *testing.T) {
 		guard(t, "podphase.DisplayStatus", func() string {
 			_ = podphase.DisplayStatus(nil)
@@ -4545,6 +4551,16 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podphase.Options.Columns/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.Columns/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
+			}
+			_, _ = r.Columns(nil, time.Time{})
+			return ""
+		})
+	})
 	t.Run("podphase.Options.Conditions/zero", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/zero", func() string {
 			var r podphase.Options
@@ -4557,6 +4573,16 @@ func TestNoPanic(t *testing.T) {
 			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_, _ = r.Conditions(podphase.ConditionsInput{})
+			return ""
+		})
+	})
+	t.Run("podphase.Options.Conditions/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.Conditions/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_, _ = r.Conditions(podphase.ConditionsInput{})
 			return ""
@@ -4579,6 +4605,16 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podphase.Options.DisplayStatus/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.DisplayStatus/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
+			}
+			_ = r.DisplayStatus(nil)
+			return ""
+		})
+	})
 	t.Run("podphase.Options.Explain/zero", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/zero", func() string {
 			var r podphase.Options
@@ -4591,6 +4627,16 @@ func TestNoPanic(t *testing.T) {
 			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_, _ = r.Explain(podphase.Input{})
+			return ""
+		})
+	})
+	t.Run("podphase.Options.Explain/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.Explain/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_, _ = r.Explain(podphase.Input{})
 			return ""
@@ -4613,6 +4659,16 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podphase.Options.GenerateStatus/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.GenerateStatus/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
+			}
+			_, _ = r.GenerateStatus(podphase.StatusInput{})
+			return ""
+		})
+	})
 	t.Run("podphase.Options.KubeletOwned/zero", func(t *testing.T) {
 		guard(t, "podphase.Options.KubeletOwned/zero", func() string {
 			var r podphase.Options
@@ -4625,6 +4681,16 @@ func TestNoPanic(t *testing.T) {
 			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.KubeletOwned("")
+			return ""
+		})
+	})
+	t.Run("podphase.Options.KubeletOwned/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.KubeletOwned/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_ = r.KubeletOwned("")
 			return ""
@@ -4647,6 +4713,16 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
+			}
+			_ = r.OwnedConditionTypes()
+			return ""
+		})
+	})
 	t.Run("podphase.Options.Phase/zero", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/zero", func() string {
 			var r podphase.Options
@@ -4659,6 +4735,16 @@ func TestNoPanic(t *testing.T) {
 			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.Phase(nil)
+			return ""
+		})
+	})
+	t.Run("podphase.Options.Phase/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.Phase/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_ = r.Phase(nil)
 			return ""
@@ -4787,7 +4873,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).BackfillResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).BackfillResizeConditions/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4804,7 +4890,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Changed/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Changed/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4821,7 +4907,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizeInProgress/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4838,7 +4924,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizePending/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4855,7 +4941,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).GetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).GetPodStatus/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4872,7 +4958,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeDeferred/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeDeferred/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4889,7 +4975,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeInfeasible/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeInfeasible/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4906,7 +4992,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Len/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Len/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4923,7 +5009,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).RemoveOrphans/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).RemoveOrphans/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4940,7 +5026,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ResizeConditions/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4957,7 +5043,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerReadiness/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerReadiness/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4974,7 +5060,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerStartup/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerStartup/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4991,7 +5077,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetPodStatus/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5008,7 +5094,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizeInProgress/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5025,7 +5111,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizePending/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5042,7 +5128,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).TerminatePod/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).TerminatePod/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5059,7 +5145,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Version/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Version/NewCache", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5094,7 +5180,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Observe/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Observe/NewEngine", func() string {
-			r, err := build64(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5111,7 +5197,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Run/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Run/NewEngine", func() string {
-			r, err := build64(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5128,7 +5214,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).SyncOnce/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).SyncOnce/NewEngine", func() string {
-			r, err := build64(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5195,7 +5281,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptions", func() string {
-			r, err := build60(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5212,7 +5298,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptions", func() string {
-			r, err := build60(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5229,7 +5315,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptions", func() string {
-			r, err := build60(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5259,7 +5345,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Begin/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Begin/NewPlanner", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5276,7 +5362,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Done/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Done/NewPlanner", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5293,7 +5379,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).End/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).End/NewPlanner", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5310,7 +5396,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Next/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Next/NewPlanner", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5327,7 +5413,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).NextWake/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).NextWake/NewPlanner", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5344,7 +5430,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Observe/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Observe/NewPlanner", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5389,7 +5475,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5406,7 +5492,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPI", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5423,7 +5509,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPI", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5440,7 +5526,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPI", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5457,7 +5543,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPI", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5474,7 +5560,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPI", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5491,7 +5577,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5508,7 +5594,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPI", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5525,7 +5611,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPI", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5542,7 +5628,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPI", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5559,7 +5645,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPI", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5576,7 +5662,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPI", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5593,7 +5679,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPI", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5617,7 +5703,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5634,7 +5720,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5651,7 +5737,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5668,7 +5754,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5685,7 +5771,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6047,55 +6133,64 @@ func build59(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptions(), nil
 }
 
-// build60 builds a statussync.Options with statussync.DefaultOptions.
-func build60(ctx context.Context) (r statussync.Options, err error) {
+// build60 builds a podphase.Options with podphase.DefaultOptionsFor.
+func build60(ctx context.Context) (r podphase.Options, err error) {
+	a0, err := build3(ctx)
+	if err != nil {
+		return r, err
+	}
+	return podphase.DefaultOptionsFor(a0), nil
+}
+
+// build61 builds a statussync.Options with statussync.DefaultOptions.
+func build61(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptions(), nil
 }
 
-// build61 builds a *statussync.Cache with statussync.NewCache.
-func build61(ctx context.Context) (r *statussync.Cache, err error) {
-	a0, _ := build60(ctx)
+// build62 builds a *statussync.Cache with statussync.NewCache.
+func build62(ctx context.Context) (r *statussync.Cache, err error) {
+	a0, _ := build61(ctx)
 	return statussync.NewCache(a0)
 }
 
-// build62 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
-func build62(ctx context.Context) (r *statussynctest.API, err error) {
+// build63 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
+func build63(ctx context.Context) (r *statussynctest.API, err error) {
 	return statussynctest.NewAPI(0), nil
 }
 
-// build63 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
-func build63(ctx context.Context) (r statussync.EngineOptions, err error) {
+// build64 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
+func build64(ctx context.Context) (r statussync.EngineOptions, err error) {
 	return statussync.DefaultEngineOptions(), nil
 }
 
-// build64 builds a *statussync.Engine with statussync.NewEngine.
-func build64(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, err := build61(ctx)
+// build65 builds a *statussync.Engine with statussync.NewEngine.
+func build65(ctx context.Context) (r *statussync.Engine, err error) {
+	a0, err := build62(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build62(ctx)
-	a2, _ := build63(ctx)
+	a1, _ := build63(ctx)
+	a2, _ := build64(ctx)
 	return statussync.NewEngine(a0, a1, a2)
 }
 
-// build65 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
-func build65(ctx context.Context) (r statussync.PlannerOptions, err error) {
+// build66 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
+func build66(ctx context.Context) (r statussync.PlannerOptions, err error) {
 	return statussync.DefaultPlannerOptions(), nil
 }
 
-// build66 builds a *statussync.Planner with statussync.NewPlanner.
-func build66(ctx context.Context) (r *statussync.Planner, err error) {
-	a0, err := build61(ctx)
+// build67 builds a *statussync.Planner with statussync.NewPlanner.
+func build67(ctx context.Context) (r *statussync.Planner, err error) {
+	a0, err := build62(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build65(ctx)
+	a1, _ := build66(ctx)
 	return statussync.NewPlanner(a0, a1)
 }
 
-// build67 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build67(ctx context.Context) (r *statussynctest.History, err error) {
+// build68 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build68(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 
