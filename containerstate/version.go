@@ -23,11 +23,11 @@ func DefaultFeaturesFor(v kubeversion.Version) Features {
 	}
 }
 
-// DefaultOptionsFor returns the options of [DefaultOptions] with the feature
-// gates of Kubernetes minor v ([DefaultFeaturesFor]). The UNKNOWN grace,
+// DefaultOptionsFor returns the options of Kubernetes minor v: the feature
+// gates of [DefaultFeaturesFor] and Version v. The UNKNOWN grace,
 // nodestate's own, is the same for every minor.
 func DefaultOptionsFor(v kubeversion.Version) Options {
-	return Options{Features: DefaultFeaturesFor(v), UnknownGrace: DefaultUnknownGrace}
+	return Options{Features: DefaultFeaturesFor(v), UnknownGrace: DefaultUnknownGrace, Version: v}
 }
 
 // DefaultCrashLoopOptionsFor returns the crash-loop settings of Kubernetes

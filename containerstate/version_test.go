@@ -37,7 +37,7 @@ func TestDefaultsForVersion(t *testing.T) {
 		if f != want {
 			t.Errorf("DefaultFeaturesFor(%v) = %+v; want %+v", tt.v, f, want)
 		}
-		if o := DefaultOptionsFor(tt.v); o.Features != want || o.UnknownGrace != DefaultUnknownGrace {
+		if o := DefaultOptionsFor(tt.v); o.Features != want || o.UnknownGrace != DefaultUnknownGrace || o.Version != tt.v {
 			t.Errorf("DefaultOptionsFor(%v) = %+v", tt.v, o)
 		}
 		if c := DefaultCrashLoopOptionsFor(tt.v); c != (CrashLoopOptions{KubeletCrashLoopBackOffMax: tt.max}) {
@@ -132,6 +132,25 @@ func TestVersionDifferences(t *testing.T) {
 			if s := convert(v, afterKubeletRestart); s.Started == nil || *s.Started {
 				t.Errorf("%v: started starts over until the startup probe succeeds; got %v", v, s.Started)
 			}
+		}
+	})
+	t.Run("CS-V6", func(t *testing.T) {
+		// A regular init container the runtime no longer lists, after a
+		// regular container was created (a static pod after a kubelet
+		// restart, or a status lost on the way to the API server).
+		pod := Pod{Spec: &v1.PodSpec{InitContainers: []v1.Container{{Name: "init", Image: "img-init"}}, Containers: []v1.Container{{Name: "a"}}}}
+		pod.RegularContainerCreated = true
+		in := Input{Pod: pod, Name: "init", Old: &v1.ContainerStatus{Name: "init", State: waitingState(ReasonPodInitializing, "")}}
+		want37 := v1.ContainerStatus{Name: "init", Image: "img-init", State: terminatedState(0, ReasonCompleted, MessageInitInferred), Started: boolp(false), Ready: true}
+		if diff := cmp.Diff(want37, convert(kubeversion.V1_37, in)); diff != "" {
+			t.Errorf("1.37: inferred Completed (-want +got):\n%s", diff)
+		}
+		if got := convert(kubeversion.V1_36, in); got.State.Terminated == nil {
+			t.Errorf("1.36: inferred Completed; got %v", got.State)
+		}
+		want35 := v1.ContainerStatus{Name: "init", Image: "img-init", State: waitingState(ReasonPodInitializing, ""), Started: boolp(false)}
+		if diff := cmp.Diff(want35, convert(kubeversion.V1_35, in)); diff != "" {
+			t.Errorf("1.35: stays Waiting/PodInitializing (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("CS-V4", func(t *testing.T) {
