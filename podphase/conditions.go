@@ -155,10 +155,16 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 			conds = append(conds, c)
 		}
 	}
+	tracking := o.Version.AtLeast(kubeversion.V1_34)
 	if !terminal {
 		for _, c := range old.Conditions {
 			if c.Type == v1.PodResizePending || c.Type == v1.PodResizeInProgress {
-				if gen == 0 {
+				switch {
+				case !tracking:
+					// 1.33 overwrites a resize condition's observedGeneration
+					// with its own rule; 1.34 keeps the condition's value.
+					c.ObservedGeneration = observedGeneration(false, old, gen, c.Type)
+				case gen == 0:
 					c.ObservedGeneration = 0
 				}
 				conds = append(conds, c)
@@ -169,7 +175,6 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 		conds = podcond.ReplaceOrAppend(conds, *c)
 	}
 
-	tracking := o.Version.AtLeast(kubeversion.V1_34)
 	ready2start := v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue,
 		ObservedGeneration: observedGeneration(tracking, old, gen, v1.PodReadyToStartContainers)}
 	if in.Sandbox != SandboxReady {

@@ -45,17 +45,19 @@ func TestPropertyDisplayVersions(t *testing.T) {
 }
 
 // The conditions differ between minors, with the same gates, only as rows
-// PP-V3 and PP-V4 say: before 1.34 an observedGeneration may be 0 instead of
-// the generation, and before 1.37 a False PodReadyToStartContainers has no
-// reason and no message.
+// PP-V3 and PP-V4 say: before 1.34 an observedGeneration may be 0 or the
+// pod's generation instead of 1.37's value, and before 1.37 a False
+// PodReadyToStartContainers has no reason and no message.
 func TestPropertyConditionsVersions(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		pod := podphasetest.Pod().Draw(t, "pod")
 		pod.Generation = rapid.Int64Range(0, 5).Draw(t, "generation")
 		for i := range pod.Status.Conditions {
-			if rapid.Bool().Draw(t, "oldObserved") {
-				pod.Status.Conditions[i].ObservedGeneration = pod.Generation
-			}
+			pod.Status.Conditions[i].ObservedGeneration = rapid.Int64Range(0, 5).Draw(t, "oldObserved")
+		}
+		if rapid.Bool().Draw(t, "resizing") {
+			pod.Status.Conditions = append(pod.Status.Conditions, v1.PodCondition{Type: v1.PodResizeInProgress, Status: v1.ConditionTrue,
+				ObservedGeneration: rapid.Int64Range(0, 5).Draw(t, "resizeObserved")})
 		}
 		v := rapid.SampledFrom(kubeversion.Supported()).Draw(t, "version")
 		in := podphase.ConditionsInput{Pod: pod, Status: &pod.Status, Now: podphasetest.Epoch.Add(3600e9),
@@ -75,7 +77,7 @@ func TestPropertyConditionsVersions(t *testing.T) {
 		for i := range want {
 			g, w := got[i], want[i]
 			if g.ObservedGeneration != w.ObservedGeneration {
-				if v.AtLeast(kubeversion.V1_34) || g.ObservedGeneration != 0 {
+				if v.AtLeast(kubeversion.V1_34) || (g.ObservedGeneration != 0 && g.ObservedGeneration != pod.Generation) {
 					t.Fatalf("%v %s: observedGeneration %d, 1.37 %d", v, g.Type, g.ObservedGeneration, w.ObservedGeneration)
 				}
 				g.ObservedGeneration = w.ObservedGeneration

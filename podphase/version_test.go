@@ -103,6 +103,15 @@ func TestVersionDifferences(t *testing.T) {
 				t.Errorf("1.37 %s: observedGeneration %d; want the generation 3", ct, g37[ct])
 			}
 		}
+		// A resize condition the kubelet holds, written at generation 2:
+		// 1.33 restamps it with the generation, 1.34 and later keep 2.
+		old.Conditions = append(old.Conditions, v1.PodCondition{Type: v1.PodResizeInProgress, Status: v1.ConditionTrue, ObservedGeneration: 2})
+		if got := gens(DefaultOptionsFor(kubeversion.V1_33))[v1.PodResizeInProgress]; got != 3 {
+			t.Errorf("1.33 PodResizeInProgress: observedGeneration %d; want 3", got)
+		}
+		if got := gens(v37)[v1.PodResizeInProgress]; got != 2 {
+			t.Errorf("1.37 PodResizeInProgress: observedGeneration %d; want the condition's own 2", got)
+		}
 		if got := gens(DefaultOptionsFor(kubeversion.V1_34))[v1.PodInitialized]; got != 3 {
 			t.Errorf("1.34 Initialized: observedGeneration %d; want 3 (the gate is beta and on)", got)
 		}
