@@ -212,7 +212,8 @@
 // Options.Version, which containerstate and podphase read for the rules no
 // gate expresses (docs/versions.md). What differs in this package's own
 // rules is covered only as far as docs/versions.md lists it: the Pulled
-// message (row PL-V2) follows the gate; the kuberuntime manager's
+// message (row PL-V2) follows the gate, the Created and Started messages
+// (PL-V6) follow Options.Version; the kuberuntime manager's
 // computePodActions, the event reasons added by later minors (PL-V3) and
 // probes during termination are still 1.37's for every Version.
 package podlifecycle

@@ -57,6 +57,36 @@ func TestVersionDifferences(t *testing.T) {
 			}
 		}
 	})
+	t.Run("PL-V6", func(t *testing.T) {
+		for _, tc := range []struct {
+			v                kubeversion.Version
+			created, started string
+		}{
+			{kubeversion.V1_33, "Created container: foo1", "Started container foo1"},
+			{kubeversion.V1_34, "Created container: foo1", "Started container foo1"},
+			{kubeversion.V1_35, "Container created", "Container started"},
+			{kubeversion.V1_37, "Container created", "Container started"},
+		} {
+			if got := CreatedMessage("foo1", tc.v); got != tc.created {
+				t.Errorf("%v: CreatedMessage %q; want %q", tc.v, got, tc.created)
+			}
+			if got := StartedMessage("foo1", tc.v); got != tc.started {
+				t.Errorf("%v: StartedMessage %q; want %q", tc.v, got, tc.started)
+			}
+			pod := onePod("app:1")
+			m, err := New(DefaultOptionsFor(tc.v), pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r Result
+			m.StepTo(t0, pod, []Observation{{Kind: ImagePresent, Image: "app:1"}}, &r)
+			m.StepTo(t0, pod, []Observation{{Kind: SandboxReady, IP: "10.0.0.2"}}, &r)
+			m.StepTo(t0, pod, []Observation{{Kind: ContainerCreated, Container: "foo1", ContainerID: "c1"}, {Kind: ContainerStarted, Container: "foo1", ContainerID: "c1"}}, &r)
+			if !hasEvent(&r, ReasonCreated, tc.created) || !hasEvent(&r, ReasonStarted, tc.started) {
+				t.Errorf("%v: the machine's events %v lack Created %q and Started %q", tc.v, r.Events, tc.created, tc.started)
+			}
+		}
+	})
 	t.Run("PP-V4 through the machine", func(t *testing.T) {
 		// The first sync of a new pod reports its sandbox missing.
 		reason := func(v kubeversion.Version) string {
