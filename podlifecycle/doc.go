@@ -213,7 +213,8 @@
 // gate expresses (docs/versions.md). What differs in this package's own
 // rules is covered only as far as docs/versions.md lists it: the Pulled
 // message (row PL-V2) follows the gate, the Created and Started messages
-// (PL-V6) follow Options.Version; the kuberuntime manager's
-// computePodActions, the event reasons added by later minors (PL-V3) and
-// probes during termination are still 1.37's for every Version.
+// (PL-V6) follow Options.Version; the init-container decision of 1.37
+// (PL-V7: initialization judged in the current sandbox), the event reasons
+// added by later minors (PL-V3) and probes during termination (PL-V5) are
+// still 1.37's for every Version.
 package podlifecycle
