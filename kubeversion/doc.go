@@ -8,6 +8,12 @@
 // changes between the minors, each row with the upstream change and the
 // lines where it was confirmed in that release's source.
 //
+// Packages that take a profile today: containerstate (DefaultOptionsFor,
+// DefaultFeaturesFor, DefaultCrashLoopOptionsFor, Options.Version), podphase
+// (DefaultOptionsFor, Options.Version) and podlifecycle (DefaultOptionsFor,
+// Options.Version). statussync, events and nodecondition still follow 1.37
+// whatever the profile; docs/versions.md lists what differs there.
+//
 // Each minor is followed at one release, the newest patch of that minor the
 // module proxy served when the profile was written ([Version.Release]):
 // v1.33.13, v1.34.4, v1.35.4, v1.36.3 and v1.37.2. Patches within a minor do
