@@ -124,6 +124,21 @@ func TestVersionDifferences(t *testing.T) {
 			t.Errorf("1.35: no in-place restart, b stays Terminated(42) under pod policy Never (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("CS-V2/restartCount", func(t *testing.T) {
+		// The newest instance (restart 1) is gone from the runtime; the
+		// previous one (restart 0) is still listed. Without the gate the
+		// kubelet reports the runtime's count, with it the larger of the
+		// old status's and the runtime's.
+		in := Input{Pod: onePod(v1.RestartPolicyAlways, "a"), Name: "a",
+			Old:    &v1.ContainerStatus{Name: "a", ContainerID: "test://a2", RestartCount: 1, State: withID(terminatedState(1, ReasonError, ""), "test://a2")},
+			Newest: &Instance{ID: "test://a1", State: RuntimeExited, ExitCode: 1, Reason: ReasonError, RestartCount: 0}}
+		if got := convert(kubeversion.V1_35, in).RestartCount; got != 0 {
+			t.Errorf("1.35: restartCount %d; want the runtime's 0", got)
+		}
+		if got := convert(kubeversion.V1_37, in).RestartCount; got != 1 {
+			t.Errorf("1.37: restartCount %d; want the old status's 1", got)
+		}
+	})
 	t.Run("CS-V3", func(t *testing.T) {
 		if s := convert(kubeversion.V1_37, afterKubeletRestart); s.Started == nil || !*s.Started {
 			t.Errorf("1.37: started is kept across the kubelet restart; got %v", s.Started)
