@@ -7,6 +7,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // Back-off constants of the kubelet (spec/containerstate.md sections 10, 11).
@@ -69,9 +71,10 @@ type CrashLoopOptions struct {
 	MaxContainerRestartPeriod time.Duration
 }
 
-// DefaultCrashLoopOptions returns the Kubernetes 1.37 defaults.
+// DefaultCrashLoopOptions returns the Kubernetes 1.37 defaults;
+// [DefaultCrashLoopOptionsFor] gives another minor's.
 func DefaultCrashLoopOptions() CrashLoopOptions {
-	return CrashLoopOptions{KubeletCrashLoopBackOffMax: true}
+	return DefaultCrashLoopOptionsFor(kubeversion.Default)
 }
 
 // BackoffOptions returns the crash-loop back-off the kubelet builds from

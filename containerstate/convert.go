@@ -4,6 +4,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // DefaultUnknownGrace is how long nodestate keeps a Running container Running
@@ -16,8 +18,9 @@ const DefaultUnknownGrace = 2 * time.Minute
 const restartGraceWindow = 10 * time.Second
 
 // Options configures how container statuses are computed. Start from
-// [DefaultOptions]; the zero value has every feature gate off and no UNKNOWN
-// grace.
+// [DefaultOptions], or [DefaultOptionsFor] to behave as another Kubernetes
+// minor; the zero value has every feature gate off, no UNKNOWN grace and
+// the Version-keyed rules of 1.37.
 type Options struct {
 	// Features are the feature gates.
 	Features Features
@@ -26,12 +29,20 @@ type Options struct {
 	// reported Terminated with reason ContainerStatusUnknown. Zero is the
 	// kubelet's behaviour: at once. Negative values are invalid.
 	UnknownGrace time.Duration
+
+	// Version is the Kubernetes minor whose rules apply where no gate of
+	// Features expresses the difference (docs/versions.md, row CS-V6):
+	// before 1.36 the kubelet does not infer that a regular init container
+	// the runtime no longer lists completed once a regular container was
+	// created; it stays Waiting. The zero Version is 1.37.
+	Version kubeversion.Version
 }
 
 // DefaultOptions returns the Kubernetes 1.37 feature defaults and the
-// default UNKNOWN grace of two minutes.
+// default UNKNOWN grace of two minutes: [DefaultOptionsFor] the zero
+// kubeversion.Version.
 func DefaultOptions() Options {
-	return Options{Features: DefaultFeatures(), UnknownGrace: DefaultUnknownGrace}
+	return DefaultOptionsFor(kubeversion.Default)
 }
 
 func (o Options) validate() error {
@@ -325,7 +336,8 @@ func (o Options) waitingOverlay(t *target, v *statusValue, newest *Instance, sta
 		if newest != nil && newest.State == RuntimeExited && newest.ExitCode == 0 {
 			return
 		}
-		if !t.sidecar() && newest == nil && t.pod.RegularContainerCreated && v.state.kind == Waiting {
+		if !t.sidecar() && newest == nil && t.pod.RegularContainerCreated && v.state.kind == Waiting && o.Version.AtLeast(kubeversion.V1_36) {
+			// kubernetes#131317, in 1.36.
 			v.state = terminatedWith(ReasonCompleted, MessageInitInferred, 0)
 			return
 		}

@@ -56,6 +56,30 @@
 // (KEP-4603) off. Each gate that changes a result is a field of [Features]
 // or [CrashLoopOptions]; there is no global state.
 //
+// # Other Kubernetes minors
+//
+// [DefaultOptionsFor], [DefaultFeaturesFor] and [DefaultCrashLoopOptionsFor]
+// give the defaults of Kubernetes 1.33 to 1.37 (a kubeversion.Version; its
+// zero value is 1.37). Only feature-gate defaults change between those
+// minors in this package's rules but one (docs/versions.md, rows CS-V1 to
+// CS-V6):
+//
+//   - before 1.35, ContainerRestartRules is off: a container's own
+//     restartPolicy and restartPolicyRules decide neither restarts nor
+//     whether a Terminated status may leave Terminated; the pod's policy
+//     does (sidecars always restart);
+//   - before 1.36, RestartAllContainersOnContainerExits is off: no
+//     in-place restart, no RestartingAllContainers reason;
+//   - before 1.35, a kubelet restart resets started and ready (the
+//     behaviour ChangeContainerStatusOnKubeletRestart on keeps);
+//   - before 1.35, KubeletCrashLoopBackOffMax is off: a configured
+//     maxContainerRestartPeriod is ignored. The default back-off, 10s
+//     doubling to 300s, and the image-pull back-off are the same in every
+//     supported minor;
+//   - before 1.36, a regular init container the runtime no longer lists
+//     stays Waiting after a regular container was created; 1.36 and later
+//     infer it Completed. This one is not a gate: [Options].Version keys it.
+//
 // nodestate differs from the kubelet in one place, on purpose: when the
 // runtime reports UNKNOWN for a container last seen Running, the kubelet
 // reports it Terminated with reason ContainerStatusUnknown and exit code 137
@@ -90,7 +114,7 @@
 // # Zero values and errors
 //
 // [Options] and [Features] are ready to use as zero values (every gate off,
-// no UNKNOWN grace). A zero or nil [Machine] answers its getters with zero
+// no UNKNOWN grace, the Version-keyed rules of 1.37). A zero or nil [Machine] answers its getters with zero
 // values and refuses Step with [ErrNotInitialized]: make one with
 // [NewMachine]. A zero or nil [Backoff] is inert: it records nothing and never
 // blocks. No exported function or method panics on nil or zero arguments.

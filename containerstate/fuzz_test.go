@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 var fuzzReasons = []string{"", ReasonErrImagePull, ReasonCrashLoopBackOff, ReasonRunContainerError, ReasonCreateContainerConfigError, ReasonCompleted, ReasonError, ReasonOOMKilled, "Weird"}
@@ -24,7 +26,10 @@ func FuzzStep(f *testing.F) {
 		if len(data) > 0 && data[0]%4 == 0 {
 			name = "init"
 		}
-		opts := DefaultOptions()
+		// Every minor's profile (docs/versions.md): the machine's promises
+		// hold whatever the gates.
+		vs := kubeversion.Supported()
+		opts := DefaultOptionsFor(vs[len(data)/3%len(vs)])
 		if len(data) > 1 && data[1]%2 == 0 {
 			opts.UnknownGrace = 0
 		}

@@ -2,11 +2,14 @@ package containerstate
 
 import (
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // Features holds the Kubernetes feature gates that change container
-// behaviour. Use [DefaultFeatures] for the Kubernetes 1.37 defaults; the zero
-// value is every gate off, which is a valid but older configuration.
+// behaviour. Use [DefaultFeatures] for the Kubernetes 1.37 defaults and
+// [DefaultFeaturesFor] for another minor's; the zero value is every gate
+// off, which is a valid but older configuration.
 type Features struct {
 	// ContainerRestartRules (KEP-5307, beta and on by default since 1.35)
 	// lets a container's own restartPolicy and restartPolicyRules decide
@@ -34,11 +37,7 @@ type Features struct {
 // DefaultFeatures returns the feature gates as Kubernetes 1.37 sets them by
 // default.
 func DefaultFeatures() Features {
-	return Features{
-		ContainerRestartRules:                 true,
-		RestartAllContainersOnContainerExits:  true,
-		ChangeContainerStatusOnKubeletRestart: false,
-	}
+	return DefaultFeaturesFor(kubeversion.Default)
 }
 
 // ShouldRestart reports whether container c of the pod spec will be run

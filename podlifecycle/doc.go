@@ -201,4 +201,20 @@
 // KubeletCrashLoopBackOffMax (on) and ReduceDefaultCrashLoopBackOffDecay
 // (off); Options.EnsureSecretPulledImages is KubeletEnsureSecretPulledImages
 // (on). Gates that are locked on at v1.37.2 are not switches.
+//
+// # Other Kubernetes minors
+//
+// [DefaultOptionsFor] gives the defaults of Kubernetes 1.33 to 1.37 (a
+// kubeversion.Version; the zero Version is 1.37): the gates above as that
+// minor sets them (ContainerRestartRules, KubeletCrashLoopBackOffMax and
+// KubeletEnsureSecretPulledImages on from 1.35, RestartAllContainers from
+// 1.36, the started/ready reset on kubelet restart before 1.35), and
+// Options.Version, which containerstate and podphase read for the rules no
+// gate expresses (docs/versions.md). What differs in this package's own
+// rules is covered only as far as docs/versions.md lists it: the Pulled
+// message (row PL-V2) follows the gate, the Created and Started messages
+// (PL-V6) follow Options.Version; the init-container decision of 1.37
+// (PL-V7: initialization judged in the current sandbox), the event reasons
+// added by later minors (PL-V3) and probes during termination (PL-V5) are
+// still 1.37's for every Version.
 package podlifecycle

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/kubeversion"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -45,7 +46,8 @@ const (
 	ReasonFailedSync                      = "FailedSync"
 )
 
-// Fixed event messages (spec/podlifecycle.md section 10).
+// Fixed event messages (spec/podlifecycle.md section 10), as Kubernetes 1.37
+// words them; [CreatedMessage] and [StartedMessage] give the older wording.
 const (
 	MessageCreated             = "Container created"
 	MessageStarted             = "Container started"
@@ -95,6 +97,25 @@ func PulledMessage(image string, pull, total time.Duration, size int64) string {
 	return "Successfully pulled image " + strconv.Quote(image) + " in " + pull.Truncate(time.Millisecond).String() +
 		" (" + total.Truncate(time.Millisecond).String() + " including waiting). Image size: " +
 		strconv.FormatInt(size, 10) + " bytes."
+}
+
+// CreatedMessage is the Created message for container under Kubernetes
+// minor v: [MessageCreated] from 1.35, "Created container: <name>" before
+// (kubernetes#134043; docs/versions.md row PL-V6).
+func CreatedMessage(container string, v kubeversion.Version) string {
+	if v.AtLeast(kubeversion.V1_35) {
+		return MessageCreated
+	}
+	return "Created container: " + container
+}
+
+// StartedMessage is the Started message for container under Kubernetes
+// minor v: [MessageStarted] from 1.35, "Started container <name>" before.
+func StartedMessage(container string, v kubeversion.Version) string {
+	if v.AtLeast(kubeversion.V1_35) {
+		return MessageStarted
+	}
+	return "Started container " + container
 }
 
 // AlreadyPresentMessage is the Pulled message of a present image; ensured

@@ -185,7 +185,7 @@ func New(opts Options, pod *v1.Pod) (*Machine, error) {
 	crash, _ := containerstate.NewBackoff(cfg)
 	pulls, _ := containerstate.NewBackoff(opts.ImagePullBackoff)
 	m := &Machine{
-		opts: opts, csOpts: containerstate.Options{Features: opts.Features},
+		opts: opts, csOpts: containerstate.Options{Features: opts.Features, Version: opts.Version},
 		crash: crash, pulls: pulls,
 		uid: pod.UID, name: pod.Name, ns: pod.Namespace,
 		images: map[string]bool{},

@@ -102,7 +102,7 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 			}
 			c.push(inst{id: o.ContainerID, state: containerstate.RuntimeCreated, created: at,
 				image: c.spec.Image, restartCount: rc, sandbox: m.sb.attempt})
-			res.Events = append(res.Events, normal(ReasonCreated, MessageCreated, fp))
+			res.Events = append(res.Events, normal(ReasonCreated, CreatedMessage(c.name, m.opts.Version), fp))
 		}
 	case ContainerCreateFailed:
 		reason := o.Reason
@@ -118,7 +118,7 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		in := c.instance(o.ContainerID)
 		if in.state == containerstate.RuntimeCreated {
 			in.state, in.started = containerstate.RuntimeRunning, at
-			res.Events = append(res.Events, normal(ReasonStarted, MessageStarted, fp))
+			res.Events = append(res.Events, normal(ReasonStarted, StartedMessage(c.name, m.opts.Version), fp))
 			if c.spec.LivenessProbe != nil {
 				in.probes[Liveness-1].result = containerstate.ProbeSuccess // section 6: the initial value
 			}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // Kubelet defaults (spec/podlifecycle.md sections 4.5 and 5).
@@ -36,21 +37,39 @@ type Options struct {
 	// ErrorRequeue is the requeue after a failed sync (pulls, create and
 	// config errors, sandbox errors); at most SyncFrequency.
 	ErrorRequeue time.Duration
+	// Version is the Kubernetes minor whose rules apply where no gate above
+	// expresses the difference; it is handed to containerstate and podphase
+	// (docs/versions.md rows CS-V6, PP-V3 to PP-V5). The zero Version is
+	// 1.37. DefaultOptionsFor sets it with the gates of the same minor.
+	Version kubeversion.Version
 	// Rand, when set, adds the kubelet's jitter: up to 50 % to requeues and
 	// a random first probe delay. Nil means no jitter, so runs are
 	// reproducible (spec/podlifecycle.md section 15, decisions 4 and 5).
 	Rand Rand
 }
 
-// DefaultOptions returns the Kubernetes v1.37.2 defaults, without jitter.
+// DefaultOptions returns the Kubernetes v1.37.2 defaults, without jitter:
+// [DefaultOptionsFor] the zero kubeversion.Version.
 func DefaultOptions() Options {
+	return DefaultOptionsFor(kubeversion.Default)
+}
+
+// DefaultOptionsFor returns the defaults of Kubernetes minor v, without
+// jitter: containerstate's gates and crash-loop settings for v
+// (containerstate.DefaultFeaturesFor, DefaultCrashLoopOptionsFor),
+// KubeletEnsureSecretPulledImages on from 1.35 (alpha and off in 1.33 and
+// 1.34, docs/versions.md row PL-V2), and Version v. The image-pull
+// back-off, the sync frequency and the error requeue are the same in every
+// supported minor.
+func DefaultOptionsFor(v kubeversion.Version) Options {
 	return Options{
-		Features:                 containerstate.DefaultFeatures(),
-		CrashLoop:                containerstate.DefaultCrashLoopOptions(),
+		Features:                 containerstate.DefaultFeaturesFor(v),
+		CrashLoop:                containerstate.DefaultCrashLoopOptionsFor(v),
 		ImagePullBackoff:         containerstate.DefaultImagePullOptions(),
-		EnsureSecretPulledImages: true,
+		EnsureSecretPulledImages: v.AtLeast(kubeversion.V1_35),
 		SyncFrequency:            DefaultSyncFrequency,
 		ErrorRequeue:             DefaultErrorRequeue,
+		Version:                  v,
 	}
 }
 

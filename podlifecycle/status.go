@@ -181,7 +181,7 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 		Old:   m.lastStatus, InitContainerStatuses: inits, ContainerStatuses: regs,
 		Evict: evict, Sandbox: m.sandboxCondition(), RuntimeCleanedUp: cleanedUp, Now: now,
 	}
-	out, err := podphase.Options{Features: m.opts.Features}.GenerateStatus(in)
+	out, err := podphase.Options{Features: m.opts.Features, Version: m.opts.Version}.GenerateStatus(in)
 	if err != nil {
 		return m.lastStatus
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/internal/podcond"
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // The reasons the kubelet writes on the conditions it owns
@@ -124,7 +125,10 @@ func Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 // container has a RestartAllContainers rule, AllContainersRestarting.
 //
 // Each kubelet condition carries in.Pod's generation as observedGeneration
-// (AllContainersRestarting carries none). lastTransitionTime is in.Now,
+// (AllContainersRestarting carries none); for o.Version 1.33 only where the
+// old condition of its type had one. A False PodReadyToStartContainers has
+// reason PodSandboxNotReady and the sandbox's message from 1.37 on, neither
+// before. lastTransitionTime is in.Now,
 // except that a condition whose status equals the old one of its type keeps
 // the old time.
 //
@@ -151,10 +155,16 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 			conds = append(conds, c)
 		}
 	}
+	tracking := o.Version.AtLeast(kubeversion.V1_34)
 	if !terminal {
 		for _, c := range old.Conditions {
 			if c.Type == v1.PodResizePending || c.Type == v1.PodResizeInProgress {
-				if gen == 0 {
+				switch {
+				case !tracking:
+					// 1.33 overwrites a resize condition's observedGeneration
+					// with its own rule; 1.34 keeps the condition's value.
+					c.ObservedGeneration = observedGeneration(false, old, gen, c.Type)
+				case gen == 0:
 					c.ObservedGeneration = 0
 				}
 				conds = append(conds, c)
@@ -165,22 +175,27 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 		conds = podcond.ReplaceOrAppend(conds, *c)
 	}
 
-	ready2start := v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue, ObservedGeneration: gen}
+	ready2start := v1.PodCondition{Type: v1.PodReadyToStartContainers, Status: v1.ConditionTrue,
+		ObservedGeneration: observedGeneration(tracking, old, gen, v1.PodReadyToStartContainers)}
 	if in.Sandbox != SandboxReady {
-		ready2start.Status, ready2start.Reason, ready2start.Message = v1.ConditionFalse, ReasonPodSandboxNotReady, in.Sandbox.Message()
+		ready2start.Status = v1.ConditionFalse
+		if o.Version.AtLeast(kubeversion.V1_37) {
+			// kubernetes#135300: the reason and message arrived in 1.37.
+			ready2start.Reason, ready2start.Message = ReasonPodSandboxNotReady, in.Sandbox.Message()
+		}
 	}
 	conds = append(conds, ready2start)
 
 	initialized := o.initializedCondition(pod, s, old)
-	initialized.ObservedGeneration = gen
+	initialized.ObservedGeneration = observedGeneration(tracking, old, gen, v1.PodInitialized)
 	conds = append(conds, initialized)
 
 	containersReady := containersReadyCondition(&pod.Spec, s)
-	containersReady.ObservedGeneration = gen
+	containersReady.ObservedGeneration = observedGeneration(tracking, old, gen, v1.ContainersReady)
 	ready := readyCondition(&pod.Spec, conds, containersReady)
-	ready.ObservedGeneration = gen
+	ready.ObservedGeneration = observedGeneration(tracking, old, gen, v1.PodReady)
 	conds = append(conds, ready, containersReady,
-		v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue, ObservedGeneration: gen})
+		v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue, ObservedGeneration: observedGeneration(tracking, old, gen, v1.PodScheduled)})
 
 	if o.Features.RestartAllContainersOnContainerExits && containerstate.AnyRestartAllRule(&pod.Spec) {
 		conds = append(conds, o.restartingCondition(&pod.Spec, s, old, in.RuntimeCleanedUp))
@@ -192,6 +207,23 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 		}
 	}
 	return conds, nil
+}
+
+// observedGeneration is the observedGeneration the kubelet writes on a
+// condition of type t: the pod's generation when PodObservedGenerationTracking
+// is on (from 1.34), and otherwise only when the old condition of that type
+// already carries one, so that a value once written is not cleared
+// (docs/versions.md, row PP-V3).
+func observedGeneration(tracking bool, old *v1.PodStatus, gen int64, t v1.PodConditionType) int64 {
+	if tracking {
+		return gen
+	}
+	for i := range old.Conditions {
+		if old.Conditions[i].Type == t && old.Conditions[i].ObservedGeneration != 0 {
+			return gen
+		}
+	}
+	return 0
 }
 
 // stampedType reports whether the status manager recomputes the

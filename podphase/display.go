@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // ReasonNodeLost is the pod reason ("NodeLost") with which a deleting pod
@@ -65,17 +66,29 @@ func DisplayStatus(pod *v1.Pod) string {
 		return ""
 	}
 	var d display
-	d.compute(pod)
+	d.compute(pod, true)
 	return d.status()
 }
 
-// DisplayStatus is [DisplayStatus] with the switches of o. kubectl reads no
-// feature gate when it prints a pod (sidecars, the one gated input, are GA
-// and recognised by their restartPolicy), so the result is the same for
-// every Options; the twin exists so that every fixed-signature call of the
-// package has one on Options, where a switch that changes the column would
-// go.
-func (o Options) DisplayStatus(pod *v1.Pod) string { return DisplayStatus(pod) }
+// DisplayStatus is [DisplayStatus] as the kubectl of o.Version prints it.
+// kubectl reads no feature gate when it prints a pod (sidecars, the one
+// gated input, are GA and recognised by their restartPolicy), so Features
+// do not matter; Version does: before 1.35, when the first regular
+// container completed, STATUS shows Completed (or Running, NotReady) even
+// though another container failed, where 1.35 and later show the failed
+// container's reason (docs/versions.md, row PP-V5).
+func (o Options) DisplayStatus(pod *v1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	var d display
+	d.compute(pod, o.failedReason())
+	return d.status()
+}
+
+// failedReason reports whether kubectl prefers a failed container's reason
+// to Completed (kubernetes#124766, in 1.35).
+func (o Options) failedReason() bool { return o.Version.AtLeast(kubeversion.V1_35) }
 
 // Columns is [Options.Columns] on [DefaultOptions].
 func Columns(pod *v1.Pod, now time.Time) (Row, error) {
@@ -83,14 +96,14 @@ func Columns(pod *v1.Pod, now time.Time) (Row, error) {
 }
 
 // Columns returns kubectl's row for pod with the ages in RESTARTS measured
-// at now. It returns [ErrNilPod] for a nil pod. As for
-// [Options.DisplayStatus], no switch of o changes the row.
+// at now, as the kubectl of o.Version prints it (see
+// [Options.DisplayStatus]). It returns [ErrNilPod] for a nil pod.
 func (o Options) Columns(pod *v1.Pod, now time.Time) (Row, error) {
 	if pod == nil {
 		return Row{}, ErrNilPod
 	}
 	var d display
-	d.compute(pod)
+	d.compute(pod, o.failedReason())
 	r := Row{
 		Status:          d.status(),
 		ReadyContainers: d.ready,
@@ -186,8 +199,10 @@ func laterRestart(last time.Time, st *v1.ContainerStatus) time.Time {
 	return last
 }
 
-// compute follows printPod, rule by rule (spec section 9).
-func (d *display) compute(pod *v1.Pod) {
+// compute follows printPod, rule by rule (spec section 9). failedReason
+// is the rule of kubectl 1.35 and later that a failed container's reason
+// replaces Completed.
+func (d *display) compute(pod *v1.Pod, failedReason bool) {
 	spec, status := &pod.Spec, &pod.Status
 
 	// 9.1, 9.2, 9.3
@@ -269,6 +284,10 @@ func (d *display) compute(pod *v1.Pod) {
 			switch {
 			case hasRunning && anyConditionTrue(status.Conditions, v1.PodReady):
 				d.set(string(v1.PodRunning))
+			case !failedReason:
+				if hasRunning {
+					d.set("NotReady")
+				}
 			case hasErr && errNumbered:
 				d.setNumbered(errReason, errNumber, -1)
 			case hasErr:

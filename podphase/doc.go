@@ -44,15 +44,36 @@
 // The fixed-signature calls ([Phase], [DisplayStatus], [Columns], [Explain],
 // [Conditions], [GenerateStatus]) use the Kubernetes 1.37 defaults. Each has
 // a twin, a method on [Options] ([Options.Phase], [Options.DisplayStatus],
-// [Options.Columns], ...), which holds the feature switches ([DefaultOptions]
-// gives the 1.37 defaults; the zero Options has every gate off). kubectl reads
-// no gate, so the display twins give the same result for every Options.
+// [Options.Columns], ...), which holds the feature switches and the
+// Kubernetes minor ([DefaultOptions] gives the 1.37 defaults; the zero
+// Options has every gate off and the Version-keyed rules of 1.37). kubectl
+// reads no gate, so the display twins depend on the Version only.
 // [Phase] and [DisplayStatus] return no error: a nil pod gives Pending and "".
 // The richer calls return errors that match a sentinel with errors.Is:
 // [ErrInvalidInput] for a nil pod ([ErrNilPod]) or status, an
 // [*UnknownContainerError] or a [*DuplicateStatusError]; and
 // [ErrIllegalTransition] for a [*TransitionError]. No exported function or
 // method panics on nil or zero arguments.
+//
+// # Other Kubernetes minors
+//
+// [DefaultOptionsFor] gives the defaults of Kubernetes 1.33 to 1.37 (a
+// kubeversion.Version, whose zero value is 1.37). What changes with the
+// minor (docs/versions.md, rows PP-V1 to PP-V5):
+//
+//   - the phase, through the gates: before 1.35 ContainerRestartRules is
+//     off, so a container's own restartPolicy and rules do not make it
+//     final; before 1.36 RestartAllContainersOnContainerExits is off, so no
+//     RestartingAllContainers, no kept Initialized and no
+//     AllContainersRestarting condition;
+//   - observedGeneration: in 1.33 (PodObservedGenerationTracking alpha and
+//     off) a condition carries the generation only when its old condition
+//     already had one;
+//   - PodReadyToStartContainers: before 1.37 a False one has no reason and
+//     no message;
+//   - kubectl's STATUS: before 1.35, Completed (or Running, NotReady) stays
+//     when the first container completed and another failed; from 1.35 the
+//     failed container's reason shows.
 //
 // # Phase transitions
 //

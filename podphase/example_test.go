@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/podphase"
 )
 
@@ -218,4 +219,22 @@ func ExampleOptions_Columns() {
 	fmt.Println(row.Ready, row.Status, row.Restarts, podphase.DefaultOptions().DisplayStatus(pod))
 	// Output:
 	// 1/1 Running 0 Running
+}
+
+// kubectl's STATUS for a pod whose first container completed and whose
+// second failed: kubectl 1.34 shows Completed, 1.35 and later the failure.
+func ExampleDefaultOptionsFor() {
+	pod := &v1.Pod{
+		Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "main"}, {Name: "check"}}},
+		Status: v1.PodStatus{Phase: v1.PodFailed, ContainerStatuses: []v1.ContainerStatus{
+			{Name: "main", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}},
+			{Name: "check", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}},
+		}},
+	}
+	for _, v := range []kubeversion.Version{kubeversion.V1_34, kubeversion.V1_37} {
+		fmt.Println(v, podphase.DefaultOptionsFor(v).DisplayStatus(pod))
+	}
+	// Output:
+	// 1.34 Completed
+	// 1.37 Error
 }

@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/nodestate/nodestate/internal/podcond"
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // fuzzSeeds are pods in the API's JSON form.
@@ -35,7 +36,7 @@ func FuzzPhase(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, terminal, initialized, static bool) {
 		pod := decodePod(t, data)
-		for _, o := range []Options{DefaultOptions(), {}} {
+		for _, o := range []Options{DefaultOptions(), {}, DefaultOptionsFor(kubeversion.V1_33), DefaultOptionsFor(kubeversion.V1_35)} {
 			if p := o.Phase(pod); !known(p) {
 				t.Fatalf("Phase = %q", p)
 			}
@@ -64,6 +65,16 @@ func FuzzDisplayStatus(f *testing.F) {
 		if pod.Status.Phase != "" && s == "" {
 			t.Fatalf("empty STATUS for phase %q", pod.Status.Phase)
 		}
+		// kubectl 1.33 and 1.34 (docs/versions.md row PP-V5): the same
+		// column agreement, never empty for a pod with a phase.
+		old := DefaultOptionsFor(kubeversion.V1_34)
+		s34 := old.DisplayStatus(pod)
+		if row34, err := old.Columns(pod, t0); err != nil || row34.Status != s34 {
+			t.Fatalf("1.34: Columns STATUS %q, %v != DisplayStatus %q", row34.Status, err, s34)
+		}
+		if pod.Status.Phase != "" && s34 == "" {
+			t.Fatalf("1.34: empty STATUS for phase %q", pod.Status.Phase)
+		}
 	})
 }
 
@@ -74,12 +85,14 @@ func FuzzConditions(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data, oldData []byte, sandbox uint8, cleanedUp bool) {
 		pod := decodePod(t, data)
 		old := decodePod(t, oldData)
-		conds, err := Conditions(ConditionsInput{Pod: pod, Status: &pod.Status, Old: &old.Status, Sandbox: Sandbox(sandbox), RuntimeCleanedUp: cleanedUp, Now: t1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if podcond.Find(conds, v1.PodReady) == nil {
-			t.Fatal("no Ready condition")
+		for _, v := range kubeversion.Supported() {
+			conds, err := DefaultOptionsFor(v).Conditions(ConditionsInput{Pod: pod, Status: &pod.Status, Old: &old.Status, Sandbox: Sandbox(sandbox), RuntimeCleanedUp: cleanedUp, Now: t1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if podcond.Find(conds, v1.PodReady) == nil {
+				t.Fatalf("%v: no Ready condition", v)
+			}
 		}
 		res, err := GenerateStatus(StatusInput{Input: Input{Pod: pod}, Old: &old.Status,
 			InitContainerStatuses: pod.Status.InitContainerStatuses, ContainerStatuses: pod.Status.ContainerStatuses, Now: t1})

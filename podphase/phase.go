@@ -4,6 +4,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // ReasonRestartingAllContainers is the Waiting and Terminated reason the
@@ -11,9 +12,11 @@ import (
 // container of the pod matched a RestartAllContainers rule (KEP-5532).
 const ReasonRestartingAllContainers = "RestartingAllContainers"
 
-// Options holds the feature switches that change the results of this
-// package. Use [DefaultOptions] for the Kubernetes 1.37 defaults; the zero
-// value is every gate off, which is a valid but older configuration.
+// Options holds the feature switches and the Kubernetes minor that change
+// the results of this package. Use [DefaultOptions] for the Kubernetes 1.37
+// defaults and [DefaultOptionsFor] for another minor's; the zero value is
+// every gate off with the Version-keyed rules of 1.37, a valid but older
+// configuration.
 //
 // Options is a small value; copy it freely. Its methods are safe for
 // simultaneous use by multiple goroutines.
@@ -28,13 +31,30 @@ type Options struct {
 	//
 	// Gates that are locked on in 1.37 (SidecarContainers,
 	// PodReadyToStartContainersCondition, PodObservedGenerationTracking)
-	// are not switches: their behaviour is unconditional.
+	// are not switches: their behaviour follows Version.
 	Features containerstate.Features
+
+	// Version is the Kubernetes minor whose rules apply where no gate of
+	// Features expresses the difference (docs/versions.md): before 1.34
+	// PodObservedGenerationTracking is off and conditions carry an
+	// observedGeneration only where the old condition had one (row PP-V3);
+	// before 1.37 a False PodReadyToStartContainers has no reason and no
+	// message (PP-V4); before 1.35 kubectl's STATUS shows Completed, not a
+	// failed container's reason, when the first container completed (PP-V5).
+	// The zero Version is 1.37.
+	Version kubeversion.Version
 }
 
-// DefaultOptions returns the options as Kubernetes 1.37 sets them by default.
+// DefaultOptions returns the options as Kubernetes 1.37 sets them by
+// default: [DefaultOptionsFor] the zero kubeversion.Version.
 func DefaultOptions() Options {
-	return Options{Features: containerstate.DefaultFeatures()}
+	return DefaultOptionsFor(kubeversion.Default)
+}
+
+// DefaultOptionsFor returns the options of Kubernetes minor v: the feature
+// gates of containerstate.DefaultFeaturesFor(v) and Version v.
+func DefaultOptionsFor(v kubeversion.Version) Options {
+	return Options{Features: containerstate.DefaultFeaturesFor(v), Version: v}
 }
 
 // Phase returns the phase the kubelet of Kubernetes 1.37, with its default

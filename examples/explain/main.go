@@ -7,7 +7,9 @@
 //	go run ./examples/explain pod.json
 //
 // The phase is computed from the container statuses as [podphase.Phase]
-// does, without the runtime facts only a kubelet has. The sandbox state for
+// does, without the runtime facts only a kubelet has. The rules are
+// Kubernetes 1.37's unless -kubernetes-version names another supported
+// minor (1.33 to 1.37, as 1.34, v1.34 or v1.34.4). The sandbox state for
 // PodReadyToStartContainers is read from the pod's own condition when it
 // has one. Ages are measured at -now (RFC 3339), by default the current
 // time.
@@ -28,6 +30,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
 
+	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/podphase"
 )
 
@@ -41,8 +44,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, now time.Time
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	nowFlag := fs.String("now", "", "the time ages are measured at, RFC 3339 (default: the current time)")
+	var version kubeversion.Version
+	fs.TextVar(&version, "kubernetes-version", kubeversion.Default, "the Kubernetes minor whose rules apply, 1.33 to 1.37")
 	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "explain: %v (usage: explain [-now RFC3339] [pod.yaml|pod.json])\n", err)
+		fmt.Fprintf(stderr, "explain: %v (usage: explain [-now RFC3339] [-kubernetes-version 1.N] [pod.yaml|pod.json])\n", err)
 		return 2
 	}
 	if *nowFlag != "" {
@@ -58,7 +63,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, now time.Time
 		fmt.Fprintf(stderr, "explain: %s\n", oneLine(err))
 		return 2
 	}
-	if err := explain(stdout, pod, now); err != nil {
+	if err := explain(stdout, podphase.DefaultOptionsFor(version), pod, now); err != nil {
 		fmt.Fprintf(stderr, "explain: %s\n", oneLine(err))
 		return 2
 	}
@@ -116,18 +121,18 @@ func sandboxOf(pod *v1.Pod) podphase.Sandbox {
 	return podphase.SandboxReady
 }
 
-func explain(w io.Writer, pod *v1.Pod, now time.Time) error {
-	e, err := podphase.Explain(podphase.Input{Pod: pod})
+func explain(w io.Writer, o podphase.Options, pod *v1.Pod, now time.Time) error {
+	e, err := o.Explain(podphase.Input{Pod: pod})
 	if err != nil {
 		return err
 	}
-	row, err := podphase.Columns(pod, now)
+	row, err := o.Columns(pod, now)
 	if err != nil {
 		return err
 	}
 	status := pod.Status
 	status.Phase = e.Phase
-	conds, err := podphase.Conditions(podphase.ConditionsInput{Pod: pod, Status: &status, Sandbox: sandboxOf(pod), Now: now})
+	conds, err := o.Conditions(podphase.ConditionsInput{Pod: pod, Status: &status, Sandbox: sandboxOf(pod), Now: now})
 	if err != nil {
 		return err
 	}
@@ -143,7 +148,7 @@ func explain(w io.Writer, pod *v1.Pod, now time.Time) error {
 		// Say also what the container statuses alone give.
 		fresh := *pod
 		fresh.Status.Phase = ""
-		if alone, err := podphase.Explain(podphase.Input{Pod: &fresh}); err == nil {
+		if alone, err := o.Explain(podphase.Input{Pod: &fresh}); err == nil {
 			fmt.Fprintf(w, "  from the statuses alone: %s\n", alone)
 		}
 	}

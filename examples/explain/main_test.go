@@ -120,3 +120,35 @@ func FuzzRun(f *testing.F) {
 		}
 	})
 }
+
+// TestKubernetesVersion: -kubernetes-version picks the minor's rules
+// (docs/versions.md row PP-V5: kubectl before 1.35 keeps Completed over a
+// failed container), and an unsupported minor is refused.
+func TestKubernetesVersion(t *testing.T) {
+	pod := `{"kind":"Pod","metadata":{"name":"job","namespace":"default"},
+"spec":{"restartPolicy":"Never","containers":[{"name":"main"},{"name":"check"}]},
+"status":{"phase":"Failed","containerStatuses":[
+ {"name":"main","state":{"terminated":{"exitCode":0,"reason":"Completed"}}},
+ {"name":"check","state":{"terminated":{"exitCode":1,"reason":"Error"}}}]}}`
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "STATUS Error "},
+		{[]string{"-kubernetes-version", "1.37"}, "STATUS Error "},
+		{[]string{"-kubernetes-version", "v1.34.4"}, "STATUS Completed "},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(tc.args, strings.NewReader(pod), &stdout, &stderr, now); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, stderr.String())
+		}
+		if !strings.Contains(stdout.String(), tc.want) {
+			t.Errorf("%v: output lacks %q:\n%s", tc.args, tc.want, stdout.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-kubernetes-version", "1.32"}, strings.NewReader(pod), &stdout, &stderr, now); code != 2 ||
+		!strings.Contains(stderr.String(), `unsupported Kubernetes version "1.32"`) {
+		t.Errorf("-kubernetes-version 1.32: exit %d, stderr %q; want 2 and the version refused", code, stderr.String())
+	}
+}

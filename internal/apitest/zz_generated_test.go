@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 198 functions and 304 methods of 105 types, in 715 calls (0 skipped as
-// known panics, listed at the end); receivers built by 64 constructors.
+// Covered: 207 functions and 313 methods of 107 types, in 753 calls (0 skipped as
+// known panics, listed at the end); receivers built by 69 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -30,6 +30,7 @@ import (
 	"github.com/nodestate/nodestate/containerstate/containerstatetest"
 	"github.com/nodestate/nodestate/events"
 	"github.com/nodestate/nodestate/events/eventstest"
+	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/nodecondition"
 	"github.com/nodestate/nodestate/nodecondition/nodeconditiontest"
 	"github.com/nodestate/nodestate/nodecondition/simulation"
@@ -262,15 +263,37 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("containerstate.CrashLoopOptions.BackoffOptions/DefaultCrashLoopOptionsFor", func(t *testing.T) {
+		guard(t, "containerstate.CrashLoopOptions.BackoffOptions/DefaultCrashLoopOptionsFor", func() string {
+			r, err := build4(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultCrashLoopOptionsFor: %v", err)
+			}
+			_, _ = r.BackoffOptions()
+			return ""
+		})
+	})
 	t.Run("containerstate.DefaultCrashLoopOptions", func(t *testing.T) {
 		guard(t, "containerstate.DefaultCrashLoopOptions", func() string {
 			_ = containerstate.DefaultCrashLoopOptions()
 			return ""
 		})
 	})
+	t.Run("containerstate.DefaultCrashLoopOptionsFor", func(t *testing.T) {
+		guard(t, "containerstate.DefaultCrashLoopOptionsFor", func() string {
+			_ = containerstate.DefaultCrashLoopOptionsFor(0)
+			return ""
+		})
+	})
 	t.Run("containerstate.DefaultFeatures", func(t *testing.T) {
 		guard(t, "containerstate.DefaultFeatures", func() string {
 			_ = containerstate.DefaultFeatures()
+			return ""
+		})
+	})
+	t.Run("containerstate.DefaultFeaturesFor", func(t *testing.T) {
+		guard(t, "containerstate.DefaultFeaturesFor", func() string {
+			_ = containerstate.DefaultFeaturesFor(0)
 			return ""
 		})
 	})
@@ -286,6 +309,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("containerstate.DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "containerstate.DefaultOptionsFor", func() string {
+			_ = containerstate.DefaultOptionsFor(0)
+			return ""
+		})
+	})
 	t.Run("containerstate.Event.String/zero", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/zero", func() string {
 			var r containerstate.Event
@@ -295,7 +324,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/BackOffEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/BackOffEvent", func() string {
-			r, err := build3(ctx)
+			r, err := build5(ctx)
 			if err != nil {
 				return fmt.Sprintf("BackOffEvent: %v", err)
 			}
@@ -305,7 +334,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/ExitedEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/ExitedEvent", func() string {
-			r, err := build4(ctx)
+			r, err := build6(ctx)
 			if err != nil {
 				return fmt.Sprintf("ExitedEvent: %v", err)
 			}
@@ -315,7 +344,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/ImageInspectErrorEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/ImageInspectErrorEvent", func() string {
-			r, err := build5(ctx)
+			r, err := build7(ctx)
 			if err != nil {
 				return fmt.Sprintf("ImageInspectErrorEvent: %v", err)
 			}
@@ -325,7 +354,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/InvalidImageNameEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/InvalidImageNameEvent", func() string {
-			r, err := build6(ctx)
+			r, err := build8(ctx)
 			if err != nil {
 				return fmt.Sprintf("InvalidImageNameEvent: %v", err)
 			}
@@ -335,7 +364,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/NeverPullEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/NeverPullEvent", func() string {
-			r, err := build7(ctx)
+			r, err := build9(ctx)
 			if err != nil {
 				return fmt.Sprintf("NeverPullEvent: %v", err)
 			}
@@ -345,7 +374,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/OOMKilledEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/OOMKilledEvent", func() string {
-			r, err := build8(ctx)
+			r, err := build10(ctx)
 			if err != nil {
 				return fmt.Sprintf("OOMKilledEvent: %v", err)
 			}
@@ -355,7 +384,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/PullBackOffEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/PullBackOffEvent", func() string {
-			r, err := build9(ctx)
+			r, err := build11(ctx)
 			if err != nil {
 				return fmt.Sprintf("PullBackOffEvent: %v", err)
 			}
@@ -365,7 +394,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/PullErrorEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/PullErrorEvent", func() string {
-			r, err := build10(ctx)
+			r, err := build12(ctx)
 			if err != nil {
 				return fmt.Sprintf("PullErrorEvent: %v", err)
 			}
@@ -375,7 +404,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/StartErrorEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/StartErrorEvent", func() string {
-			r, err := build11(ctx)
+			r, err := build13(ctx)
 			if err != nil {
 				return fmt.Sprintf("StartErrorEvent: %v", err)
 			}
@@ -411,9 +440,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Features.CheckStatusTransition/DefaultFeatures", func(t *testing.T) {
 		guard(t, "containerstate.Features.CheckStatusTransition/DefaultFeatures", func() string {
-			r, err := build12(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultFeatures: %v", err)
+			}
+			_ = r.CheckStatusTransition(nil, nil, nil)
+			return ""
+		})
+	})
+	t.Run("containerstate.Features.CheckStatusTransition/DefaultFeaturesFor", func(t *testing.T) {
+		guard(t, "containerstate.Features.CheckStatusTransition/DefaultFeaturesFor", func() string {
+			r, err := build15(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultFeaturesFor: %v", err)
 			}
 			_ = r.CheckStatusTransition(nil, nil, nil)
 			return ""
@@ -428,9 +467,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Features.ShouldRestart/DefaultFeatures", func(t *testing.T) {
 		guard(t, "containerstate.Features.ShouldRestart/DefaultFeatures", func() string {
-			r, err := build12(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultFeatures: %v", err)
+			}
+			_ = r.ShouldRestart(nil, nil, 0)
+			return ""
+		})
+	})
+	t.Run("containerstate.Features.ShouldRestart/DefaultFeaturesFor", func(t *testing.T) {
+		guard(t, "containerstate.Features.ShouldRestart/DefaultFeaturesFor", func() string {
+			r, err := build15(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultFeaturesFor: %v", err)
 			}
 			_ = r.ShouldRestart(nil, nil, 0)
 			return ""
@@ -445,9 +494,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Features.ValidateStatusTransition/DefaultFeatures", func(t *testing.T) {
 		guard(t, "containerstate.Features.ValidateStatusTransition/DefaultFeatures", func() string {
-			r, err := build12(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultFeatures: %v", err)
+			}
+			_ = r.ValidateStatusTransition(nil, nil, nil)
+			return ""
+		})
+	})
+	t.Run("containerstate.Features.ValidateStatusTransition/DefaultFeaturesFor", func(t *testing.T) {
+		guard(t, "containerstate.Features.ValidateStatusTransition/DefaultFeaturesFor", func() string {
+			r, err := build15(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultFeaturesFor: %v", err)
 			}
 			_ = r.ValidateStatusTransition(nil, nil, nil)
 			return ""
@@ -513,7 +572,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Advance/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Advance/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -530,7 +589,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Kind/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Kind/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -547,7 +606,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Last/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Last/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -564,7 +623,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Name/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Name/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -581,7 +640,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Newest/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Newest/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -598,7 +657,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).NextWake/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).NextWake/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -615,7 +674,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Ready/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Ready/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -632,7 +691,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).RestartCount/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).RestartCount/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -649,7 +708,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).ShouldBeRestarted/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).ShouldBeRestarted/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -666,7 +725,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Started/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Started/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -683,7 +742,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).State/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).State/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -700,7 +759,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Status/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Status/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -717,7 +776,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Step/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Step/NewMachine", func() string {
-			r, err := build14(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -784,9 +843,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Options.Convert/DefaultOptions", func(t *testing.T) {
 		guard(t, "containerstate.Options.Convert/DefaultOptions", func() string {
-			r, err := build13(ctx)
+			r, err := build16(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_, _ = r.Convert(containerstate.Input{})
+			return ""
+		})
+	})
+	t.Run("containerstate.Options.Convert/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "containerstate.Options.Convert/DefaultOptionsFor", func() string {
+			r, err := build18(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_, _ = r.Convert(containerstate.Input{})
 			return ""
@@ -839,7 +908,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.State.String/StateOf", func(t *testing.T) {
 		guard(t, "containerstate.State.String/StateOf", func() string {
-			r, err := build15(ctx)
+			r, err := build19(ctx)
 			if err != nil {
 				return fmt.Sprintf("StateOf: %v", err)
 			}
@@ -914,7 +983,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate/containerstatetest.(*Checker).Step/NewChecker", func(t *testing.T) {
 		guard(t, "containerstate/containerstatetest.(*Checker).Step/NewChecker", func() string {
-			r, err := build16(ctx)
+			r, err := build20(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewChecker: %v", err)
 			}
@@ -981,7 +1050,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).AddSink/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).AddSink/NewBroadcaster", func() string {
-			r, err := build18(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -998,7 +1067,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).Flush/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).Flush/NewBroadcaster", func() string {
-			r, err := build18(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1015,7 +1084,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).NewRecorder/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).NewRecorder/NewBroadcaster", func() string {
-			r, err := build18(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1032,7 +1101,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).NextRetry/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).NextRetry/NewBroadcaster", func() string {
-			r, err := build18(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1049,7 +1118,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).Shutdown/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).Shutdown/NewBroadcaster", func() string {
-			r, err := build18(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1066,7 +1135,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).StartRecordingToSink/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).StartRecordingToSink/NewBroadcaster", func() string {
-			r, err := build18(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1083,7 +1152,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).Stats/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).Stats/NewBroadcaster", func() string {
-			r, err := build18(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1100,7 +1169,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.BroadcasterOptions.Validate/DefaultBroadcasterOptions", func(t *testing.T) {
 		guard(t, "events.BroadcasterOptions.Validate/DefaultBroadcasterOptions", func() string {
-			r, err := build17(ctx)
+			r, err := build21(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultBroadcasterOptions: %v", err)
 			}
@@ -1117,7 +1186,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Correlate/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Correlate/NewCorrelator", func() string {
-			r, err := build20(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1134,7 +1203,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).CorrelateTo/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).CorrelateTo/NewCorrelator", func() string {
-			r, err := build20(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1151,7 +1220,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Len/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Len/NewCorrelator", func() string {
-			r, err := build20(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1168,7 +1237,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Options/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Options/NewCorrelator", func() string {
-			r, err := build20(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1185,7 +1254,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Stats/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Stats/NewCorrelator", func() string {
-			r, err := build20(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1202,7 +1271,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).UpdateState/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).UpdateState/NewCorrelator", func() string {
-			r, err := build20(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1219,7 +1288,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.CorrelatorOptions.Validate/DefaultCorrelatorOptions", func(t *testing.T) {
 		guard(t, "events.CorrelatorOptions.Validate/DefaultCorrelatorOptions", func() string {
-			r, err := build19(ctx)
+			r, err := build23(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultCorrelatorOptions: %v", err)
 			}
@@ -1355,7 +1424,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.Options.Validate/DefaultOptions", func(t *testing.T) {
 		guard(t, "events.Options.Validate/DefaultOptions", func() string {
-			r, err := build21(ctx)
+			r, err := build25(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -1433,7 +1502,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Finish/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Finish/NewSeries", func() string {
-			r, err := build22(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1450,7 +1519,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Finished/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Finished/NewSeries", func() string {
-			r, err := build22(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1467,7 +1536,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Get/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Get/NewSeries", func() string {
-			r, err := build22(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1484,7 +1553,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Len/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Len/NewSeries", func() string {
-			r, err := build22(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1501,7 +1570,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Observe/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Observe/NewSeries", func() string {
-			r, err := build22(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1518,7 +1587,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Refresh/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Refresh/NewSeries", func() string {
-			r, err := build22(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1535,7 +1604,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Refreshed/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Refreshed/NewSeries", func() string {
-			r, err := build22(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1552,7 +1621,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).Flush/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).Flush/NewSeriesBroadcaster", func() string {
-			r, err := build25(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1569,7 +1638,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).NewRecorder/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).NewRecorder/NewSeriesBroadcaster", func() string {
-			r, err := build25(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1586,7 +1655,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).NextRetry/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).NextRetry/NewSeriesBroadcaster", func() string {
-			r, err := build25(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1603,7 +1672,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).Shutdown/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).Shutdown/NewSeriesBroadcaster", func() string {
-			r, err := build25(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1620,7 +1689,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).Start/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).Start/NewSeriesBroadcaster", func() string {
-			r, err := build25(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1637,7 +1706,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).Stats/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).Stats/NewSeriesBroadcaster", func() string {
-			r, err := build25(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1654,7 +1723,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.SeriesBroadcasterOptions.Validate/DefaultSeriesBroadcasterOptions", func(t *testing.T) {
 		guard(t, "events.SeriesBroadcasterOptions.Validate/DefaultSeriesBroadcasterOptions", func() string {
-			r, err := build23(ctx)
+			r, err := build27(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultSeriesBroadcasterOptions: %v", err)
 			}
@@ -1706,7 +1775,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Abandon/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Abandon/NewSinkQueue", func() string {
-			r, err := build27(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1723,7 +1792,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Done/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Done/NewSinkQueue", func() string {
-			r, err := build27(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1740,7 +1809,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Due/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Due/NewSinkQueue", func() string {
-			r, err := build27(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1757,7 +1826,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Len/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Len/NewSinkQueue", func() string {
-			r, err := build27(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1774,7 +1843,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Next/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Next/NewSinkQueue", func() string {
-			r, err := build27(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1791,7 +1860,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Push/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Push/NewSinkQueue", func() string {
-			r, err := build27(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1808,7 +1877,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Stats/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Stats/NewSinkQueue", func() string {
-			r, err := build27(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1825,7 +1894,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.SinkQueueOptions.Validate/DefaultSinkQueueOptions", func(t *testing.T) {
 		guard(t, "events.SinkQueueOptions.Validate/DefaultSinkQueueOptions", func() string {
-			r, err := build26(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultSinkQueueOptions: %v", err)
 			}
@@ -1950,7 +2019,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Calls/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Calls/NewSeriesSink", func() string {
-			r, err := build24(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -1967,7 +2036,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Create/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Create/NewSeriesSink", func() string {
-			r, err := build24(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -1984,7 +2053,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Events/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Events/NewSeriesSink", func() string {
-			r, err := build24(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -2001,7 +2070,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Patch/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Patch/NewSeriesSink", func() string {
-			r, err := build24(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -2018,7 +2087,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Requests/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Requests/NewSeriesSink", func() string {
-			r, err := build24(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -2035,7 +2104,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).SetFault/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).SetFault/NewSeriesSink", func() string {
-			r, err := build24(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -2052,7 +2121,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Calls/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Calls/NewSink", func() string {
-			r, err := build28(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2069,7 +2138,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Create/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Create/NewSink", func() string {
-			r, err := build28(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2086,7 +2155,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Events/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Events/NewSink", func() string {
-			r, err := build28(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2103,7 +2172,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Patch/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Patch/NewSink", func() string {
-			r, err := build28(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2120,7 +2189,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Requests/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Requests/NewSink", func() string {
-			r, err := build28(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2137,7 +2206,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).SetFault/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).SetFault/NewSink", func() string {
-			r, err := build28(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2148,6 +2217,151 @@ func TestNoPanic(t *testing.T) {
 	t.Run("events/eventstest.Stream", func(t *testing.T) {
 		guard(t, "events/eventstest.Stream", func() string {
 			_ = eventstest.Stream(0)
+			return ""
+		})
+	})
+	t.Run("kubeversion.Parse", func(t *testing.T) {
+		guard(t, "kubeversion.Parse", func() string {
+			_, _ = kubeversion.Parse("")
+			return ""
+		})
+	})
+	t.Run("kubeversion.(*ParseError).Error/zero", func(t *testing.T) {
+		guard(t, "kubeversion.(*ParseError).Error/zero", func() string {
+			var r kubeversion.ParseError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("kubeversion.(*ParseError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "kubeversion.(*ParseError).Unwrap/zero", func() string {
+			var r kubeversion.ParseError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Supported", func(t *testing.T) {
+		guard(t, "kubeversion.Supported", func() string {
+			_ = kubeversion.Supported()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.AtLeast/zero", func(t *testing.T) {
+		guard(t, "kubeversion.Version.AtLeast/zero", func() string {
+			var r kubeversion.Version
+			_ = r.AtLeast(0)
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.AtLeast/Parse", func(t *testing.T) {
+		guard(t, "kubeversion.Version.AtLeast/Parse", func() string {
+			r, err := build3(ctx)
+			if err != nil {
+				return fmt.Sprintf("Parse: %v", err)
+			}
+			_ = r.AtLeast(0)
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.MarshalText/zero", func(t *testing.T) {
+		guard(t, "kubeversion.Version.MarshalText/zero", func() string {
+			var r kubeversion.Version
+			_, _ = r.MarshalText()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.MarshalText/Parse", func(t *testing.T) {
+		guard(t, "kubeversion.Version.MarshalText/Parse", func() string {
+			r, err := build3(ctx)
+			if err != nil {
+				return fmt.Sprintf("Parse: %v", err)
+			}
+			_, _ = r.MarshalText()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.Minor/zero", func(t *testing.T) {
+		guard(t, "kubeversion.Version.Minor/zero", func() string {
+			var r kubeversion.Version
+			_ = r.Minor()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.Minor/Parse", func(t *testing.T) {
+		guard(t, "kubeversion.Version.Minor/Parse", func() string {
+			r, err := build3(ctx)
+			if err != nil {
+				return fmt.Sprintf("Parse: %v", err)
+			}
+			_ = r.Minor()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.Release/zero", func(t *testing.T) {
+		guard(t, "kubeversion.Version.Release/zero", func() string {
+			var r kubeversion.Version
+			_ = r.Release()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.Release/Parse", func(t *testing.T) {
+		guard(t, "kubeversion.Version.Release/Parse", func() string {
+			r, err := build3(ctx)
+			if err != nil {
+				return fmt.Sprintf("Parse: %v", err)
+			}
+			_ = r.Release()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.String/zero", func(t *testing.T) {
+		guard(t, "kubeversion.Version.String/zero", func() string {
+			var r kubeversion.Version
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.String/Parse", func(t *testing.T) {
+		guard(t, "kubeversion.Version.String/Parse", func() string {
+			r, err := build3(ctx)
+			if err != nil {
+				return fmt.Sprintf("Parse: %v", err)
+			}
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("kubeversion.(*Version).UnmarshalText/zero", func(t *testing.T) {
+		guard(t, "kubeversion.(*Version).UnmarshalText/zero", func() string {
+			var r kubeversion.Version
+			_ = r.UnmarshalText(nil)
+			return ""
+		})
+	})
+	t.Run("kubeversion.(*Version).UnmarshalText/Parse", func(t *testing.T) {
+		guard(t, "kubeversion.(*Version).UnmarshalText/Parse", func() string {
+			r, err := build3(ctx)
+			if err != nil {
+				return fmt.Sprintf("Parse: %v", err)
+			}
+			_ = r.UnmarshalText(nil)
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.Valid/zero", func(t *testing.T) {
+		guard(t, "kubeversion.Version.Valid/zero", func() string {
+			var r kubeversion.Version
+			_ = r.Valid()
+			return ""
+		})
+	})
+	t.Run("kubeversion.Version.Valid/Parse", func(t *testing.T) {
+		guard(t, "kubeversion.Version.Valid/Parse", func() string {
+			r, err := build3(ctx)
+			if err != nil {
+				return fmt.Sprintf("Parse: %v", err)
+			}
+			_ = r.Valid()
 			return ""
 		})
 	})
@@ -2172,7 +2386,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Conditions/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Conditions/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2189,7 +2403,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeleteLease/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeleteLease/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2206,7 +2420,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeleteNode/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeleteNode/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2223,7 +2437,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeletePod/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeletePod/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2240,7 +2454,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).MarkPodsNotReadyFailed/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).MarkPodsNotReadyFailed/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2257,7 +2471,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Monitor/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Monitor/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2274,7 +2488,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).NextTaint/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).NextTaint/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2291,7 +2505,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Options/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Options/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2308,7 +2522,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Probe/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Probe/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2325,7 +2539,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Queued/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Queued/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2342,7 +2556,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Taint/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Taint/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2359,7 +2573,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Taints/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Taints/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2376,7 +2590,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpdateStatus/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpdateStatus/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2393,7 +2607,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertLease/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertLease/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2410,7 +2624,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertNode/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertNode/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2427,7 +2641,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertPod/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertPod/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2444,7 +2658,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).ZoneRate/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).ZoneRate/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2461,7 +2675,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).ZoneStates/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).ZoneStates/NewController", func() string {
-			r, err := build30(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2478,7 +2692,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.ControllerOptions.Validate/DefaultControllerOptions", func(t *testing.T) {
 		guard(t, "nodecondition.ControllerOptions.Validate/DefaultControllerOptions", func() string {
-			r, err := build29(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultControllerOptions: %v", err)
 			}
@@ -2539,7 +2753,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Due/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Due/NewEvictor", func() string {
-			r, err := build31(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2556,7 +2770,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Evaluate/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Evaluate/NewEvictor", func() string {
-			r, err := build31(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2573,7 +2787,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Forget/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Forget/NewEvictor", func() string {
-			r, err := build31(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2590,7 +2804,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Next/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Next/NewEvictor", func() string {
-			r, err := build31(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2607,7 +2821,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Scheduled/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Scheduled/NewEvictor", func() string {
-			r, err := build31(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2638,7 +2852,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).APIStatus/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).APIStatus/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2655,7 +2869,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).LastReport/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).LastReport/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2672,7 +2886,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Observe/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Observe/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2689,7 +2903,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Pressures/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Pressures/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2706,7 +2920,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).ReportFailed/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).ReportFailed/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2723,7 +2937,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Restart/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Restart/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2740,7 +2954,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Status/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Status/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2757,7 +2971,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Thresholds/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Thresholds/NewKubelet", func() string {
-			r, err := build33(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2774,7 +2988,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptions", func(t *testing.T) {
 		guard(t, "nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptions", func() string {
-			r, err := build32(ctx)
+			r, err := build36(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultKubeletOptions: %v", err)
 			}
@@ -2791,7 +3005,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.KubeletOptions.Validate/DefaultKubeletOptions", func(t *testing.T) {
 		guard(t, "nodecondition.KubeletOptions.Validate/DefaultKubeletOptions", func() string {
-			r, err := build32(ctx)
+			r, err := build36(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultKubeletOptions: %v", err)
 			}
@@ -2808,7 +3022,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Failed/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Failed/NewLeaseRenewer", func() string {
-			r, err := build34(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -2825,7 +3039,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Failures/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Failures/NewLeaseRenewer", func() string {
-			r, err := build34(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -2842,7 +3056,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Renewed/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Renewed/NewLeaseRenewer", func() string {
-			r, err := build34(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -2935,7 +3149,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.Options.Validate/DefaultOptions", func(t *testing.T) {
 		guard(t, "nodecondition.Options.Validate/DefaultOptions", func() string {
-			r, err := build35(ctx)
+			r, err := build39(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -2983,7 +3197,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeleteLease/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeleteLease/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3000,7 +3214,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeleteNode/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeleteNode/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3017,7 +3231,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeletePod/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeletePod/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3034,7 +3248,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).Run/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).Run/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3051,7 +3265,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).Stats/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).Stats/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3068,7 +3282,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpdateStatus/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpdateStatus/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3085,7 +3299,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertLease/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertLease/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3102,7 +3316,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertNode/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertNode/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3119,7 +3333,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertPod/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertPod/NewRunner", func() string {
-			r, err := build37(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3136,7 +3350,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.RunnerOptions.Validate/DefaultRunnerOptions", func(t *testing.T) {
 		guard(t, "nodecondition.RunnerOptions.Validate/DefaultRunnerOptions", func() string {
-			r, err := build36(ctx)
+			r, err := build40(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultRunnerOptions: %v", err)
 			}
@@ -3254,7 +3468,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.ZoneState.String/ComputeZoneState", func(t *testing.T) {
 		guard(t, "nodecondition.ZoneState.String/ComputeZoneState", func() string {
-			r, err := build38(ctx)
+			r, err := build42(ctx)
 			if err != nil {
 				return fmt.Sprintf("ComputeZoneState: %v", err)
 			}
@@ -3417,7 +3631,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ParseScenario", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ParseScenario", func() string {
-			r, err := build39(ctx)
+			r, err := build43(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseScenario: %v", err)
 			}
@@ -3427,7 +3641,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioClusterOutage", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioClusterOutage", func() string {
-			r, err := build40(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioClusterOutage: %v", err)
 			}
@@ -3437,7 +3651,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioFlappingNetwork", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioFlappingNetwork", func() string {
-			r, err := build41(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioFlappingNetwork: %v", err)
 			}
@@ -3447,7 +3661,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioKubeletStops", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioKubeletStops", func() string {
-			r, err := build42(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioKubeletStops: %v", err)
 			}
@@ -3457,7 +3671,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioMemoryPressure", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioMemoryPressure", func() string {
-			r, err := build43(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioMemoryPressure: %v", err)
 			}
@@ -3467,7 +3681,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioZoneOutage", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioZoneOutage", func() string {
-			r, err := build44(ctx)
+			r, err := build48(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioZoneOutage: %v", err)
 			}
@@ -3534,7 +3748,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Find/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Find/Simulate", func() string {
-			r, err := build45(ctx)
+			r, err := build49(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3551,7 +3765,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Mermaid/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Mermaid/Simulate", func() string {
-			r, err := build45(ctx)
+			r, err := build49(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3568,7 +3782,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Table/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Table/Simulate", func() string {
-			r, err := build45(ctx)
+			r, err := build49(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3602,9 +3816,21 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podlifecycle.CreatedMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.CreatedMessage", func() string {
+			_ = podlifecycle.CreatedMessage("", 0)
+			return ""
+		})
+	})
 	t.Run("podlifecycle.DefaultOptions", func(t *testing.T) {
 		guard(t, "podlifecycle.DefaultOptions", func() string {
 			_ = podlifecycle.DefaultOptions()
+			return ""
+		})
+	})
+	t.Run("podlifecycle.DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podlifecycle.DefaultOptionsFor", func() string {
+			_ = podlifecycle.DefaultOptionsFor(0)
 			return ""
 		})
 	})
@@ -3723,7 +3949,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).Stats/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).Stats/New", func() string {
-			r, err := build47(ctx)
+			r, err := build51(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -3740,7 +3966,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).Step/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).Step/New", func() string {
-			r, err := build47(ctx)
+			r, err := build51(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -3757,7 +3983,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).StepTo/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).StepTo/New", func() string {
-			r, err := build47(ctx)
+			r, err := build51(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -3878,6 +4104,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podlifecycle.StartedMessage", func(t *testing.T) {
+		guard(t, "podlifecycle.StartedMessage", func() string {
+			_ = podlifecycle.StartedMessage("", 0)
+			return ""
+		})
+	})
 	t.Run("podlifecycle.StoppingMessage", func(t *testing.T) {
 		guard(t, "podlifecycle.StoppingMessage", func() string {
 			_ = podlifecycle.StoppingMessage("")
@@ -3900,7 +4132,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviour.String/DefaultBehaviour", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/DefaultBehaviour", func() string {
-			r, err := build48(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultBehaviour: %v", err)
 			}
@@ -3910,7 +4142,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviour.String/ParseBehaviour", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/ParseBehaviour", func() string {
-			r, err := build49(ctx)
+			r, err := build53(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseBehaviour: %v", err)
 			}
@@ -3927,7 +4159,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviours.String/ParseBehaviours", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviours.String/ParseBehaviours", func() string {
-			r, err := build50(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseBehaviours: %v", err)
 			}
@@ -4150,7 +4382,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Do/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Do/NewRuntime", func() string {
-			r, err := build51(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -4167,7 +4399,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Due/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Due/NewRuntime", func() string {
-			r, err := build51(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -4184,7 +4416,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Next/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Next/NewRuntime", func() string {
-			r, err := build51(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -4201,7 +4433,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Trace).String/Run", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Trace).String/Run", func() string {
-			r, err := build53(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("Run: %v", err)
 			}
@@ -4247,6 +4479,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podphase.DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.DefaultOptionsFor", func() string {
+			_ = podphase.DefaultOptionsFor(0)
+			return ""
+		})
+	})
 	t.Run("podphase.DisplayStatus", func(t *testing.T) {
 		guard(t, "podphase.DisplayStatus", func() string {
 			_ = podphase.DisplayStatus(nil)
@@ -4282,7 +4520,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Explanation.String/Explain", func(t *testing.T) {
 		guard(t, "podphase.Explanation.String/Explain", func() string {
-			r, err := build54(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("Explain: %v", err)
 			}
@@ -4323,9 +4561,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Columns/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Columns/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_, _ = r.Columns(nil, time.Time{})
+			return ""
+		})
+	})
+	t.Run("podphase.Options.Columns/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.Columns/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_, _ = r.Columns(nil, time.Time{})
 			return ""
@@ -4340,9 +4588,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Conditions/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_, _ = r.Conditions(podphase.ConditionsInput{})
+			return ""
+		})
+	})
+	t.Run("podphase.Options.Conditions/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.Conditions/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_, _ = r.Conditions(podphase.ConditionsInput{})
 			return ""
@@ -4357,9 +4615,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.DisplayStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.DisplayStatus/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.DisplayStatus(nil)
+			return ""
+		})
+	})
+	t.Run("podphase.Options.DisplayStatus/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.DisplayStatus/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_ = r.DisplayStatus(nil)
 			return ""
@@ -4374,9 +4642,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Explain/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_, _ = r.Explain(podphase.Input{})
+			return ""
+		})
+	})
+	t.Run("podphase.Options.Explain/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.Explain/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_, _ = r.Explain(podphase.Input{})
 			return ""
@@ -4391,9 +4669,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.GenerateStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.GenerateStatus/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_, _ = r.GenerateStatus(podphase.StatusInput{})
+			return ""
+		})
+	})
+	t.Run("podphase.Options.GenerateStatus/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.GenerateStatus/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_, _ = r.GenerateStatus(podphase.StatusInput{})
 			return ""
@@ -4408,9 +4696,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.KubeletOwned/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.KubeletOwned/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.KubeletOwned("")
+			return ""
+		})
+	})
+	t.Run("podphase.Options.KubeletOwned/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.KubeletOwned/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_ = r.KubeletOwned("")
 			return ""
@@ -4425,9 +4723,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.OwnedConditionTypes()
+			return ""
+		})
+	})
+	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_ = r.OwnedConditionTypes()
 			return ""
@@ -4442,9 +4750,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Phase/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/DefaultOptions", func() string {
-			r, err := build55(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.Phase(nil)
+			return ""
+		})
+	})
+	t.Run("podphase.Options.Phase/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.Phase/DefaultOptionsFor", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_ = r.Phase(nil)
 			return ""
@@ -4573,7 +4891,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).BackfillResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).BackfillResizeConditions/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4590,7 +4908,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Changed/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Changed/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4607,7 +4925,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizeInProgress/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4624,7 +4942,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizePending/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4641,7 +4959,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).GetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).GetPodStatus/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4658,7 +4976,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeDeferred/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeDeferred/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4675,7 +4993,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeInfeasible/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeInfeasible/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4692,7 +5010,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Len/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Len/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4709,7 +5027,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).RemoveOrphans/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).RemoveOrphans/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4726,7 +5044,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ResizeConditions/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4743,7 +5061,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerReadiness/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerReadiness/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4760,7 +5078,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerStartup/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerStartup/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4777,7 +5095,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetPodStatus/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4794,7 +5112,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizeInProgress/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4811,7 +5129,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizePending/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4828,7 +5146,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).TerminatePod/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).TerminatePod/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4845,7 +5163,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Version/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Version/NewCache", func() string {
-			r, err := build57(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4880,7 +5198,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Observe/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Observe/NewEngine", func() string {
-			r, err := build60(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -4897,7 +5215,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Run/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Run/NewEngine", func() string {
-			r, err := build60(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -4914,7 +5232,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).SyncOnce/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).SyncOnce/NewEngine", func() string {
-			r, err := build60(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -4981,7 +5299,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptions", func() string {
-			r, err := build56(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4998,7 +5316,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptions", func() string {
-			r, err := build56(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5015,7 +5333,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptions", func() string {
-			r, err := build56(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5045,7 +5363,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Begin/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Begin/NewPlanner", func() string {
-			r, err := build62(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5062,7 +5380,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Done/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Done/NewPlanner", func() string {
-			r, err := build62(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5079,7 +5397,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).End/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).End/NewPlanner", func() string {
-			r, err := build62(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5096,7 +5414,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Next/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Next/NewPlanner", func() string {
-			r, err := build62(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5113,7 +5431,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).NextWake/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).NextWake/NewPlanner", func() string {
-			r, err := build62(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5130,7 +5448,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Observe/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Observe/NewPlanner", func() string {
-			r, err := build62(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5175,7 +5493,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5192,7 +5510,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5209,7 +5527,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5226,7 +5544,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5243,7 +5561,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5260,7 +5578,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5277,7 +5595,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5294,7 +5612,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5311,7 +5629,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5328,7 +5646,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5345,7 +5663,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5362,7 +5680,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5379,7 +5697,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPI", func() string {
-			r, err := build58(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5403,7 +5721,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build63(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5420,7 +5738,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build63(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5437,7 +5755,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build63(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5454,7 +5772,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build63(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5471,7 +5789,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build63(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5509,347 +5827,388 @@ func build2(ctx context.Context) (r containerstate.CrashLoopOptions, err error) 
 	return containerstate.DefaultCrashLoopOptions(), nil
 }
 
-// build3 builds a containerstate.Event with containerstate.BackOffEvent.
-func build3(ctx context.Context) (r containerstate.Event, err error) {
+// build3 builds a kubeversion.Version with kubeversion.Parse.
+func build3(ctx context.Context) (r kubeversion.Version, err error) {
+	return kubeversion.Parse("")
+}
+
+// build4 builds a containerstate.CrashLoopOptions with containerstate.DefaultCrashLoopOptionsFor.
+func build4(ctx context.Context) (r containerstate.CrashLoopOptions, err error) {
+	a0, err := build3(ctx)
+	if err != nil {
+		return r, err
+	}
+	return containerstate.DefaultCrashLoopOptionsFor(a0), nil
+}
+
+// build5 builds a containerstate.Event with containerstate.BackOffEvent.
+func build5(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.BackOffEvent(time.Time{}, 0, "", "", "", ""), nil
 }
 
-// build4 builds a containerstate.Event with containerstate.ExitedEvent.
-func build4(ctx context.Context) (r containerstate.Event, err error) {
+// build6 builds a containerstate.Event with containerstate.ExitedEvent.
+func build6(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.ExitedEvent(time.Time{}, "", 0), nil
 }
 
-// build5 builds a containerstate.Event with containerstate.ImageInspectErrorEvent.
-func build5(ctx context.Context) (r containerstate.Event, err error) {
+// build7 builds a containerstate.Event with containerstate.ImageInspectErrorEvent.
+func build7(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.ImageInspectErrorEvent(time.Time{}, nil), nil
 }
 
-// build6 builds a containerstate.Event with containerstate.InvalidImageNameEvent.
-func build6(ctx context.Context) (r containerstate.Event, err error) {
+// build8 builds a containerstate.Event with containerstate.InvalidImageNameEvent.
+func build8(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.InvalidImageNameEvent(time.Time{}, "", nil), nil
 }
 
-// build7 builds a containerstate.Event with containerstate.NeverPullEvent.
-func build7(ctx context.Context) (r containerstate.Event, err error) {
+// build9 builds a containerstate.Event with containerstate.NeverPullEvent.
+func build9(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.NeverPullEvent(time.Time{}, ""), nil
 }
 
-// build8 builds a containerstate.Event with containerstate.OOMKilledEvent.
-func build8(ctx context.Context) (r containerstate.Event, err error) {
+// build10 builds a containerstate.Event with containerstate.OOMKilledEvent.
+func build10(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.OOMKilledEvent(time.Time{}, ""), nil
 }
 
-// build9 builds a containerstate.Event with containerstate.PullBackOffEvent.
-func build9(ctx context.Context) (r containerstate.Event, err error) {
+// build11 builds a containerstate.Event with containerstate.PullBackOffEvent.
+func build11(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.PullBackOffEvent(time.Time{}, "", "", ""), nil
 }
 
-// build10 builds a containerstate.Event with containerstate.PullErrorEvent.
-func build10(ctx context.Context) (r containerstate.Event, err error) {
+// build12 builds a containerstate.Event with containerstate.PullErrorEvent.
+func build12(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.PullErrorEvent(time.Time{}, "", ""), nil
 }
 
-// build11 builds a containerstate.Event with containerstate.StartErrorEvent.
-func build11(ctx context.Context) (r containerstate.Event, err error) {
+// build13 builds a containerstate.Event with containerstate.StartErrorEvent.
+func build13(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.StartErrorEvent(time.Time{}, "", ""), nil
 }
 
-// build12 builds a containerstate.Features with containerstate.DefaultFeatures.
-func build12(ctx context.Context) (r containerstate.Features, err error) {
+// build14 builds a containerstate.Features with containerstate.DefaultFeatures.
+func build14(ctx context.Context) (r containerstate.Features, err error) {
 	return containerstate.DefaultFeatures(), nil
 }
 
-// build13 builds a containerstate.Options with containerstate.DefaultOptions.
-func build13(ctx context.Context) (r containerstate.Options, err error) {
+// build15 builds a containerstate.Features with containerstate.DefaultFeaturesFor.
+func build15(ctx context.Context) (r containerstate.Features, err error) {
+	a0, err := build3(ctx)
+	if err != nil {
+		return r, err
+	}
+	return containerstate.DefaultFeaturesFor(a0), nil
+}
+
+// build16 builds a containerstate.Options with containerstate.DefaultOptions.
+func build16(ctx context.Context) (r containerstate.Options, err error) {
 	return containerstate.DefaultOptions(), nil
 }
 
-// build14 builds a *containerstate.Machine with containerstate.NewMachine.
-func build14(ctx context.Context) (r *containerstate.Machine, err error) {
-	a0, _ := build13(ctx)
+// build17 builds a *containerstate.Machine with containerstate.NewMachine.
+func build17(ctx context.Context) (r *containerstate.Machine, err error) {
+	a0, _ := build16(ctx)
 	return containerstate.NewMachine(a0, containerstate.Pod{}, "")
 }
 
-// build15 builds a containerstate.State with containerstate.StateOf.
-func build15(ctx context.Context) (r containerstate.State, err error) {
+// build18 builds a containerstate.Options with containerstate.DefaultOptionsFor.
+func build18(ctx context.Context) (r containerstate.Options, err error) {
+	a0, err := build3(ctx)
+	if err != nil {
+		return r, err
+	}
+	return containerstate.DefaultOptionsFor(a0), nil
+}
+
+// build19 builds a containerstate.State with containerstate.StateOf.
+func build19(ctx context.Context) (r containerstate.State, err error) {
 	return containerstate.StateOf(v1.ContainerState{}), nil
 }
 
-// build16 builds a *containerstatetest.Checker with containerstate/containerstatetest.NewChecker.
-func build16(ctx context.Context) (r *containerstatetest.Checker, err error) {
-	a1, _ := build12(ctx)
+// build20 builds a *containerstatetest.Checker with containerstate/containerstatetest.NewChecker.
+func build20(ctx context.Context) (r *containerstatetest.Checker, err error) {
+	a1, _ := build14(ctx)
 	return containerstatetest.NewChecker(containerstatetest.TargetContainer{}, a1), nil
 }
 
-// build17 builds a events.BroadcasterOptions with events.DefaultBroadcasterOptions.
-func build17(ctx context.Context) (r events.BroadcasterOptions, err error) {
+// build21 builds a events.BroadcasterOptions with events.DefaultBroadcasterOptions.
+func build21(ctx context.Context) (r events.BroadcasterOptions, err error) {
 	return events.DefaultBroadcasterOptions(), nil
 }
 
-// build18 builds a *events.Broadcaster with events.NewBroadcaster.
-func build18(ctx context.Context) (r *events.Broadcaster, err error) {
-	a0, _ := build17(ctx)
+// build22 builds a *events.Broadcaster with events.NewBroadcaster.
+func build22(ctx context.Context) (r *events.Broadcaster, err error) {
+	a0, _ := build21(ctx)
 	return events.NewBroadcaster(a0)
 }
 
-// build19 builds a events.CorrelatorOptions with events.DefaultCorrelatorOptions.
-func build19(ctx context.Context) (r events.CorrelatorOptions, err error) {
+// build23 builds a events.CorrelatorOptions with events.DefaultCorrelatorOptions.
+func build23(ctx context.Context) (r events.CorrelatorOptions, err error) {
 	return events.DefaultCorrelatorOptions(), nil
 }
 
-// build20 builds a *events.Correlator with events.NewCorrelator.
-func build20(ctx context.Context) (r *events.Correlator, err error) {
-	a0, _ := build19(ctx)
+// build24 builds a *events.Correlator with events.NewCorrelator.
+func build24(ctx context.Context) (r *events.Correlator, err error) {
+	a0, _ := build23(ctx)
 	return events.NewCorrelator(a0)
 }
 
-// build21 builds a events.Options with events.DefaultOptions.
-func build21(ctx context.Context) (r events.Options, err error) {
+// build25 builds a events.Options with events.DefaultOptions.
+func build25(ctx context.Context) (r events.Options, err error) {
 	return events.DefaultOptions(), nil
 }
 
-// build22 builds a *events.Series with events.NewSeries.
-func build22(ctx context.Context) (r *events.Series, err error) {
+// build26 builds a *events.Series with events.NewSeries.
+func build26(ctx context.Context) (r *events.Series, err error) {
 	return events.NewSeries(), nil
 }
 
-// build23 builds a events.SeriesBroadcasterOptions with events.DefaultSeriesBroadcasterOptions.
-func build23(ctx context.Context) (r events.SeriesBroadcasterOptions, err error) {
+// build27 builds a events.SeriesBroadcasterOptions with events.DefaultSeriesBroadcasterOptions.
+func build27(ctx context.Context) (r events.SeriesBroadcasterOptions, err error) {
 	return events.DefaultSeriesBroadcasterOptions(), nil
 }
 
-// build24 builds a *eventstest.SeriesSink with events/eventstest.NewSeriesSink.
-func build24(ctx context.Context) (r *eventstest.SeriesSink, err error) {
+// build28 builds a *eventstest.SeriesSink with events/eventstest.NewSeriesSink.
+func build28(ctx context.Context) (r *eventstest.SeriesSink, err error) {
 	return eventstest.NewSeriesSink(nil, 0), nil
 }
 
-// build25 builds a *events.SeriesBroadcaster with events.NewSeriesBroadcaster.
-func build25(ctx context.Context) (r *events.SeriesBroadcaster, err error) {
-	a0, _ := build23(ctx)
-	a1, _ := build24(ctx)
+// build29 builds a *events.SeriesBroadcaster with events.NewSeriesBroadcaster.
+func build29(ctx context.Context) (r *events.SeriesBroadcaster, err error) {
+	a0, _ := build27(ctx)
+	a1, _ := build28(ctx)
 	return events.NewSeriesBroadcaster(a0, a1)
 }
 
-// build26 builds a events.SinkQueueOptions with events.DefaultSinkQueueOptions.
-func build26(ctx context.Context) (r events.SinkQueueOptions, err error) {
+// build30 builds a events.SinkQueueOptions with events.DefaultSinkQueueOptions.
+func build30(ctx context.Context) (r events.SinkQueueOptions, err error) {
 	return events.DefaultSinkQueueOptions(), nil
 }
 
-// build27 builds a *events.SinkQueue with events.NewSinkQueue.
-func build27(ctx context.Context) (r *events.SinkQueue, err error) {
-	a0, _ := build26(ctx)
-	a1, _ := build19(ctx)
+// build31 builds a *events.SinkQueue with events.NewSinkQueue.
+func build31(ctx context.Context) (r *events.SinkQueue, err error) {
+	a0, _ := build30(ctx)
+	a1, _ := build23(ctx)
 	return events.NewSinkQueue(a0, a1)
 }
 
-// build28 builds a *eventstest.Sink with events/eventstest.NewSink.
-func build28(ctx context.Context) (r *eventstest.Sink, err error) {
+// build32 builds a *eventstest.Sink with events/eventstest.NewSink.
+func build32(ctx context.Context) (r *eventstest.Sink, err error) {
 	return eventstest.NewSink(nil, 0), nil
 }
 
-// build29 builds a nodecondition.ControllerOptions with nodecondition.DefaultControllerOptions.
-func build29(ctx context.Context) (r nodecondition.ControllerOptions, err error) {
+// build33 builds a nodecondition.ControllerOptions with nodecondition.DefaultControllerOptions.
+func build33(ctx context.Context) (r nodecondition.ControllerOptions, err error) {
 	return nodecondition.DefaultControllerOptions(), nil
 }
 
-// build30 builds a *nodecondition.Controller with nodecondition.NewController.
-func build30(ctx context.Context) (r *nodecondition.Controller, err error) {
-	a0, _ := build29(ctx)
+// build34 builds a *nodecondition.Controller with nodecondition.NewController.
+func build34(ctx context.Context) (r *nodecondition.Controller, err error) {
+	a0, _ := build33(ctx)
 	return nodecondition.NewController(a0)
 }
 
-// build31 builds a *nodecondition.Evictor with nodecondition.NewEvictor.
-func build31(ctx context.Context) (r *nodecondition.Evictor, err error) {
+// build35 builds a *nodecondition.Evictor with nodecondition.NewEvictor.
+func build35(ctx context.Context) (r *nodecondition.Evictor, err error) {
 	return nodecondition.NewEvictor(), nil
 }
 
-// build32 builds a nodecondition.KubeletOptions with nodecondition.DefaultKubeletOptions.
-func build32(ctx context.Context) (r nodecondition.KubeletOptions, err error) {
+// build36 builds a nodecondition.KubeletOptions with nodecondition.DefaultKubeletOptions.
+func build36(ctx context.Context) (r nodecondition.KubeletOptions, err error) {
 	return nodecondition.DefaultKubeletOptions(), nil
 }
 
-// build33 builds a *nodecondition.Kubelet with nodecondition.NewKubelet.
-func build33(ctx context.Context) (r *nodecondition.Kubelet, err error) {
-	a0, _ := build32(ctx)
+// build37 builds a *nodecondition.Kubelet with nodecondition.NewKubelet.
+func build37(ctx context.Context) (r *nodecondition.Kubelet, err error) {
+	a0, _ := build36(ctx)
 	return nodecondition.NewKubelet(a0)
 }
 
-// build34 builds a *nodecondition.LeaseRenewer with nodecondition.NewLeaseRenewer.
-func build34(ctx context.Context) (r *nodecondition.LeaseRenewer, err error) {
-	a0, _ := build32(ctx)
+// build38 builds a *nodecondition.LeaseRenewer with nodecondition.NewLeaseRenewer.
+func build38(ctx context.Context) (r *nodecondition.LeaseRenewer, err error) {
+	a0, _ := build36(ctx)
 	return nodecondition.NewLeaseRenewer(a0, "")
 }
 
-// build35 builds a nodecondition.Options with nodecondition.DefaultOptions.
-func build35(ctx context.Context) (r nodecondition.Options, err error) {
+// build39 builds a nodecondition.Options with nodecondition.DefaultOptions.
+func build39(ctx context.Context) (r nodecondition.Options, err error) {
 	return nodecondition.DefaultOptions(), nil
 }
 
-// build36 builds a nodecondition.RunnerOptions with nodecondition.DefaultRunnerOptions.
-func build36(ctx context.Context) (r nodecondition.RunnerOptions, err error) {
+// build40 builds a nodecondition.RunnerOptions with nodecondition.DefaultRunnerOptions.
+func build40(ctx context.Context) (r nodecondition.RunnerOptions, err error) {
 	return nodecondition.DefaultRunnerOptions(), nil
 }
 
-// build37 builds a *nodecondition.Runner with nodecondition.NewRunner.
-func build37(ctx context.Context) (r *nodecondition.Runner, err error) {
-	a0, _ := build36(ctx)
-	a1, err := build30(ctx)
+// build41 builds a *nodecondition.Runner with nodecondition.NewRunner.
+func build41(ctx context.Context) (r *nodecondition.Runner, err error) {
+	a0, _ := build40(ctx)
+	a1, err := build34(ctx)
 	if err != nil {
 		return r, err
 	}
 	return nodecondition.NewRunner(a0, a1, nil, nil, nil)
 }
 
-// build38 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
-func build38(ctx context.Context) (r nodecondition.ZoneState, err error) {
+// build42 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
+func build42(ctx context.Context) (r nodecondition.ZoneState, err error) {
 	return nodecondition.ComputeZoneState(0, 0, 0), nil
 }
 
-// build39 builds a simulation.Scenario with nodecondition/simulation.ParseScenario.
-func build39(ctx context.Context) (r simulation.Scenario, err error) {
+// build43 builds a simulation.Scenario with nodecondition/simulation.ParseScenario.
+func build43(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ParseScenario("")
 }
 
-// build40 builds a simulation.Scenario with nodecondition/simulation.ScenarioClusterOutage.
-func build40(ctx context.Context) (r simulation.Scenario, err error) {
+// build44 builds a simulation.Scenario with nodecondition/simulation.ScenarioClusterOutage.
+func build44(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioClusterOutage(), nil
 }
 
-// build41 builds a simulation.Scenario with nodecondition/simulation.ScenarioFlappingNetwork.
-func build41(ctx context.Context) (r simulation.Scenario, err error) {
+// build45 builds a simulation.Scenario with nodecondition/simulation.ScenarioFlappingNetwork.
+func build45(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioFlappingNetwork(), nil
 }
 
-// build42 builds a simulation.Scenario with nodecondition/simulation.ScenarioKubeletStops.
-func build42(ctx context.Context) (r simulation.Scenario, err error) {
+// build46 builds a simulation.Scenario with nodecondition/simulation.ScenarioKubeletStops.
+func build46(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioKubeletStops(), nil
 }
 
-// build43 builds a simulation.Scenario with nodecondition/simulation.ScenarioMemoryPressure.
-func build43(ctx context.Context) (r simulation.Scenario, err error) {
+// build47 builds a simulation.Scenario with nodecondition/simulation.ScenarioMemoryPressure.
+func build47(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioMemoryPressure(), nil
 }
 
-// build44 builds a simulation.Scenario with nodecondition/simulation.ScenarioZoneOutage.
-func build44(ctx context.Context) (r simulation.Scenario, err error) {
+// build48 builds a simulation.Scenario with nodecondition/simulation.ScenarioZoneOutage.
+func build48(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioZoneOutage(), nil
 }
 
-// build45 builds a simulation.Timeline with nodecondition/simulation.Simulate.
-func build45(ctx context.Context) (r simulation.Timeline, err error) {
-	a0, _ := build40(ctx)
+// build49 builds a simulation.Timeline with nodecondition/simulation.Simulate.
+func build49(ctx context.Context) (r simulation.Timeline, err error) {
+	a0, _ := build44(ctx)
 	return simulation.Simulate(a0)
 }
 
-// build46 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
-func build46(ctx context.Context) (r podlifecycle.Options, err error) {
+// build50 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
+func build50(ctx context.Context) (r podlifecycle.Options, err error) {
 	return podlifecycle.DefaultOptions(), nil
 }
 
-// build47 builds a *podlifecycle.Machine with podlifecycle.New.
-func build47(ctx context.Context) (r *podlifecycle.Machine, err error) {
-	a0, _ := build46(ctx)
+// build51 builds a *podlifecycle.Machine with podlifecycle.New.
+func build51(ctx context.Context) (r *podlifecycle.Machine, err error) {
+	a0, _ := build50(ctx)
 	return podlifecycle.New(a0, nil)
 }
 
-// build48 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.DefaultBehaviour.
-func build48(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
+// build52 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.DefaultBehaviour.
+func build52(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
 	return podlifecycletest.DefaultBehaviour(false), nil
 }
 
-// build49 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.ParseBehaviour.
-func build49(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
+// build53 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.ParseBehaviour.
+func build53(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
 	return podlifecycletest.ParseBehaviour("")
 }
 
-// build50 builds a podlifecycletest.Behaviours with podlifecycle/podlifecycletest.ParseBehaviours.
-func build50(ctx context.Context) (r podlifecycletest.Behaviours, err error) {
+// build54 builds a podlifecycletest.Behaviours with podlifecycle/podlifecycletest.ParseBehaviours.
+func build54(ctx context.Context) (r podlifecycletest.Behaviours, err error) {
 	return podlifecycletest.ParseBehaviours("")
 }
 
-// build51 builds a *podlifecycletest.Runtime with podlifecycle/podlifecycletest.NewRuntime.
-func build51(ctx context.Context) (r *podlifecycletest.Runtime, err error) {
-	a1, err := build50(ctx)
+// build55 builds a *podlifecycletest.Runtime with podlifecycle/podlifecycletest.NewRuntime.
+func build55(ctx context.Context) (r *podlifecycletest.Runtime, err error) {
+	a1, err := build54(ctx)
 	if err != nil {
 		return r, err
 	}
 	return podlifecycletest.NewRuntime(nil, a1)
 }
 
-// build52 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
-func build52(ctx context.Context) (r podlifecycletest.Options, err error) {
+// build56 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
+func build56(ctx context.Context) (r podlifecycletest.Options, err error) {
 	return podlifecycletest.DefaultOptions(), nil
 }
 
-// build53 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
-func build53(ctx context.Context) (r *podlifecycletest.Trace, err error) {
-	a1, err := build50(ctx)
+// build57 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
+func build57(ctx context.Context) (r *podlifecycletest.Trace, err error) {
+	a1, err := build54(ctx)
 	if err != nil {
 		return r, err
 	}
-	a2, _ := build52(ctx)
+	a2, _ := build56(ctx)
 	return podlifecycletest.Run(nil, a1, a2)
 }
 
-// build54 builds a podphase.Explanation with podphase.Explain.
-func build54(ctx context.Context) (r podphase.Explanation, err error) {
+// build58 builds a podphase.Explanation with podphase.Explain.
+func build58(ctx context.Context) (r podphase.Explanation, err error) {
 	return podphase.Explain(podphase.Input{})
 }
 
-// build55 builds a podphase.Options with podphase.DefaultOptions.
-func build55(ctx context.Context) (r podphase.Options, err error) {
+// build59 builds a podphase.Options with podphase.DefaultOptions.
+func build59(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptions(), nil
 }
 
-// build56 builds a statussync.Options with statussync.DefaultOptions.
-func build56(ctx context.Context) (r statussync.Options, err error) {
+// build60 builds a podphase.Options with podphase.DefaultOptionsFor.
+func build60(ctx context.Context) (r podphase.Options, err error) {
+	a0, err := build3(ctx)
+	if err != nil {
+		return r, err
+	}
+	return podphase.DefaultOptionsFor(a0), nil
+}
+
+// build61 builds a statussync.Options with statussync.DefaultOptions.
+func build61(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptions(), nil
 }
 
-// build57 builds a *statussync.Cache with statussync.NewCache.
-func build57(ctx context.Context) (r *statussync.Cache, err error) {
-	a0, _ := build56(ctx)
+// build62 builds a *statussync.Cache with statussync.NewCache.
+func build62(ctx context.Context) (r *statussync.Cache, err error) {
+	a0, _ := build61(ctx)
 	return statussync.NewCache(a0)
 }
 
-// build58 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
-func build58(ctx context.Context) (r *statussynctest.API, err error) {
+// build63 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
+func build63(ctx context.Context) (r *statussynctest.API, err error) {
 	return statussynctest.NewAPI(0), nil
 }
 
-// build59 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
-func build59(ctx context.Context) (r statussync.EngineOptions, err error) {
+// build64 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
+func build64(ctx context.Context) (r statussync.EngineOptions, err error) {
 	return statussync.DefaultEngineOptions(), nil
 }
 
-// build60 builds a *statussync.Engine with statussync.NewEngine.
-func build60(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, err := build57(ctx)
+// build65 builds a *statussync.Engine with statussync.NewEngine.
+func build65(ctx context.Context) (r *statussync.Engine, err error) {
+	a0, err := build62(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build58(ctx)
-	a2, _ := build59(ctx)
+	a1, _ := build63(ctx)
+	a2, _ := build64(ctx)
 	return statussync.NewEngine(a0, a1, a2)
 }
 
-// build61 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
-func build61(ctx context.Context) (r statussync.PlannerOptions, err error) {
+// build66 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
+func build66(ctx context.Context) (r statussync.PlannerOptions, err error) {
 	return statussync.DefaultPlannerOptions(), nil
 }
 
-// build62 builds a *statussync.Planner with statussync.NewPlanner.
-func build62(ctx context.Context) (r *statussync.Planner, err error) {
-	a0, err := build57(ctx)
+// build67 builds a *statussync.Planner with statussync.NewPlanner.
+func build67(ctx context.Context) (r *statussync.Planner, err error) {
+	a0, err := build62(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build61(ctx)
+	a1, _ := build66(ctx)
 	return statussync.NewPlanner(a0, a1)
 }
 
-// build63 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build63(ctx context.Context) (r *statussynctest.History, err error) {
+// build68 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build68(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 

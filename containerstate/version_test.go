@@ -1,0 +1,188 @@
+package containerstate
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodestate/nodestate/kubeversion"
+)
+
+// TestDefaultsForVersion: the version-less defaults are the zero Version's,
+// 1.37's, and each gate default is the one docs/versions.md gives per minor.
+func TestDefaultsForVersion(t *testing.T) {
+	if DefaultFeatures() != DefaultFeaturesFor(kubeversion.Version(0)) || DefaultOptions() != DefaultOptionsFor(kubeversion.V1_37) ||
+		DefaultCrashLoopOptions() != DefaultCrashLoopOptionsFor(kubeversion.Default) {
+		t.Fatal("the version-less defaults are not 1.37's")
+	}
+	tests := []struct {
+		v     kubeversion.Version
+		rules bool // CS-V1
+		all   bool // CS-V2
+		reset bool // CS-V3
+		max   bool // CS-V4
+	}{
+		{kubeversion.V1_33, false, false, true, false},
+		{kubeversion.V1_34, false, false, true, false},
+		{kubeversion.V1_35, true, false, false, true},
+		{kubeversion.V1_36, true, true, false, true},
+		{kubeversion.V1_37, true, true, false, true},
+	}
+	for _, tt := range tests {
+		f := DefaultFeaturesFor(tt.v)
+		want := Features{ContainerRestartRules: tt.rules, RestartAllContainersOnContainerExits: tt.all, ChangeContainerStatusOnKubeletRestart: tt.reset}
+		if f != want {
+			t.Errorf("DefaultFeaturesFor(%v) = %+v; want %+v", tt.v, f, want)
+		}
+		if o := DefaultOptionsFor(tt.v); o.Features != want || o.UnknownGrace != DefaultUnknownGrace || o.Version != tt.v {
+			t.Errorf("DefaultOptionsFor(%v) = %+v", tt.v, o)
+		}
+		if c := DefaultCrashLoopOptionsFor(tt.v); c != (CrashLoopOptions{KubeletCrashLoopBackOffMax: tt.max}) {
+			t.Errorf("DefaultCrashLoopOptionsFor(%v) = %+v", tt.v, c)
+		}
+	}
+}
+
+// TestVersionDifferences shows each containerstate row of docs/versions.md
+// as the two behaviours: the old minor's and 1.37's.
+func TestVersionDifferences(t *testing.T) {
+	// CS-V1: a container Never policy in an Always pod. 1.37 reads it; before
+	// 1.35 the pod policy decides (the API server drops the field there).
+	ownNever := onePod(v1.RestartPolicyAlways, "a")
+	ownNever.Spec.Containers[0].RestartPolicy = containerPolicy(v1.ContainerRestartPolicyNever)
+	exitedOnce := func(v kubeversion.Version) (v1.ContainerStatus, error) {
+		m, err := NewMachine(DefaultOptionsFor(v), ownNever, "a")
+		if err != nil {
+			return v1.ContainerStatus{}, err
+		}
+		for _, ev := range []Event{
+			{Kind: Started, At: at(1), ContainerID: "test://a1"},
+			ExitedEvent(at(2), "test://a1", 1),
+			{Kind: Started, At: at(3), ContainerID: "test://a2"},
+		} {
+			if err := m.Step(ev); err != nil {
+				return m.Status(), err
+			}
+		}
+		return m.Status(), nil
+	}
+
+	// CS-V2: a pod restarting all its containers after container a exited
+	// with 137 under a RestartAllContainers rule; container b last exited 42.
+	restartAll := onePod(v1.RestartPolicyNever, "a", "b")
+	restartAll.Spec.Containers[0].RestartPolicy = containerPolicy(v1.ContainerRestartPolicyNever)
+	restartAll.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{
+		exitRule(v1.ContainerRestartRuleActionRestartAllContainers, v1.ContainerRestartRuleOnExitCodesOpIn, 137)}
+	restartAll.RestartingAllContainers = true
+	restartAllB := Input{Pod: restartAll, Name: "b", Old: &v1.ContainerStatus{Name: "b", State: terminatedState(42, ReasonError, "")}}
+
+	// CS-V3: a running container with a startup probe and no result yet,
+	// reported started before the kubelet restarted.
+	afterKubeletRestart := Input{Pod: Pod{Spec: &v1.PodSpec{Containers: []v1.Container{{Name: "a", StartupProbe: &v1.Probe{}}}}}, Name: "a",
+		Old:    &v1.ContainerStatus{Name: "a", State: runningState(at(0)), ContainerID: "test://a1", Started: boolp(true)},
+		Newest: &Instance{ID: "test://a1", State: RuntimeRunning, StartedAt: at(0)}}
+
+	convert := func(v kubeversion.Version, in Input) v1.ContainerStatus {
+		t.Helper()
+		o := DefaultOptionsFor(v)
+		o.UnknownGrace = 0
+		s, err := o.Convert(in)
+		if err != nil {
+			t.Fatalf("%v: Convert: %v", v, err)
+		}
+		return s
+	}
+
+	t.Run("CS-V1", func(t *testing.T) {
+		s, err := exitedOnce(kubeversion.V1_34)
+		if err != nil || s.State.Running == nil || s.RestartCount != 1 {
+			t.Errorf("1.34: the container runs again after exit 1 (pod policy Always); got %v, restartCount %d, err %v", s.State, s.RestartCount, err)
+		}
+		s, err = exitedOnce(kubeversion.V1_37)
+		if !errors.Is(err, ErrInvalidInput) || s.State.Terminated == nil || s.State.Terminated.ExitCode != 1 {
+			t.Errorf("1.37: the container's own policy Never forbids a new instance; got %v, err %v", s.State, err)
+		}
+	})
+	t.Run("CS-V2", func(t *testing.T) {
+		want37 := v1.ContainerStatus{Name: "b", State: waitingState(ReasonRestartingAllContainers, MessageRestartingAll),
+			LastTerminationState: terminatedState(137, ReasonRestartingAllContainers, MessageRestartingAll), RestartCount: 1, Started: boolp(false)}
+		if diff := cmp.Diff(want37, convert(kubeversion.V1_37, restartAllB)); diff != "" {
+			t.Errorf("1.37: container b is restarted in place (-want +got):\n%s", diff)
+		}
+		for _, v := range []kubeversion.Version{kubeversion.V1_35, kubeversion.V1_36} {
+			got := convert(v, restartAllB)
+			wantRestarting := v == kubeversion.V1_36
+			if isRestarting := got.State.Waiting != nil && got.State.Waiting.Reason == ReasonRestartingAllContainers; isRestarting != wantRestarting {
+				t.Errorf("%v: restarting all containers = %v, want %v; got %v", v, isRestarting, wantRestarting, got.State)
+			}
+		}
+		want35 := v1.ContainerStatus{Name: "b", State: terminatedState(42, ReasonError, ""), Started: boolp(false)}
+		if diff := cmp.Diff(want35, convert(kubeversion.V1_35, restartAllB)); diff != "" {
+			t.Errorf("1.35: no in-place restart, b stays Terminated(42) under pod policy Never (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("CS-V2/restartCount", func(t *testing.T) {
+		// The newest instance (restart 1) is gone from the runtime; the
+		// previous one (restart 0) is still listed. Without the gate the
+		// kubelet reports the runtime's count, with it the larger of the
+		// old status's and the runtime's.
+		in := Input{Pod: onePod(v1.RestartPolicyAlways, "a"), Name: "a",
+			Old:    &v1.ContainerStatus{Name: "a", ContainerID: "test://a2", RestartCount: 1, State: withID(terminatedState(1, ReasonError, ""), "test://a2")},
+			Newest: &Instance{ID: "test://a1", State: RuntimeExited, ExitCode: 1, Reason: ReasonError, RestartCount: 0}}
+		if got := convert(kubeversion.V1_35, in).RestartCount; got != 0 {
+			t.Errorf("1.35: restartCount %d; want the runtime's 0", got)
+		}
+		if got := convert(kubeversion.V1_37, in).RestartCount; got != 1 {
+			t.Errorf("1.37: restartCount %d; want the old status's 1", got)
+		}
+	})
+	t.Run("CS-V3", func(t *testing.T) {
+		if s := convert(kubeversion.V1_37, afterKubeletRestart); s.Started == nil || !*s.Started {
+			t.Errorf("1.37: started is kept across the kubelet restart; got %v", s.Started)
+		}
+		for _, v := range []kubeversion.Version{kubeversion.V1_33, kubeversion.V1_34} {
+			if s := convert(v, afterKubeletRestart); s.Started == nil || *s.Started {
+				t.Errorf("%v: started starts over until the startup probe succeeds; got %v", v, s.Started)
+			}
+		}
+	})
+	t.Run("CS-V6", func(t *testing.T) {
+		// A regular init container the runtime no longer lists, after a
+		// regular container was created (a static pod after a kubelet
+		// restart, or a status lost on the way to the API server).
+		pod := Pod{Spec: &v1.PodSpec{InitContainers: []v1.Container{{Name: "init", Image: "img-init"}}, Containers: []v1.Container{{Name: "a"}}}}
+		pod.RegularContainerCreated = true
+		in := Input{Pod: pod, Name: "init", Old: &v1.ContainerStatus{Name: "init", State: waitingState(ReasonPodInitializing, "")}}
+		want37 := v1.ContainerStatus{Name: "init", Image: "img-init", State: terminatedState(0, ReasonCompleted, MessageInitInferred), Started: boolp(false), Ready: true}
+		if diff := cmp.Diff(want37, convert(kubeversion.V1_37, in)); diff != "" {
+			t.Errorf("1.37: inferred Completed (-want +got):\n%s", diff)
+		}
+		if got := convert(kubeversion.V1_36, in); got.State.Terminated == nil {
+			t.Errorf("1.36: inferred Completed; got %v", got.State)
+		}
+		want35 := v1.ContainerStatus{Name: "init", Image: "img-init", State: waitingState(ReasonPodInitializing, ""), Started: boolp(false)}
+		if diff := cmp.Diff(want35, convert(kubeversion.V1_35, in)); diff != "" {
+			t.Errorf("1.35: stays Waiting/PodInitializing (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("CS-V4", func(t *testing.T) {
+		for _, tc := range []struct {
+			v   kubeversion.Version
+			max time.Duration
+		}{{kubeversion.V1_34, CrashLoopMax}, {kubeversion.V1_37, time.Minute}} {
+			c := DefaultCrashLoopOptionsFor(tc.v)
+			c.MaxContainerRestartPeriod = time.Minute
+			b, err := c.BackoffOptions()
+			if err != nil || b.Max != tc.max || b.Initial != CrashLoopInitial {
+				t.Errorf("%v with maxContainerRestartPeriod 1m: %+v, %v; want max %v", tc.v, b, err, tc.max)
+			}
+			d, _ := DefaultCrashLoopOptionsFor(tc.v).BackoffOptions()
+			if d != (BackoffOptions{Initial: CrashLoopInitial, Max: CrashLoopMax, ResetAfter: CrashLoopReset}) {
+				t.Errorf("%v: default back-off %+v; want 10s to 300s in every minor", tc.v, d)
+			}
+		}
+	})
+}

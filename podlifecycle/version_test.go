@@ -1,0 +1,121 @@
+package podlifecycle
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/kubeversion"
+)
+
+// TestDefaultOptionsFor: DefaultOptions is the zero Version's, and each
+// minor's options carry containerstate's defaults for it.
+func TestDefaultOptionsFor(t *testing.T) {
+	if DefaultOptions() != DefaultOptionsFor(kubeversion.Version(0)) {
+		t.Fatal("DefaultOptions is not 1.37's")
+	}
+	for _, v := range kubeversion.Supported() {
+		o := DefaultOptionsFor(v)
+		if o.Features != containerstate.DefaultFeaturesFor(v) || o.CrashLoop != containerstate.DefaultCrashLoopOptionsFor(v) ||
+			o.EnsureSecretPulledImages != v.AtLeast(kubeversion.V1_35) || o.Version != v {
+			t.Errorf("DefaultOptionsFor(%v) = %+v", v, o)
+		}
+		if _, err := New(o, onePod("app:1")); err != nil {
+			t.Errorf("New(DefaultOptionsFor(%v)): %v", v, err)
+		}
+	}
+}
+
+// TestVersionDifferences shows podlifecycle's rows of docs/versions.md as
+// the two behaviours, and that the Version reaches podphase.
+func TestVersionDifferences(t *testing.T) {
+	t.Run("PL-V2", func(t *testing.T) {
+		for _, tc := range []struct {
+			v    kubeversion.Version
+			want string
+		}{
+			{kubeversion.V1_34, `Container image "app:1" already present on machine`},
+			{kubeversion.V1_37, `Container image "app:1" already present on machine and can be accessed by the pod`},
+		} {
+			pod := onePod("app:1")
+			m, err := New(DefaultOptionsFor(tc.v), pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r Result
+			m.StepTo(t0, pod, []Observation{{Kind: ImagePresent, Image: "app:1"}}, &r)
+			m.StepTo(t0, pod, []Observation{{Kind: SandboxReady, IP: "10.0.0.2"}}, &r)
+			var got string
+			for _, e := range r.Events {
+				if e.Reason == ReasonPulled {
+					got = e.Message
+				}
+			}
+			if got != tc.want {
+				t.Errorf("%v: Pulled %q; want %q", tc.v, got, tc.want)
+			}
+		}
+	})
+	t.Run("PL-V6", func(t *testing.T) {
+		for _, tc := range []struct {
+			v                kubeversion.Version
+			created, started string
+		}{
+			{kubeversion.V1_33, "Created container: foo1", "Started container foo1"},
+			{kubeversion.V1_34, "Created container: foo1", "Started container foo1"},
+			{kubeversion.V1_35, "Container created", "Container started"},
+			{kubeversion.V1_37, "Container created", "Container started"},
+		} {
+			if got := CreatedMessage("foo1", tc.v); got != tc.created {
+				t.Errorf("%v: CreatedMessage %q; want %q", tc.v, got, tc.created)
+			}
+			if got := StartedMessage("foo1", tc.v); got != tc.started {
+				t.Errorf("%v: StartedMessage %q; want %q", tc.v, got, tc.started)
+			}
+			pod := onePod("app:1")
+			m, err := New(DefaultOptionsFor(tc.v), pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r Result
+			m.StepTo(t0, pod, []Observation{{Kind: ImagePresent, Image: "app:1"}}, &r)
+			m.StepTo(t0, pod, []Observation{{Kind: SandboxReady, IP: "10.0.0.2"}}, &r)
+			m.StepTo(t0, pod, []Observation{{Kind: ContainerCreated, Container: "foo1", ContainerID: "c1"}, {Kind: ContainerStarted, Container: "foo1", ContainerID: "c1"}}, &r)
+			if !hasEvent(&r, ReasonCreated, tc.created) || !hasEvent(&r, ReasonStarted, tc.started) {
+				t.Errorf("%v: the machine's events %v lack Created %q and Started %q", tc.v, r.Events, tc.created, tc.started)
+			}
+		}
+	})
+	t.Run("PP-V4 through the machine", func(t *testing.T) {
+		// The first sync of a new pod reports its sandbox missing.
+		reason := func(v kubeversion.Version) string {
+			pod := onePod("app:1")
+			m, err := New(DefaultOptionsFor(v), pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r Result
+			m.StepTo(t0, pod, nil, &r)
+			if len(r.Statuses) == 0 {
+				t.Fatalf("%v: no status", v)
+			}
+			for _, c := range r.Statuses[0].Conditions {
+				if c.Type == v1.PodReadyToStartContainers {
+					if c.Status != v1.ConditionFalse {
+						t.Fatalf("%v: PodReadyToStartContainers %s before the sandbox", v, c.Status)
+					}
+					return c.Reason
+				}
+			}
+			t.Fatalf("%v: no PodReadyToStartContainers", v)
+			return ""
+		}
+		if got := reason(kubeversion.V1_36); got != "" {
+			t.Errorf("1.36: reason %q; want none", got)
+		}
+		if got := reason(kubeversion.V1_37); got != "PodSandboxNotReady" {
+			t.Errorf("1.37: reason %q; want PodSandboxNotReady", got)
+		}
+	})
+}
