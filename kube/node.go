@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,9 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
 	"github.com/nodestate/nodestate/events"
@@ -160,17 +160,23 @@ type NodeStats struct {
 // client.
 func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%w: a client is required", ErrInvalidOptions)
+		return nil, optionError("client", "nil", "a client is required")
 	}
 	if opts.Name == "" {
-		return nil, fmt.Errorf("%w: a node name is required", ErrInvalidOptions)
+		return nil, optionError("Name", "", "a node name is required")
 	}
-	prefix, err := netip.ParsePrefix(opts.PodCIDR)
-	if err != nil || !prefix.Addr().Is4() || prefix.Bits() > 30 {
-		return nil, fmt.Errorf("%w: pod CIDR %q: want an IPv4 range of at least 4 addresses", ErrInvalidOptions, opts.PodCIDR)
+	if errs := validation.IsDNS1123Subdomain(opts.Name); len(errs) > 0 {
+		return nil, optionError("Name", opts.Name, strings.Join(errs, "; "))
+	}
+	prefix, err := podCIDR(opts.PodCIDR)
+	if err != nil {
+		return nil, optionError("PodCIDR", opts.PodCIDR, err.Error())
 	}
 	if _, err := netip.ParseAddr(opts.Address); err != nil {
-		return nil, fmt.Errorf("%w: address %q: %v", ErrInvalidOptions, opts.Address, err)
+		return nil, optionError("Address", opts.Address, err.Error())
+	}
+	if opts.Port < 0 {
+		return nil, optionError("Port", opts.Port, "must not be negative")
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -230,6 +236,15 @@ func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 	return n, nil
 }
 
+// podCIDR parses a node's pod CIDR: an IPv4 range of at least 4 addresses.
+func podCIDR(s string) (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(s)
+	if err != nil || !p.Addr().Is4() || p.Bits() > 30 {
+		return netip.Prefix{}, errors.New("want an IPv4 range of at least 4 addresses")
+	}
+	return p, nil
+}
+
 // probePod is a minimal valid pod, to check the lifecycle options early.
 func probePod() *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"},
@@ -251,66 +266,32 @@ func (n *Node) count(f func(*NodeStats)) {
 
 // Run registers the node and runs it until ctx ends. It returns ctx's error
 // after a clean stop (pods are left to the API server, as a stopped kubelet
-// leaves them), or the error that made registration fail.
+// leaves them), or the error that made registration fail. A Node runs as a
+// fleet of one: it watches only its own pods (the field selector
+// spec.nodeName=<Name> that the Node authorizer requires of a node's
+// identity).
 func (n *Node) Run(ctx context.Context) error {
+	if err := n.claim(); err != nil {
+		return err
+	}
+	f := &Fleet{client: n.client, nodes: []*Node{n}, byName: map[string]*Node{n.opts.Name: n},
+		selector: "spec.nodeName=" + n.opts.Name}
+	return f.run(ctx)
+}
+
+// claim marks the node started, or fails when it already was.
+func (n *Node) claim() error {
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	if n.started {
-		n.mu.Unlock()
-		return errors.New("kube: Node.Run called twice")
+		return fmt.Errorf("kube: node %s: Run called twice", n.opts.Name)
 	}
 	n.started = true
-	n.mu.Unlock()
-
-	if err := n.register(ctx); err != nil {
-		return err
-	}
-	if n.opts.Listen != "" {
-		stop, addr, err := n.serve()
-		if err != nil {
-			return err
-		}
-		defer stop()
-		n.mu.Lock()
-		n.addr = addr
-		n.mu.Unlock()
-	}
-	if err := n.bcast.StartRecordingToSink(&CoreEventSink{Client: n.client.CoreV1()}, events.DefaultCorrelatorOptions()); err != nil {
-		return err
-	}
-	n.event(n.nodeRef(), corev1.EventTypeNormal, "Starting", "Starting kubelet.")
-
-	var wg sync.WaitGroup
-	engineCtx, stopEngine := context.WithCancel(ctx)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = n.engine.Run(engineCtx)
-	}()
-
-	factory := informers.NewSharedInformerFactoryWithOptions(n.client, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "spec.nodeName=" + n.opts.Name }))
-	inf := factory.Core().V1().Pods().Informer()
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { n.deliver(obj, false) },
-		UpdateFunc: func(_, obj any) { n.deliver(obj, false) },
-		DeleteFunc: func(obj any) { n.deliver(obj, true) },
-	}); err != nil {
-		stopEngine()
-		wg.Wait()
-		return err
-	}
-	factory.Start(ctx.Done())
-
-	err := n.loop(ctx)
-
-	stopEngine()
-	factory.Shutdown()
-	wg.Wait()
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	_ = n.bcast.Shutdown(shutdownCtx)
-	cancel()
-	return err
+	return nil
 }
+
+// Name returns the node's name.
+func (n *Node) Name() string { return n.opts.Name }
 
 // ServingAddress returns the address the node's HTTPS server listens on,
 // once Run started it ("" before, or without NodeOptions.Listen).
@@ -338,13 +319,10 @@ func (n *Node) gauges() {
 	n.metrics.runningContainers.WithLabelValues("exited").Set(float64(exited))
 }
 
-// deliver puts a watched pod into the inbox; it runs on the informer's goroutine.
-func (n *Node) deliver(obj any, deleted bool) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj, deleted = d.Obj, true
-	}
-	pod, ok := obj.(*corev1.Pod)
-	if !ok || pod.Spec.NodeName != n.opts.Name {
+// deliver puts a watched pod into the inbox; it runs on the informer's
+// goroutine and never blocks on the node's loop.
+func (n *Node) deliver(pod *corev1.Pod, deleted bool) {
+	if pod.Spec.NodeName != n.opts.Name {
 		return
 	}
 	n.engine.Observe(pod)
@@ -564,6 +542,11 @@ func (n *Node) register(ctx context.Context) error {
 	got, err := nodes.Create(ctx, want, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		got, err = nodes.Get(ctx, n.opts.Name, metav1.GetOptions{})
+		if shard, ok := n.opts.Labels[FleetShardLabel]; err == nil && ok && got.Labels[FleetShardLabel] != shard {
+			// Another shard's node: taking it over would make two processes
+			// write one Node and one Lease.
+			return fmt.Errorf("kube: register node %s: it exists with label %s=%q, not %q", n.opts.Name, FleetShardLabel, got.Labels[FleetShardLabel], shard)
+		}
 		if err == nil {
 			got.Status.Capacity, got.Status.Allocatable = want.Status.Capacity, want.Status.Allocatable
 			got.Status.Addresses, got.Status.DaemonEndpoints, got.Status.NodeInfo = want.Status.Addresses, want.Status.DaemonEndpoints, want.Status.NodeInfo
