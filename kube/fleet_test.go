@@ -32,7 +32,7 @@ func TestNewFleetRefuses(t *testing.T) {
 		{"Shard", func(o *kube.FleetOptions) { o.Shard = "a/b" }},
 		{"PodCIDR", func(o *kube.FleetOptions) { o.PodCIDR = "fd00::/64" }},
 		{"PodCIDR", func(o *kube.FleetOptions) { o.PodCIDR = "10.0.0.0/23" }}, // 2 subnets /24 for 3 nodes
-		{"PodCIDR", func(o *kube.FleetOptions) { o.First = 254 }},            // indexes 254..256 of 256
+		{"PodCIDR", func(o *kube.FleetOptions) { o.First = 254 }},             // indexes 254..256 of 256
 		{"NodeCIDRMaskSize", func(o *kube.FleetOptions) { o.NodeCIDRMaskSize = 8 }},
 		{"NodeCIDRMaskSize", func(o *kube.FleetOptions) { o.NodeCIDRMaskSize = 31 }},
 		{"Listen", func(o *kube.FleetOptions) { o.Listen = "127.0.0.1:80" }},
