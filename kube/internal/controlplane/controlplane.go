@@ -49,6 +49,9 @@ type Identity struct {
 type Options struct {
 	// Nodes get kubelet identities (NodeUser) with tokens.
 	Nodes []string
+	// Users get identities of their name in no group but
+	// system:authenticated: what RBAC bindings give them is all they may do.
+	Users []string
 	// Controllers also starts kube-controller-manager (every controller on by
 	// default, leader election off) and kube-scheduler, and waits for their
 	// /healthz. The ServiceAccount admission plugin is then on, as in a real
@@ -182,6 +185,9 @@ func (p *Plane) start(ctx context.Context, opts Options) error {
 	p.identities[Admin] = Identity{User: Admin, Groups: []string{"system:masters"}, token: token()}
 	for _, n := range opts.Nodes {
 		p.identities[NodeUser(n)] = Identity{User: NodeUser(n), Groups: []string{"system:nodes"}, token: token()}
+	}
+	for _, u := range opts.Users {
+		p.identities[u] = Identity{User: u, token: token()}
 	}
 	var csv bytes.Buffer
 	for _, id := range p.identities {
@@ -379,8 +385,8 @@ func (p *Plane) Log() string {
 	return out.String()
 }
 
-// Config returns a client configuration for an identity: Admin or
-// NodeUser(node).
+// Config returns a client configuration for an identity: Admin,
+// NodeUser(node) or one of Options.Users.
 func (p *Plane) Config(identity string) (*rest.Config, error) {
 	id, ok := p.identities[identity]
 	if !ok {
