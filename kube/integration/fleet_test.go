@@ -1,9 +1,14 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,5 +188,59 @@ func TestFleet(t *testing.T) {
 	hc.CloseIdleConnections()
 	if err := goleak.Find(before); err != nil {
 		t.Errorf("goroutines left after Run returned: %v", err)
+	}
+}
+
+// TestFleetCommand: cmd/node --nodes 2 runs a fleet whose two nodes each run
+// the pod bound to them, and says what it did when interrupted. It runs as
+// the admin on the package's shared control plane (TestFleet checks the
+// fleet's own role).
+func TestFleetCommand(t *testing.T) {
+	p := needPlane(t)
+	admin, _ := client(t, controlplane.Admin)
+	ns := namespace(t, admin)
+	kubeconfig, err := p.Kubeconfig(controlplane.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "node")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/node").CombinedOutput(); err != nil {
+		t.Fatalf("building the command: %v\n%s", err, out)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--nodes", "2", "--name-prefix", "cmdfleet-", "--first", "3",
+		"--shard", "cmd", "--fleet-cidr", "10.250.0.0/16", "--port", "0")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	ctx := context.Background()
+	for _, node := range []string{"cmdfleet-3", "cmdfleet-4"} {
+		if _, err := admin.CoreV1().Pods(ns).Create(ctx, boundPod(ns, "on-"+node, node, corev1.RestartPolicyAlways, nil), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for node, prefix := range map[string]string{"cmdfleet-3": "10.250.3.", "cmdfleet-4": "10.250.4."} {
+		eventually(t, "the fleet's node "+node+" runs its pod", func() bool {
+			p := getPod(t, admin, ns, "on-"+node)
+			return p.Status.Phase == corev1.PodRunning && strings.HasPrefix(p.Status.PodIP, prefix)
+		})
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-exited; err != nil {
+		t.Fatalf("node command: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "fleet cmd: stopped; 2 nodes, 2 pods admitted, 0 rejected, 0 finished, 2 running") {
+		t.Fatalf("the command's summary:\n%s", out.String())
 	}
 }
