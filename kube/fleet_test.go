@@ -3,6 +3,8 @@ package kube_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodestate/nodestate/kube"
 )
@@ -160,5 +163,74 @@ func TestFleetSlowNodeBlocksNoOther(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run: %v", err)
+	}
+}
+
+// TestLeaseRenewedWithOnePut: a node reads its Lease once, then renews it
+// with one PUT each time, as the kubelet does; when a PUT fails (the Lease
+// was deleted) it reads or creates it again.
+func TestLeaseRenewedWithOnePut(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	cs := fake.NewClientset()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	opts := kube.DefaultNodeOptions("n")
+	opts.Clock = clk
+	n, err := kube.NewNode(cs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	leaseCalls := func() map[string]int {
+		m := map[string]int{}
+		for _, a := range cs.Actions() {
+			if a.GetResource().Resource == "leases" {
+				m[a.GetVerb()]++
+			}
+		}
+		return m
+	}
+	renewals := func(want int) {
+		t.Helper()
+		poll(t, fmt.Sprintf("%d renewals", want), func() bool {
+			if n.Stats().LeaseRenewals >= want {
+				return true
+			}
+			clk.Step(time.Second)
+			return false
+		})
+	}
+	renewals(3)
+	if got := leaseCalls(); got["get"] != 1 || got["create"] != 1 || got["update"] != 2 {
+		t.Errorf("lease requests for 3 renewals %v, want 1 get, 1 create, 2 updates", got)
+	}
+	if err := cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(ctx, "n", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	renewals(4)
+	if got := leaseCalls(); got["get"] != 2 || got["create"] != 2 || got["update"] != 3 {
+		t.Errorf("lease requests after the Lease was deleted %v, want 2 gets, 2 creates, 3 updates (one failed)", got)
+	}
+	if _, err := cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, "n", metav1.GetOptions{}); err != nil {
+		t.Errorf("the Lease was not created again: %v", err)
+	}
+	cancel()
+	<-done
+}
+
+// TestFleetRefusesAnotherShardsNode: a Node of one of the fleet's names that
+// carries another shard's label makes Run fail at registration: two
+// processes never both write one Node.
+func TestFleetRefusesAnotherShardsNode(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	cs := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "f-1", Labels: map[string]string{kube.FleetShardLabel: "other"}}})
+	f, err := kube.NewFleet(cs, kube.DefaultFleetOptions("f-", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = f.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `register node f-1: it exists with label nodestate.io/shard="other", not "0"`) {
+		t.Fatalf("Run: %v, want the shard conflict of f-1", err)
 	}
 }

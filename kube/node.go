@@ -121,6 +121,8 @@ type Node struct {
 	kubelet *nodecondition.Kubelet
 	lease   *nodecondition.LeaseRenewer
 	node    *corev1.Node
+	// leaseObj is the Lease as last written, renewed with one PUT.
+	leaseObj *coordinationv1.Lease
 
 	// inbox holds the newest version of each pod the watch delivered since the
 	// loop last looked, and the UIDs it saw deleted; wake tells the loop.
@@ -658,7 +660,26 @@ func (n *Node) renew(ctx context.Context, now time.Time) {
 	if n.node != nil && n.node.UID != "" {
 		lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: n.opts.Name, UID: n.node.UID}}
 	}
-	if err := (&Cluster{Client: n.client}).RenewLease(ctx, lease); err != nil {
+	// As the kubelet, renew the Lease last written with one PUT; read it
+	// again only when there is none or that PUT fails (someone else wrote
+	// it, or it was deleted).
+	var err error
+	if n.leaseObj != nil {
+		l := n.leaseObj.DeepCopy()
+		l.Spec = lease.Spec
+		if l.OwnerReferences == nil {
+			l.OwnerReferences = lease.OwnerReferences
+		}
+		if l, err = n.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Update(ctx, l, metav1.UpdateOptions{}); err == nil {
+			n.leaseObj = l
+		} else {
+			n.leaseObj = nil
+		}
+	}
+	if n.leaseObj == nil {
+		n.leaseObj, err = renewLease(ctx, n.client, lease)
+	}
+	if err != nil {
 		n.count(func(s *NodeStats) { s.LeaseErrors++ })
 		n.log.Error(err, "lease renewal")
 		next, ferr := n.lease.Failed(now)
