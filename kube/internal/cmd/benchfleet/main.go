@@ -631,4 +631,3 @@ func machine() string {
 	}
 	return fmt.Sprintf("%d cores (%s), %s memory, %s/%s; the cores were shared with other work during the run", runtime.NumCPU(), model, mem, runtime.GOOS, runtime.GOARCH)
 }
-
