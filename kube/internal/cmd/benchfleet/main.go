@@ -577,6 +577,20 @@ func render(cfg *config, rs []result) string {
 		}
 		w("\n")
 	}
+	var seen []string
+	for _, r := range rs {
+		if r.workload != "init-probe" {
+			continue
+		}
+		verdict := "at or after the readiness probe's 5 s initial delay, so the probe was waited for"
+		if r.p50 < 5*time.Second {
+			verdict = "before the readiness probe's 5 s initial delay could have passed: the probe was not waited for"
+		}
+		seen = append(seen, fmt.Sprintf("- %s, %d pods: half the pods were Ready %.1f s after their creation, %s.", r.sim, r.pods, r.p50.Seconds(), verdict))
+	}
+	if len(seen) > 0 {
+		w("\n## What each simulator did with the init container and the readiness probe\n\n%s\n", strings.Join(seen, "\n"))
+	}
 	var notes []string
 	for _, r := range rs {
 		for _, m := range r.mismatch {
