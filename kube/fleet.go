@@ -83,8 +83,10 @@ func DefaultFleetOptions(prefix string, n int) FleetOptions {
 // Several processes run one large fleet as shards: each with its own
 // First, Nodes and Shard (see docs/fleet.md).
 //
-// Use NewFleet; Run does the work and runs once. A Fleet is safe for
-// concurrent use: Stats and Nodes may be called while Run runs.
+// Use NewFleet; Run does the work and runs once. The zero Fleet has no
+// nodes: its Run returns an error wrapping ErrNotInitialized, Stats counts
+// nothing and Nodes is empty. A Fleet is safe for concurrent use: Stats and
+// Nodes may be called while Run runs.
 type Fleet struct {
 	client kubernetes.Interface
 	nodes  []*Node

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -232,5 +234,45 @@ func TestFleetRefusesAnotherShardsNode(t *testing.T) {
 	err = f.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), `register node f-1: it exists with label nodestate.io/shard="other", not "0"`) {
 		t.Fatalf("Run: %v, want the shard conflict of f-1", err)
+	}
+}
+
+// TestFleetServes: with Listen, the k-th node serves on Node.Port+k and
+// reports that port as its kubelet endpoint.
+func TestFleetServes(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cs := fake.NewClientset()
+	opts := kube.DefaultFleetOptions("s-", 2)
+	opts.Listen, opts.Node.Port = "127.0.0.1", int32(base)
+	f, err := kube.NewFleet(cs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	poll(t, "both nodes serving", func() bool { return f.Nodes()[0].ServingAddress() != "" && f.Nodes()[1].ServingAddress() != "" })
+	for k, n := range f.Nodes() {
+		want := net.JoinHostPort("127.0.0.1", strconv.Itoa(base+k))
+		if got := n.ServingAddress(); got != want {
+			t.Errorf("node %s serves on %s, want %s", n.Name(), got, want)
+		}
+		node, err := cs.CoreV1().Nodes().Get(ctx, n.Name(), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := node.Status.DaemonEndpoints.KubeletEndpoint.Port; int(got) != base+k {
+			t.Errorf("node %s reports port %d, want %d", n.Name(), got, base+k)
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
 	}
 }
