@@ -48,6 +48,32 @@
 // (nodestate_status_requests_total, nodestate_events_total, nodestate_backoff_events_total,
 // nodestate_pod_admissions_total).
 //
+// A pod whose volumes are not ready waits for them as on a kubelet, before its sandbox is
+// created: Pending, its containers waiting in ContainerCreating, with the kubelet's FailedMount
+// events. Only the volumes a container mounts are waited for. A ConfigMap or Secret volume
+// whose object is missing (and not optional) fails its set-up ("MountVolume.SetUp failed for
+// volume ...: configmap \"x\" not found"), tried again after 500 ms doubling up to 2m2s, and
+// each sync's wait ends after 2m3s with "Unable to attach or mount volumes: ..."; a claim
+// (persistentVolumeClaim or ephemeral) that is missing, unbound or being deleted ends the wait
+// at once with the kubelet's "error processing PVC" message, every 10 s. Every other volume
+// source (emptyDir, hostPath, projected, downwardAPI, CSI, ...) is taken as set up: a simulated
+// node has nothing to attach. A pod whose RuntimeClass is gone by the time of its sandbox
+// (the API server's RuntimeClass admission refuses a pod naming one that does not exist) gets
+// FailedCreatePodSandBox with the kubelet's "runtimeclasses.node.k8s.io ... not found" and stays
+// Pending; any handler of an existing RuntimeClass is accepted. A pod being deleted is not
+// waited for.
+//
+// Not modelled: projected volume sources are not looked up (the kubelet also waits for the
+// ConfigMaps and Secrets they name), the volume attach limit, host ports and node affinity at
+// admission (the scheduler checks them), in-place resize, and static pods.
+//
+// Every adapter is a struct with one exported field, the client-go client it writes through,
+// so a fake clientset (k8s.io/client-go/kubernetes/fake) serves in unit tests. The zero value
+// of each has no client: its methods return an error wrapping [ErrNotInitialized] and send
+// nothing. A nil object argument gets an error wrapping [ErrInvalidInput]. Errors of the
+// server are client-go's (apimachinery *StatusErrors) and pass through unchanged, so
+// apierrors.IsNotFound and friends work on them.
+//
 // # A fleet
 //
 // [NewFleet] and [Fleet.Run] run the nodes NamePrefix+First to NamePrefix+(First+Nodes-1) in one
@@ -65,17 +91,6 @@
 // with no coordination but the API server's: each keeps its own nodes' Leases alive, and the
 // node-lifecycle controller treats a stopped process's nodes as it treats stopped kubelets.
 // docs/fleet.md says how to run 10,000 nodes across machines.
-//
-// Not modelled yet: volumes (a pod's volumes are taken as mounted; FailedMount is never
-// reported), RuntimeClass handlers, host ports and node affinity at admission (the scheduler
-// checks them), in-place resize, and static pods.
-//
-// Every adapter is a struct with one exported field, the client-go client it writes through,
-// so a fake clientset (k8s.io/client-go/kubernetes/fake) serves in unit tests. The zero value
-// of each has no client: its methods return an error wrapping [ErrNotInitialized] and send
-// nothing. A nil object argument gets an error wrapping [ErrInvalidInput]. Errors of the
-// server are client-go's (apimachinery *StatusErrors) and pass through unchanged, so
-// apierrors.IsNotFound and friends work on them.
 //
 // # Credentials
 //

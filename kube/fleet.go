@@ -14,6 +14,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -223,15 +224,19 @@ func (f *Fleet) Stats() FleetStats {
 		t.LeaseRenewals += s.LeaseRenewals
 		t.NodeErrors += s.NodeErrors
 		t.LeaseErrors += s.LeaseErrors
+		t.RegisterErrors += s.RegisterErrors
+		t.MountFailures += s.MountFailures
 	}
 	return st
 }
 
 // Run registers every node of the fleet (a few at a time) and runs them
-// until ctx ends. It returns ctx's error after a clean stop, with every
-// goroutine it started ended, or the errors that made registrations fail
-// (then no node runs). Use NewFleet: Run of the zero Fleet returns
-// ErrNotInitialized.
+// until ctx ends. A registration that fails is tried again as a single
+// Node's is (counted in its NodeStats.RegisterErrors), and the nodes start
+// once all are registered. Run returns ctx's error after a clean stop, with
+// every goroutine it started ended, or at once the error of a node whose
+// name another shard's Node holds (then no node runs). Use NewFleet: Run of
+// the zero Fleet returns an error wrapping ErrNotInitialized.
 func (f *Fleet) Run(ctx context.Context) error {
 	if f.client == nil {
 		return fmt.Errorf("%w: Fleet.Run of a Fleet not made by NewFleet", ErrNotInitialized)
@@ -355,7 +360,7 @@ func (f *Fleet) registerAll(ctx context.Context) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			errs[i] = n.register(ctx)
+			errs[i] = n.registerUntilDone(ctx)
 		}()
 	}
 	wg.Wait()
@@ -401,7 +406,10 @@ func dropManagedFields(obj any) (any, error) {
 //   - leases (coordination.k8s.io): get, create, update, used in the
 //     kube-node-lease namespace only (bind that rule with a RoleBinding there
 //     to narrow it);
-//   - events: create, patch (the kubelet's events, in the pods' namespaces).
+//   - events: create, patch (the kubelet's events, in the pods' namespaces);
+//   - configmaps, secrets, persistentvolumeclaims: get (whether a pod's
+//     volumes can be set up; the objects' contents are not read);
+//     runtimeclasses (node.k8s.io): get.
 //
 // Unlike a kubelet's identity, this role is not limited to the fleet's own
 // objects: the fleet writes only the Nodes, Leases and pods of its names,
@@ -416,6 +424,8 @@ func FleetClusterRole(name string) *rbacv1.ClusterRole {
 			{APIGroups: []string{""}, Resources: []string{"pods/status"}, Verbs: []string{"patch"}},
 			{APIGroups: []string{coordinationv1.GroupName}, Resources: []string{"leases"}, Verbs: []string{"get", "create", "update"}},
 			{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets", "persistentvolumeclaims"}, Verbs: []string{"get"}},
+			{APIGroups: []string{nodev1.GroupName}, Resources: []string{"runtimeclasses"}, Verbs: []string{"get"}},
 		},
 	}
 }

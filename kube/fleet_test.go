@@ -232,7 +232,7 @@ func TestFleetRefusesAnotherShardsNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = f.Run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), `register node f-1: it exists with label nodestate.io/shard="other", not "0"`) {
+	if err == nil || !strings.Contains(err.Error(), `register node f-1: another shard's node: it exists with label nodestate.io/shard="other", not "0"`) {
 		t.Fatalf("Run: %v, want the shard conflict of f-1", err)
 	}
 }

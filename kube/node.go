@@ -105,10 +105,11 @@ func DefaultNodeOptions(name string) NodeOptions {
 // watch, the status engine and the event writer have theirs, all ended when
 // Run returns.
 type Node struct {
-	client kubernetes.Interface
-	opts   NodeOptions
-	clock  clock.WithTicker
-	log    logr.Logger
+	client  kubernetes.Interface
+	objects mountObjects // what pods' volumes and runtime classes name
+	opts    NodeOptions
+	clock   clock.WithTicker
+	log     logr.Logger
 
 	metrics *nodeMetrics
 	logs    *logStore
@@ -156,6 +157,11 @@ type NodeStats struct {
 	// NodeReports and LeaseRenewals count successful writes; NodeErrors and
 	// LeaseErrors failed ones.
 	NodeReports, LeaseRenewals, NodeErrors, LeaseErrors int
+	// RegisterErrors counts the registrations of the Node that failed.
+	RegisterErrors int
+	// MountFailures counts the looks at a pod's volumes that found one not
+	// set up (a FailedMount event each).
+	MountFailures int
 }
 
 // NewNode returns a node for opts that talks to the API server through
@@ -190,7 +196,8 @@ func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 		client: client, opts: opts, clock: opts.Clock, log: opts.Logger,
 		inbox: map[types.UID]*corev1.Pod{}, gone: map[types.UID]bool{}, wake: make(chan struct{}, 1),
 		pods: map[types.UID]*nodePod{}, ips: newIPPool(prefix),
-		logs: &logStore{pods: map[types.NamespacedName]*podLogs{}},
+		logs:    &logStore{pods: map[types.NamespacedName]*podLogs{}},
+		objects: apiObjects{client: client},
 	}
 	if n.cache, err = statussync.NewCache(statussync.DefaultOptions()); err != nil {
 		return nil, err
@@ -266,9 +273,12 @@ func (n *Node) count(f func(*NodeStats)) {
 	n.statsMu.Unlock()
 }
 
-// Run registers the node and runs it until ctx ends. It returns ctx's error
+// Run registers the node and runs it until ctx ends, and returns ctx's error
 // after a clean stop (pods are left to the API server, as a stopped kubelet
-// leaves them), or the error that made registration fail. A Node runs as a
+// leaves them). A registration the API server refuses or cannot take (an
+// unreachable server, a 403 for a client that is not the node's identity) is
+// logged, counted in NodeStats.RegisterErrors and tried again as the kubelet
+// tries it, after 100 ms doubling up to 7 s, until ctx ends. A Node runs as a
 // fleet of one: it watches only its own pods (the field selector
 // spec.nodeName=<Name> that the Node authorizer requires of a node's
 // identity).
@@ -536,6 +546,42 @@ func (n *Node) nodeRef() *corev1.ObjectReference {
 	return &corev1.ObjectReference{Kind: "Node", Name: n.opts.Name, UID: types.UID(n.opts.Name)}
 }
 
+// The kubelet's registration back-off: the first retry after
+// registerRetryFirst, doubling up to registerRetryMax.
+const (
+	registerRetryFirst = 100 * time.Millisecond
+	registerRetryMax   = 7 * time.Second
+)
+
+// registerUntilDone registers the node, trying again after each failure
+// until it succeeds or ctx ends.
+func (n *Node) registerUntilDone(ctx context.Context) error {
+	delay := registerRetryFirst
+	for {
+		err := n.register(ctx)
+		if err == nil || errors.Is(err, errOtherShard) {
+			return err // another shard's Node is a configuration error, not a passing one
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		n.count(func(s *NodeStats) { s.RegisterErrors++ })
+		n.log.Error(err, "node registration failed; trying again", "after", delay)
+		t := n.clock.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C():
+		}
+		delay = min(2*delay, registerRetryMax)
+	}
+}
+
+// errOtherShard is the registration error of a fleet node whose Node
+// carries another shard's label.
+var errOtherShard = errors.New("another shard's node")
+
 // register creates the Node, or adopts it when it exists, and takes the pod
 // CIDR the cluster assigned it.
 func (n *Node) register(ctx context.Context) error {
@@ -547,7 +593,7 @@ func (n *Node) register(ctx context.Context) error {
 		if shard, ok := n.opts.Labels[FleetShardLabel]; err == nil && ok && got.Labels[FleetShardLabel] != shard {
 			// Another shard's node: taking it over would make two processes
 			// write one Node and one Lease.
-			return fmt.Errorf("kube: register node %s: it exists with label %s=%q, not %q", n.opts.Name, FleetShardLabel, got.Labels[FleetShardLabel], shard)
+			return fmt.Errorf("kube: register node %s: %w: it exists with label %s=%q, not %q", n.opts.Name, errOtherShard, FleetShardLabel, got.Labels[FleetShardLabel], shard)
 		}
 		if err == nil {
 			got.Status.Capacity, got.Status.Allocatable = want.Status.Capacity, want.Status.Allocatable

@@ -27,6 +27,7 @@ type nodePod struct {
 	changed  bool      // the API pod changed since the last sync
 	nextSync time.Time // the machine's NextSync
 	finished bool      // terminal and TerminatePod'ed, or never run
+	gate     mountGate // its sandbox held until its volumes are set up
 
 	firstSeen     time.Time // when the node admitted it
 	startObserved bool      // its start duration is observed
@@ -48,9 +49,11 @@ func (p *nodePod) wake() time.Time {
 	if p.finished || p.m == nil {
 		return time.Time{}
 	}
-	w, r := p.nextSync, p.rt.Next()
-	if w.IsZero() || (!r.IsZero() && r.Before(w)) {
-		w = r
+	w := p.nextSync
+	for _, r := range [...]time.Time{p.rt.Next(), p.gate.wake()} {
+		if w.IsZero() || (!r.IsZero() && r.Before(w)) {
+			w = r
+		}
 	}
 	return w
 }
@@ -58,7 +61,8 @@ func (p *nodePod) wake() time.Time {
 // observe collects what the runtime observed of p up to now, after the
 // images other pods pulled onto the node.
 func (n *Node) observe(p *nodePod, now time.Time) []podlifecycle.Observation {
-	var obs []podlifecycle.Observation
+	obs := p.gate.answer
+	p.gate.answer = nil
 	for ; p.told < len(n.images); p.told++ {
 		if img := n.images[p.told]; usesImage(p.api, img) {
 			obs = append(obs, podlifecycle.Observation{Kind: podlifecycle.ImagePresent, Image: img})
@@ -105,6 +109,7 @@ func (n *Node) advance(ctx context.Context, p *nodePod, now time.Time) {
 		return
 	}
 	for i := 0; !p.finished; i++ {
+		n.tryMount(ctx, p, now)
 		obs := n.observe(p, now)
 		if len(obs) == 0 && !p.changed && now.Before(p.nextSync) {
 			return
@@ -121,7 +126,7 @@ func (n *Node) advance(ctx context.Context, p *nodePod, now time.Time) {
 		}
 		n.count(func(s *NodeStats) { s.Syncs++ })
 		p.changed, p.nextSync = false, p.res.NextSync
-		p.rt.Do(now, p.res.Actions)
+		n.do(ctx, p, now, p.res.Actions)
 		for _, e := range p.res.Events {
 			n.event(podRef(p.api, e.FieldPath), e.Type, e.Reason, e.Message)
 		}
@@ -142,7 +147,6 @@ func (n *Node) advance(ctx context.Context, p *nodePod, now time.Time) {
 			n.count(func(s *NodeStats) { s.Finished++; s.Running-- })
 		}
 	}
-	_ = ctx
 }
 
 // countStates counts the running and the terminated containers of a status.

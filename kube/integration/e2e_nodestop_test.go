@@ -44,14 +44,7 @@ func TestNodeStops(t *testing.T) {
 	}
 	opts := kube.DefaultNodeOptions(gone)
 	opts.PodCIDR = "10.244.31.0/24"
-	n, err := kube.NewNode(cs, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodeCtx, stopNode := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- n.Run(nodeCtx) }()
-	t.Cleanup(func() { stopNode(); <-stopped })
+	n, stopNode := startStoppableNode(t, cs, opts)
 
 	labels := map[string]string{"app": "web"}
 	tmpl := webTemplate(labels, nil, corev1.RestartPolicyAlways)
@@ -89,11 +82,9 @@ func TestNodeStops(t *testing.T) {
 	if st := n.Stats(); st.NodeReports == 0 || st.NodeErrors != 0 {
 		t.Fatalf("the node wrote its status %d times and failed %d times, want every write through", st.NodeReports, st.NodeErrors)
 	}
-	stopNode()
-	if err := <-stopped; !errors.Is(err, context.Canceled) {
+	if err := stopNode(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("the node's Run ended with %v", err)
 	}
-	stopped <- nil // for the cleanup
 	lease, err := admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, gone, metav1.GetOptions{})
 	if err != nil || lease.Spec.RenewTime == nil {
 		t.Fatalf("the stopped node's lease: %v", err)

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,6 +48,19 @@ func runNode(t *testing.T, name string, edit ...func(*kube.NodeOptions)) *kube.N
 // startNode runs a kube.Node with opts through cs until the test ends.
 func startNode(t *testing.T, cs kubernetes.Interface, opts kube.NodeOptions) *kube.Node {
 	t.Helper()
+	n, stop := startStoppableNode(t, cs, opts)
+	t.Cleanup(func() {
+		if err := stop(); err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("node %s: %v", opts.Name, err)
+		}
+	})
+	return n
+}
+
+// startStoppableNode runs a kube.Node with opts through cs until stop is
+// called or the test ends; stop ends it and returns what Run returned.
+func startStoppableNode(t *testing.T, cs kubernetes.Interface, opts kube.NodeOptions) (*kube.Node, func() error) {
+	t.Helper()
 	n, err := kube.NewNode(cs, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -54,13 +68,14 @@ func startNode(t *testing.T, cs kubernetes.Interface, opts kube.NodeOptions) *ku
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("node %s: %v", opts.Name, err)
-		}
-	})
-	return n
+	var once sync.Once
+	var result error
+	stop := func() error {
+		once.Do(func() { cancel(); result = <-done })
+		return result
+	}
+	t.Cleanup(func() { _ = stop() })
+	return n, stop
 }
 
 func boundPod(ns, name, node string, policy corev1.RestartPolicy, annotations map[string]string) *corev1.Pod {

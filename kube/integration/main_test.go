@@ -38,6 +38,8 @@ const (
 	node4 = "node-4"
 	// node5 is run by TestNodeScale.
 	node5 = "node-5"
+	// nodeVol is run by TestNodeWaitsForVolumes.
+	nodeVol = "node-vol"
 )
 
 func TestMain(m *testing.M) {
@@ -54,7 +56,7 @@ func TestMain(m *testing.M) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		binDir, planeErr = controlplane.BinDir(ctx)
 		if planeErr == nil {
-			plane, planeErr = controlplane.Start(ctx, binDir, node1, node2, node3, node4, node5)
+			plane, planeErr = controlplane.Start(ctx, binDir, node1, node2, node3, node4, node5, nodeVol)
 		}
 		cancel()
 	}

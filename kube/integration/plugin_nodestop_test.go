@@ -39,14 +39,7 @@ func TestKubectlPluginPredictsNodeStop(t *testing.T) {
 	}
 	opts := kube.DefaultNodeOptions(gone)
 	opts.PodCIDR = "10.244.51.0/24"
-	n, err := kube.NewNode(cs, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodeCtx, stopNode := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- n.Run(nodeCtx) }()
-	t.Cleanup(func() { stopNode(); <-stopped })
+	_, stopNode := startStoppableNode(t, cs, opts)
 	runNodeOn(t, p, ok, "10.244.52.0/24")
 
 	for name, seconds := range map[string]*int64{"five": ptr.To[int64](5), "forever": nil} {
@@ -100,11 +93,9 @@ func TestKubectlPluginPredictsNodeStop(t *testing.T) {
 		}
 		return lease.Spec.RenewTime != nil && lease.Spec.RenewTime.Time.Sub(first) > 15*time.Second, nil
 	})
-	stopNode()
-	if err := <-stopped; !errors.Is(err, context.Canceled) {
+	if err := stopNode(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("the node's Run ended with %v", err)
 	}
-	stopped <- nil // for the cleanup
 	raw, err := kubectlPlugin(ctx, p, "nodestate", "explain", "node", gone, "-o", "json")
 	if err != nil {
 		t.Fatal(err)

@@ -255,6 +255,7 @@ func TestKubectlPlugin(t *testing.T) {
 			t.Fatalf("kubectl nodestate explain node: %v\n%s", err, out)
 		}
 		t.Logf("kubectl nodestate explain node %s:\n%s", node, out)
+		pluginGolden(t, "plugin-node.txt", mask(string(out), names))
 		raw, err := kubectlPlugin(ctx, p, "nodestate", "explain", "node", node, "-o", "json")
 		if err != nil {
 			t.Fatal(err)

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -121,7 +123,20 @@ func describe(err error, what, name, ns string) error {
 	case apierrors.IsForbidden(err), apierrors.IsUnauthorized(err):
 		return fmt.Errorf("not allowed to read %s%s: %v", what, where, apiMessage(err))
 	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return fmt.Errorf("cannot reach the cluster at %s: %v", hostOf(uerr.URL), uerr.Err)
+	}
 	return fmt.Errorf("reading %s%s: %v", what, where, err)
+}
+
+// hostOf is the scheme and host of a request URL, without its path.
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // apiMessage is the server's message of an API error, without the prefix

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,10 @@ func apiServer(t *testing.T) *httptest.Server {
 func TestRun(t *testing.T) {
 	srv := apiServer(t)
 	now := func() time.Time { return t0 }
+	// An address where nothing listens any more.
+	gone := httptest.NewServer(http.NotFoundHandler())
+	closed := gone.URL
+	gone.Close()
 	for _, c := range []struct {
 		name    string
 		args    []string
@@ -76,10 +81,15 @@ func TestRun(t *testing.T) {
 		{"bad kind", []string{"explain", "service", "x"}, "", `cannot explain "service"`},
 		{"no name", []string{"explain", "pod"}, "", "want: explain pod NAME"},
 		{"bad grace", []string{"explain", "node", "n", "--node-monitor-grace-period", "-1s"}, "", "nodecondition"},
+		{"unreachable cluster", []string{"explain", "node", "n", "--server", closed}, "", "cannot reach the cluster at " + closed + ": dial tcp"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			err := run(context.Background(), append(c.args, "--server", srv.URL), &out, &errOut, now)
+			args := c.args
+			if !slices.Contains(args, "--server") {
+				args = append(args, "--server", srv.URL)
+			}
+			err := run(context.Background(), args, &out, &errOut, now)
 			if c.wantErr == "" {
 				if err != nil {
 					t.Fatalf("error %v", err)
