@@ -10,7 +10,7 @@ FUZZTIME ?= 5s
 
 SHELL := /bin/bash
 
-.PHONY: test test-short lint fuzz example conformance mutation
+.PHONY: test test-short lint fuzz example conformance mutation bench-fleet
 
 # All tests of all modules, with the race detector (not for conformance/, whose
 # single-goroutine comparisons of pure functions gain nothing from it and whose
@@ -78,3 +78,17 @@ example:
 # upstream Kubernetes.
 conformance:
 	@set -o pipefail; cd conformance && go test -count=1 -v . | sed -n '/^conformance against/,$$p'
+
+# A nodestate fleet beside KWOK v0.8.0 (built from its Go module with its
+# default stages into ~/.cache/nodestate/kwok on first use, about 90 s of two
+# cores), each on a control plane of its own with the controller manager and
+# scheduler at --kube-api-qps 500: BENCH_NODES nodes, Deployments totalling
+# each of BENCH_PODS pods, plain and with an init container and a readiness
+# probe. Writes docs/bench/fleet.md. Not part of test: the full sizes take
+# tens of minutes.
+BENCH_NODES ?= 100
+BENCH_PODS ?= 1000,5000
+bench-fleet:
+	@set -e; export NODESTATE_CONTROL_PLANE="$$(bash kube/hack/build-control-plane.sh)"; \
+	export NODESTATE_KWOK="$$(bash kube/hack/build-kwok.sh)"; mkdir -p docs/bench; \
+	cd kube && go run ./internal/cmd/benchfleet -nodes $(BENCH_NODES) -pods $(BENCH_PODS) -out ../docs/bench/fleet.md

@@ -67,16 +67,20 @@ func (c *Cluster) RenewLease(ctx context.Context, lease *coordinationv1.Lease) e
 	if lease == nil || lease.Name == "" {
 		return invalid("Cluster", "RenewLease", "nil lease or empty name")
 	}
-	leases := c.Client.CoordinationV1().Leases(lease.Namespace)
+	_, err := renewLease(ctx, c.Client, lease)
+	return err
+}
+
+// renewLease is RenewLease returning what the server stored.
+func renewLease(ctx context.Context, client kubernetes.Interface, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	leases := client.CoordinationV1().Leases(lease.Namespace)
 	cur, err := leases.Get(ctx, lease.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		_, err = leases.Create(ctx, lease, metav1.CreateOptions{})
-		return err
+		return leases.Create(ctx, lease, metav1.CreateOptions{})
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cur.Spec = lease.Spec
-	_, err = leases.Update(ctx, cur, metav1.UpdateOptions{})
-	return err
+	return leases.Update(ctx, cur, metav1.UpdateOptions{})
 }

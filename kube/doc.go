@@ -16,6 +16,9 @@
 //     status, create or renew its Lease in kube-node-lease) and pod creation.
 //   - [Node]: a node that runs the pods bound to it, built from all of the above and the root
 //     module's machines (see below); cmd/node runs one from the command line.
+//   - [Fleet]: many nodes in one process on one client and one pod informer, each with its
+//     own Lease, conditions, pods and pod CIDR; several processes run one large fleet as
+//     shards (see below); cmd/node --nodes N runs one.
 //
 // # A node
 //
@@ -71,12 +74,34 @@
 // server are client-go's (apimachinery *StatusErrors) and pass through unchanged, so
 // apierrors.IsNotFound and friends work on them.
 //
+// # A fleet
+//
+// [NewFleet] and [Fleet.Run] run the nodes NamePrefix+First to NamePrefix+(First+Nodes-1) in one
+// process. They share the client (its connections and rate limiter) and one pod informer, a
+// single watch of the pods whose spec.nodeName is set, each pod handed to the node it is bound
+// to. Each node keeps everything else for itself, as a single [Node] does (a Node runs as a
+// fleet of one that watches only its own pods): its Node object, Lease, conditions, its pod
+// CIDR (the i-th subnet of FleetOptions.PodCIDR for node index i), admission, machines, status
+// engine and event writer, on goroutines of its own, so one node's slow pod never delays
+// another node.
+//
+// Sharding: every node carries the label [FleetShardLabel] with FleetOptions.Shard, and a
+// fleet does not adopt a Node of its names labelled with another shard. Several processes with
+// disjoint index ranges (First, Nodes) and their own shards run one fleet against one cluster,
+// with no coordination but the API server's: each keeps its own nodes' Leases alive, and the
+// node-lifecycle controller treats a stopped process's nodes as it treats stopped kubelets.
+// docs/fleet.md says how to run 10,000 nodes across machines.
+//
 // # Credentials
 //
 // A node's own identity (user system:node:NAME in group system:nodes, under the Node
 // authorizer and the NodeRestriction admission plugin) is enough for StatusTransport (for
 // the pods bound to that node), both event sinks, LeaseLookup of its own Lease and the Node and
 // Lease writes of Cluster. Cluster.CreatePod needs more: a node may only create mirror pods.
+// A [Fleet] needs more too, since a node's identity sees only its own Node, Lease and pods:
+// its client must be bound to the ClusterRole [FleetClusterRole] returns (nodes get and
+// create, nodes/status update and patch, pods get, list, watch and delete, pods/status patch,
+// leases get, create and update, events create and patch); cmd/node --print-rbac prints it.
 //
 // # Concurrency
 //

@@ -25,3 +25,22 @@ func notInit(typ, method string) error {
 func invalid(typ, method, what string) error {
 	return fmt.Errorf("%w: %s.%s: %s", ErrInvalidInput, typ, method, what)
 }
+
+// OptionError is the error NewNode and NewFleet return for a field of their
+// options they refuse; it unwraps to ErrInvalidOptions.
+type OptionError struct {
+	// Field names the field ("Nodes", "Node.PodCIDR"); Value is its value as
+	// text; Reason says what is wrong with it.
+	Field, Value, Reason string
+}
+
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("kube: invalid options: %s %s: %s", e.Field, e.Value, e.Reason)
+}
+
+// Unwrap returns ErrInvalidOptions.
+func (e *OptionError) Unwrap() error { return ErrInvalidOptions }
+
+func optionError(field string, value any, reason string) error {
+	return &OptionError{Field: field, Value: fmt.Sprintf("%q", fmt.Sprint(value)), Reason: reason}
+}

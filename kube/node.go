@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,9 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 
 	"github.com/nodestate/nodestate/events"
@@ -122,6 +122,8 @@ type Node struct {
 	kubelet *nodecondition.Kubelet
 	lease   *nodecondition.LeaseRenewer
 	node    *corev1.Node
+	// leaseObj is the Lease as last written, renewed with one PUT.
+	leaseObj *coordinationv1.Lease
 
 	// inbox holds the newest version of each pod the watch delivered since the
 	// loop last looked, and the UIDs it saw deleted; wake tells the loop.
@@ -166,17 +168,23 @@ type NodeStats struct {
 // client.
 func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%w: a client is required", ErrInvalidOptions)
+		return nil, optionError("client", "nil", "a client is required")
 	}
 	if opts.Name == "" {
-		return nil, fmt.Errorf("%w: a node name is required", ErrInvalidOptions)
+		return nil, optionError("Name", "", "a node name is required")
 	}
-	prefix, err := netip.ParsePrefix(opts.PodCIDR)
-	if err != nil || !prefix.Addr().Is4() || prefix.Bits() > 30 {
-		return nil, fmt.Errorf("%w: pod CIDR %q: want an IPv4 range of at least 4 addresses", ErrInvalidOptions, opts.PodCIDR)
+	if errs := validation.IsDNS1123Subdomain(opts.Name); len(errs) > 0 {
+		return nil, optionError("Name", opts.Name, strings.Join(errs, "; "))
+	}
+	prefix, err := podCIDR(opts.PodCIDR)
+	if err != nil {
+		return nil, optionError("PodCIDR", opts.PodCIDR, err.Error())
 	}
 	if _, err := netip.ParseAddr(opts.Address); err != nil {
-		return nil, fmt.Errorf("%w: address %q: %v", ErrInvalidOptions, opts.Address, err)
+		return nil, optionError("Address", opts.Address, err.Error())
+	}
+	if opts.Port < 0 {
+		return nil, optionError("Port", opts.Port, "must not be negative")
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -237,6 +245,15 @@ func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 	return n, nil
 }
 
+// podCIDR parses a node's pod CIDR: an IPv4 range of at least 4 addresses.
+func podCIDR(s string) (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(s)
+	if err != nil || !p.Addr().Is4() || p.Bits() > 30 {
+		return netip.Prefix{}, errors.New("want an IPv4 range of at least 4 addresses")
+	}
+	return p, nil
+}
+
 // probePod is a minimal valid pod, to check the lifecycle options early.
 func probePod() *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"},
@@ -261,66 +278,32 @@ func (n *Node) count(f func(*NodeStats)) {
 // leaves them). A registration the API server refuses or cannot take (an
 // unreachable server, a 403 for a client that is not the node's identity) is
 // logged, counted in NodeStats.RegisterErrors and tried again as the kubelet
-// tries it, after 100 ms doubling up to 7 s, until ctx ends.
+// tries it, after 100 ms doubling up to 7 s, until ctx ends. A Node runs as a
+// fleet of one: it watches only its own pods (the field selector
+// spec.nodeName=<Name> that the Node authorizer requires of a node's
+// identity).
 func (n *Node) Run(ctx context.Context) error {
+	if err := n.claim(); err != nil {
+		return err
+	}
+	f := &Fleet{client: n.client, nodes: []*Node{n}, byName: map[string]*Node{n.opts.Name: n},
+		selector: "spec.nodeName=" + n.opts.Name}
+	return f.run(ctx)
+}
+
+// claim marks the node started, or fails when it already was.
+func (n *Node) claim() error {
 	n.mu.Lock()
+	defer n.mu.Unlock()
 	if n.started {
-		n.mu.Unlock()
-		return errors.New("kube: Node.Run called twice")
+		return fmt.Errorf("kube: node %s: Run called twice", n.opts.Name)
 	}
 	n.started = true
-	n.mu.Unlock()
-
-	if err := n.registerUntilDone(ctx); err != nil {
-		return err
-	}
-	if n.opts.Listen != "" {
-		stop, addr, err := n.serve()
-		if err != nil {
-			return err
-		}
-		defer stop()
-		n.mu.Lock()
-		n.addr = addr
-		n.mu.Unlock()
-	}
-	if err := n.bcast.StartRecordingToSink(&CoreEventSink{Client: n.client.CoreV1()}, events.DefaultCorrelatorOptions()); err != nil {
-		return err
-	}
-	n.event(n.nodeRef(), corev1.EventTypeNormal, "Starting", "Starting kubelet.")
-
-	var wg sync.WaitGroup
-	engineCtx, stopEngine := context.WithCancel(ctx)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = n.engine.Run(engineCtx)
-	}()
-
-	factory := informers.NewSharedInformerFactoryWithOptions(n.client, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "spec.nodeName=" + n.opts.Name }))
-	inf := factory.Core().V1().Pods().Informer()
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { n.deliver(obj, false) },
-		UpdateFunc: func(_, obj any) { n.deliver(obj, false) },
-		DeleteFunc: func(obj any) { n.deliver(obj, true) },
-	}); err != nil {
-		stopEngine()
-		wg.Wait()
-		return err
-	}
-	factory.Start(ctx.Done())
-
-	err := n.loop(ctx)
-
-	stopEngine()
-	factory.Shutdown()
-	wg.Wait()
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	_ = n.bcast.Shutdown(shutdownCtx)
-	cancel()
-	return err
+	return nil
 }
+
+// Name returns the node's name.
+func (n *Node) Name() string { return n.opts.Name }
 
 // ServingAddress returns the address the node's HTTPS server listens on,
 // once Run started it ("" before, or without NodeOptions.Listen).
@@ -348,13 +331,10 @@ func (n *Node) gauges() {
 	n.metrics.runningContainers.WithLabelValues("exited").Set(float64(exited))
 }
 
-// deliver puts a watched pod into the inbox; it runs on the informer's goroutine.
-func (n *Node) deliver(obj any, deleted bool) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj, deleted = d.Obj, true
-	}
-	pod, ok := obj.(*corev1.Pod)
-	if !ok || pod.Spec.NodeName != n.opts.Name {
+// deliver puts a watched pod into the inbox; it runs on the informer's
+// goroutine and never blocks on the node's loop.
+func (n *Node) deliver(pod *corev1.Pod, deleted bool) {
+	if pod.Spec.NodeName != n.opts.Name {
 		return
 	}
 	n.engine.Observe(pod)
@@ -579,8 +559,8 @@ func (n *Node) registerUntilDone(ctx context.Context) error {
 	delay := registerRetryFirst
 	for {
 		err := n.register(ctx)
-		if err == nil {
-			return nil
+		if err == nil || errors.Is(err, errOtherShard) {
+			return err // another shard's Node is a configuration error, not a passing one
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -598,6 +578,10 @@ func (n *Node) registerUntilDone(ctx context.Context) error {
 	}
 }
 
+// errOtherShard is the registration error of a fleet node whose Node
+// carries another shard's label.
+var errOtherShard = errors.New("another shard's node")
+
 // register creates the Node, or adopts it when it exists, and takes the pod
 // CIDR the cluster assigned it.
 func (n *Node) register(ctx context.Context) error {
@@ -606,6 +590,11 @@ func (n *Node) register(ctx context.Context) error {
 	got, err := nodes.Create(ctx, want, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		got, err = nodes.Get(ctx, n.opts.Name, metav1.GetOptions{})
+		if shard, ok := n.opts.Labels[FleetShardLabel]; err == nil && ok && got.Labels[FleetShardLabel] != shard {
+			// Another shard's node: taking it over would make two processes
+			// write one Node and one Lease.
+			return fmt.Errorf("kube: register node %s: %w: it exists with label %s=%q, not %q", n.opts.Name, errOtherShard, FleetShardLabel, got.Labels[FleetShardLabel], shard)
+		}
 		if err == nil {
 			got.Status.Capacity, got.Status.Allocatable = want.Status.Capacity, want.Status.Allocatable
 			got.Status.Addresses, got.Status.DaemonEndpoints, got.Status.NodeInfo = want.Status.Addresses, want.Status.DaemonEndpoints, want.Status.NodeInfo
@@ -717,7 +706,26 @@ func (n *Node) renew(ctx context.Context, now time.Time) {
 	if n.node != nil && n.node.UID != "" {
 		lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: n.opts.Name, UID: n.node.UID}}
 	}
-	if err := (&Cluster{Client: n.client}).RenewLease(ctx, lease); err != nil {
+	// As the kubelet, renew the Lease last written with one PUT; read it
+	// again only when there is none or that PUT fails (someone else wrote
+	// it, or it was deleted).
+	var err error
+	if n.leaseObj != nil {
+		l := n.leaseObj.DeepCopy()
+		l.Spec = lease.Spec
+		if l.OwnerReferences == nil {
+			l.OwnerReferences = lease.OwnerReferences
+		}
+		if l, err = n.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Update(ctx, l, metav1.UpdateOptions{}); err == nil {
+			n.leaseObj = l
+		} else {
+			n.leaseObj = nil
+		}
+	}
+	if n.leaseObj == nil {
+		n.leaseObj, err = renewLease(ctx, n.client, lease)
+	}
+	if err != nil {
 		n.count(func(s *NodeStats) { s.LeaseErrors++ })
 		n.log.Error(err, "lease renewal")
 		next, ferr := n.lease.Failed(now)

@@ -31,9 +31,17 @@ import (
 // binaries could not be built.
 func fullPlane(t *testing.T, nodes ...string) *controlplane.Plane {
 	t.Helper()
+	return fullPlaneWith(t, controlplane.Options{Nodes: nodes})
+}
+
+// fullPlaneWith is fullPlane with the identities of opts (its Controllers
+// is set).
+func fullPlaneWith(t *testing.T, opts controlplane.Options) *controlplane.Plane {
+	t.Helper()
 	needPlane(t)
 	start := time.Now()
-	p, err := controlplane.StartWith(context.Background(), binDir, controlplane.Options{Nodes: nodes, Controllers: true})
+	opts.Controllers = true
+	p, err := controlplane.StartWith(context.Background(), binDir, opts)
 	if err != nil {
 		t.Fatalf("starting the control plane with controllers: %v", err)
 	}

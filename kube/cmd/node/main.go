@@ -1,18 +1,26 @@
-// Command node runs one nodestate node against a cluster until it is
-// interrupted: it registers the Node, renews its Lease, and runs the pods the
-// scheduler (or anyone setting spec.nodeName) binds to it on the simulated
-// runtime, with the kubelet's statuses and events. How each container behaves
-// is set per pod by annotations (see kube.BehaviourAnnotationPrefix); without
-// them containers run until they are deleted and their probes pass.
+// Command node runs nodestate nodes against a cluster until it is
+// interrupted: one node, or with --nodes a fleet of many in one process.
+// Each registers its Node, renews its Lease, and runs the pods the scheduler
+// (or anyone setting spec.nodeName) binds to it on the simulated runtime,
+// with the kubelet's statuses and events. How each container behaves is set
+// per pod by annotations (see kube.BehaviourAnnotationPrefix); without them
+// containers run until they are deleted and their probes pass.
 //
 //	go run ./cmd/node --kubeconfig ~/.kube/config [--node nodestate-1] [--pod-cidr 10.244.7.0/24] [--address 127.0.0.1] [--port 10250]
 //
-// It serves kubectl logs, /metrics and /healthz over HTTPS on --address and
-// --port, where the API server reaches it.
+// One node serves kubectl logs, /metrics and /healthz over HTTPS on
+// --address and --port, where the API server reaches it. Its kubeconfig's
+// user should be the node's identity (system:node:NAME in the group
+// system:nodes, under Node authorization); an administrator's works too.
 //
-// The kubeconfig's user should be the node's identity (system:node:NAME in
-// the group system:nodes, under Node authorization); an administrator's
-// works too.
+// A fleet (see kube.Fleet and docs/fleet.md):
+//
+//	go run ./cmd/node --kubeconfig fleet.kubeconfig --nodes 100 --name-prefix fake- [--first 0] [--shard 0] [--fleet-cidr 10.244.0.0/16] [--node-cidr-mask-size 24] [--port 0]
+//
+// runs nodes fake-0 to fake-99 on one client (--kube-api-qps and
+// --kube-api-burst set its rate limits), node k serving on port --port+k
+// (0 serves nothing). Its user needs the ClusterRole that --print-rbac
+// prints, not a node's identity.
 package main
 
 import (
@@ -29,8 +37,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
 
 	"github.com/nodestate/nodestate/kube"
 )
@@ -57,13 +67,41 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	cpu := fs.String("cpu", "4", "CPU capacity")
 	memory := fs.String("memory", "16Gi", "memory capacity")
 	pods := fs.String("pods", "110", "pod capacity")
+	nodes := fs.Int("nodes", 0, "run a fleet of this many nodes, named --name-prefix followed by --first, --first+1, ... (0: one node called --node)")
+	prefix := fs.String("name-prefix", "nodestate-", "the fleet's node names' prefix")
+	first := fs.Int("first", 0, "the index of the fleet's first node (a shard of a larger fleet starts after the previous one)")
+	shard := fs.String("shard", "0", "the fleet's shard, the value of the label "+kube.FleetShardLabel+" on its nodes")
+	fleetCIDR := fs.String("fleet-cidr", "10.244.0.0/16", "the range the fleet's nodes' pod CIDRs are carved from")
+	maskSize := fs.Int("node-cidr-mask-size", 24, "the prefix length of each fleet node's pod CIDR")
+	qps := fs.Float64("kube-api-qps", 50, "the client's requests per second to the API server (shared by a fleet's nodes)")
+	burst := fs.Int("kube-api-burst", 100, "the client's burst of requests to the API server")
+	printRBAC := fs.Bool("print-rbac", false, "print the ClusterRole a fleet's user needs, as YAML, and exit")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *printRBAC {
+		role := kube.FleetClusterRole("nodestate-fleet")
+		role.TypeMeta = metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}
+		b, err := yaml.Marshal(role)
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(b)
 		return err
 	}
 	if *kubeconfig == "" {
 		return errors.New("--kubeconfig is required")
 	}
+	if *nodes < 0 {
+		return fmt.Errorf("--nodes %d: want 0 or more", *nodes)
+	}
+	if *nodes > 0 && *cidr != "" {
+		return errors.New("--pod-cidr is for one node; a fleet carves its nodes' from --fleet-cidr")
+	}
 	opts := kube.DefaultNodeOptions(*name)
+	if *nodes > 0 {
+		opts.Name = ""
+	}
 	if *cidr != "" {
 		opts.PodCIDR = *cidr
 	}
@@ -73,9 +111,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if *port < 0 || *port > 65535 {
 		return fmt.Errorf("--port %d: want 0 to 65535", *port)
 	}
+	listen := ""
 	if *port > 0 {
 		opts.Port = int32(*port)
-		opts.Listen = net.JoinHostPort(opts.Address, strconv.Itoa(*port))
+		listen = opts.Address
 	}
 	res := corev1.ResourceList{}
 	for k, v := range map[corev1.ResourceName]string{corev1.ResourceCPU: *cpu, corev1.ResourceMemory: *memory, corev1.ResourcePods: *pods} {
@@ -90,9 +129,20 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cfg.QPS, cfg.Burst = float32(*qps), *burst
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
+	}
+	if *nodes > 0 {
+		fo := kube.DefaultFleetOptions(*prefix, *nodes)
+		fo.First, fo.Shard, fo.PodCIDR, fo.NodeCIDRMaskSize, fo.Listen = *first, *shard, *fleetCIDR, *maskSize, listen
+		opts.PodCIDR = ""
+		fo.Node = opts
+		return runFleet(ctx, client, fo, out)
+	}
+	if listen != "" {
+		opts.Listen = net.JoinHostPort(listen, strconv.Itoa(*port))
 	}
 	n, err := kube.NewNode(client, opts)
 	if err != nil {
@@ -103,6 +153,24 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	st := n.Stats()
 	fmt.Fprintf(out, "node %s: stopped; %d pods admitted, %d rejected, %d finished, %d running, %d syncs\n",
 		*name, st.Admitted, st.Rejected, st.Finished, st.Running, st.Syncs)
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// runFleet runs a fleet until ctx ends and says what it did.
+func runFleet(ctx context.Context, client kubernetes.Interface, opts kube.FleetOptions, out io.Writer) error {
+	f, err := kube.NewFleet(client, opts)
+	if err != nil {
+		return err
+	}
+	last := opts.NamePrefix + strconv.Itoa(opts.First+opts.Nodes-1)
+	fmt.Fprintf(out, "fleet %s: %d nodes %s%d to %s running until interrupted\n", opts.Shard, opts.Nodes, opts.NamePrefix, opts.First, last)
+	err = f.Run(ctx)
+	st := f.Stats()
+	fmt.Fprintf(out, "fleet %s: stopped; %d nodes, %d pods admitted, %d rejected, %d finished, %d running, %d syncs\n",
+		opts.Shard, st.Nodes, st.Total.Admitted, st.Total.Rejected, st.Total.Finished, st.Total.Running, st.Total.Syncs)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -49,6 +49,9 @@ type Identity struct {
 type Options struct {
 	// Nodes get kubelet identities (NodeUser) with tokens.
 	Nodes []string
+	// Users get identities of their name in no group but
+	// system:authenticated: what RBAC bindings give them is all they may do.
+	Users []string
 	// Controllers also starts kube-controller-manager (every controller on by
 	// default, leader election off) and kube-scheduler, and waits for their
 	// /healthz. The ServiceAccount admission plugin is then on, as in a real
@@ -56,6 +59,10 @@ type Options struct {
 	// ServiceAccount; without controllers it is off, or no pod could be
 	// created.
 	Controllers bool
+	// ControllerQPS, when positive, is the --kube-api-qps and
+	// --kube-api-burst of the controller manager and the scheduler (their
+	// default is 20/30 requests per second, which paces any large rollout).
+	ControllerQPS int
 }
 
 // Plane is a running etcd and kube-apiserver, with kube-controller-manager
@@ -183,6 +190,9 @@ func (p *Plane) start(ctx context.Context, opts Options) error {
 	for _, n := range opts.Nodes {
 		p.identities[NodeUser(n)] = Identity{User: NodeUser(n), Groups: []string{"system:nodes"}, token: token()}
 	}
+	for _, u := range opts.Users {
+		p.identities[u] = Identity{User: u, token: token()}
+	}
 	var csv bytes.Buffer
 	for _, id := range p.identities {
 		fmt.Fprintf(&csv, "%s,%s,%s-uid,\"%s\"\n", id.token, id.User, id.User, join(id.Groups))
@@ -231,7 +241,7 @@ func (p *Plane) start(ctx context.Context, opts Options) error {
 	if err := p.waitReady(ctx); err != nil || !opts.Controllers {
 		return err
 	}
-	return p.startControllers(ctx, keyFile, pki)
+	return p.startControllers(ctx, keyFile, pki, opts.ControllerQPS)
 }
 
 // serviceRange is the ClusterIP range of the API server and the controller
@@ -240,7 +250,7 @@ const serviceRange = "10.0.0.0/24"
 
 // startControllers runs kube-controller-manager and kube-scheduler as the
 // admin and waits for both /healthz.
-func (p *Plane) startControllers(ctx context.Context, saKey string, pki pkiFiles) error {
+func (p *Plane) startControllers(ctx context.Context, saKey string, pki pkiFiles, qps int) error {
 	kubeconfig, err := p.Kubeconfig(Admin)
 	if err != nil {
 		return err
@@ -255,6 +265,9 @@ func (p *Plane) startControllers(ctx context.Context, saKey string, pki pkiFiles
 	}
 	auth := []string{"--kubeconfig", kubeconfig, "--authentication-kubeconfig", kubeconfig,
 		"--authorization-kubeconfig", kubeconfig, "--bind-address", "127.0.0.1", "--leader-elect=false", "-v", "2"}
+	if qps > 0 {
+		auth = append(auth, "--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", strconv.Itoa(qps))
+	}
 	if err := p.run(filepath.Join(p.BinDir, "kube-controller-manager"), "kube-controller-manager", append(auth,
 		"--secure-port", strconv.Itoa(kcmPort),
 		"--cert-dir", filepath.Join(p.Dir, "kcm-certs"),
@@ -379,8 +392,8 @@ func (p *Plane) Log() string {
 	return out.String()
 }
 
-// Config returns a client configuration for an identity: Admin or
-// NodeUser(node).
+// Config returns a client configuration for an identity: Admin,
+// NodeUser(node) or one of Options.Users.
 func (p *Plane) Config(identity string) (*rest.Config, error) {
 	id, ok := p.identities[identity]
 	if !ok {

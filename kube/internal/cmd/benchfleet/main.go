@@ -1,0 +1,647 @@
+// Command benchfleet runs the same workload on a nodestate fleet and on KWOK,
+// each on a control plane of its own (etcd, kube-apiserver,
+// kube-controller-manager and kube-scheduler v1.37.2, the controllers'
+// --kube-api-qps raised), and writes a Markdown report: time from creating
+// the Deployments to every pod Running and Ready, the simulator's CPU and
+// memory, the API server's requests per pod by verb and resource, and a
+// check of sampled pods against podphase. make bench-fleet runs it.
+//
+//	go run ./internal/cmd/benchfleet -kwok DIR -nodes 100 -pods 1000,5000 -out ../docs/bench/fleet.md
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	"github.com/nodestate/nodestate/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/podphase"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "benchfleet:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	nodes    int
+	sizes    []int
+	qps      int
+	kwokDir  string
+	binDir   string
+	nodeBin  string
+	sims     []string
+	workload []string
+}
+
+func run() error {
+	var cfg config
+	pods := flag.String("pods", "1000,5000", "pod counts, comma-separated, each a run per simulator and workload")
+	flag.IntVar(&cfg.nodes, "nodes", 100, "nodes per simulator")
+	flag.IntVar(&cfg.qps, "qps", 500, "--kube-api-qps and --kube-api-burst of the controller manager, the scheduler and the nodestate fleet")
+	flag.StringVar(&cfg.kwokDir, "kwok", os.Getenv("NODESTATE_KWOK"), "directory of kwok and stages-fast.yaml (hack/build-kwok.sh)")
+	sims := flag.String("sims", "nodestate,kwok", "simulators to run")
+	workloads := flag.String("workloads", "plain,init-probe", "workloads: plain (one container) and init-probe (an init container and a readiness probe)")
+	out := flag.String("out", "", "the report's path (default stdout)")
+	flag.Parse()
+	for _, s := range strings.Split(*pods, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("-pods %q: want positive counts", *pods)
+		}
+		cfg.sizes = append(cfg.sizes, n)
+	}
+	cfg.sims = strings.Split(*sims, ",")
+	cfg.workload = strings.Split(*workloads, ",")
+	if slices.Contains(cfg.sims, "kwok") && cfg.kwokDir == "" {
+		return errors.New("-kwok (or NODESTATE_KWOK) is required to run kwok")
+	}
+	ctx := context.Background()
+	var err error
+	if cfg.binDir, err = controlplane.BinDir(ctx); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "benchfleet-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	cfg.nodeBin = filepath.Join(tmp, "node")
+	if b, err := exec.Command("go", "build", "-o", cfg.nodeBin, "./cmd/node").CombinedOutput(); err != nil {
+		return fmt.Errorf("building cmd/node: %v\n%s", err, b)
+	}
+	var results []result
+	for _, size := range cfg.sizes {
+		for _, wl := range cfg.workload {
+			for _, sim := range cfg.sims {
+				fmt.Fprintf(os.Stderr, "benchfleet: %s, %s, %d nodes, %d pods\n", sim, wl, cfg.nodes, size)
+				r, err := runOne(ctx, &cfg, sim, wl, size)
+				if err != nil {
+					return fmt.Errorf("%s %s %d pods: %w", sim, wl, size, err)
+				}
+				fmt.Fprintf(os.Stderr, "benchfleet: ready in %v, %.2f CPU-s, peak RSS %.0f MB\n", r.ready.Round(time.Millisecond), r.cpu.Seconds(), r.peakRSS)
+				results = append(results, r)
+			}
+		}
+	}
+	report := render(&cfg, results)
+	if *out == "" {
+		_, err = os.Stdout.WriteString(report)
+		return err
+	}
+	return os.WriteFile(*out, []byte(report), 0o644)
+}
+
+// result is one run.
+type result struct {
+	sim, workload       string
+	nodes, pods         int
+	ready               time.Duration // create to every pod Running and Ready
+	p50, p99            time.Duration // a pod's creation to its Ready, from the informer
+	cpu, workCPU        time.Duration // the simulator's CPU in all, and from create to ready
+	peakRSS             float64       // MB, the simulator's VmHWM
+	idleRSS, readyRSS   float64       // MB, VmRSS with the nodes Ready and no pod, and with every pod Ready
+	requests            map[string]float64
+	checked, mismatches int
+	mismatch            []string
+}
+
+const (
+	namespace  = "bench"
+	kwokNodeAn = "kwok.x-k8s.io/node"
+)
+
+func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result, error) {
+	r := result{sim: sim, workload: wl, nodes: cfg.nodes, pods: pods}
+	p, err := controlplane.StartWith(ctx, cfg.binDir, controlplane.Options{Controllers: true, ControllerQPS: cfg.qps})
+	if err != nil {
+		return r, err
+	}
+	defer p.Stop()
+	admin, err := p.Client(controlplane.Admin)
+	if err != nil {
+		return r, err
+	}
+	kubeconfig, err := p.Kubeconfig(controlplane.Admin)
+	if err != nil {
+		return r, err
+	}
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		return r, err
+	}
+	if err := poll(ctx, time.Minute, func(ctx context.Context) (bool, error) {
+		_, err := admin.CoreV1().ServiceAccounts(namespace).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		return r, fmt.Errorf("the default ServiceAccount: %w", err)
+	}
+
+	var cmd *exec.Cmd
+	var simLog bytes.Buffer
+	switch sim {
+	case "nodestate":
+		cmd = exec.Command(cfg.nodeBin, "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(cfg.nodes), "--name-prefix", "nodestate-",
+			"--port", "0", "--pods", "110", "--kube-api-qps", strconv.Itoa(cfg.qps), "--kube-api-burst", strconv.Itoa(cfg.qps))
+	case "kwok":
+		port, err := freePort()
+		if err != nil {
+			return r, err
+		}
+		cmd = exec.Command(filepath.Join(cfg.kwokDir, "kwok"), "--kubeconfig", kubeconfig, "--config", filepath.Join(cfg.kwokDir, "stages-fast.yaml"),
+			"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector="+kwokNodeAn+"=fake",
+			"--node-lease-duration-seconds=40", "--cidr=10.244.0.0/16", "--node-ip=10.1.0.1", "--server-address=127.0.0.1:"+strconv.Itoa(port))
+	default:
+		return r, fmt.Errorf("unknown simulator %q", sim)
+	}
+	cmd.Stdout, cmd.Stderr = &simLog, &simLog
+	if err := cmd.Start(); err != nil {
+		return r, err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stopSim := func() error {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			return err
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			return <-exited
+		}
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = stopSim()
+		}
+	}()
+	var names []string
+	for i := range cfg.nodes {
+		if sim == "kwok" {
+			name := "kwok-node-" + strconv.Itoa(i)
+			names = append(names, name)
+			if _, err := admin.CoreV1().Nodes().Create(ctx, kwokNode(name), metav1.CreateOptions{}); err != nil {
+				return r, err
+			}
+		} else {
+			names = append(names, "nodestate-"+strconv.Itoa(i))
+		}
+	}
+	if err := poll(ctx, 3*time.Minute, func(ctx context.Context) (bool, error) {
+		for _, name := range names {
+			n, err := admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil || !readyAndUntainted(n) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		return r, fmt.Errorf("nodes Ready per the node-lifecycle controller: %w\n%s", err, tail(simLog.String()))
+	}
+	r.idleRSS = procStatus(cmd.Process.Pid, "VmRSS")
+
+	// Every pod's Ready time, from an informer on the namespace.
+	created := map[string]time.Time{}
+	readyAt := map[string]time.Time{}
+	allReady := make(chan struct{})
+	factory := informers.NewSharedInformerFactoryWithOptions(admin, 0, informers.WithNamespace(namespace))
+	inf := factory.Core().V1().Pods().Informer()
+	var mu sync.Mutex
+	note := func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok || pod.Status.Phase != corev1.PodRunning || !podReady(pod) {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if _, seen := readyAt[pod.Name]; seen {
+			return
+		}
+		readyAt[pod.Name] = time.Now()
+		created[pod.Name] = pod.CreationTimestamp.Time
+		if len(readyAt) == pods {
+			close(allReady)
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: note, UpdateFunc: func(_, o any) { note(o) }}); err != nil {
+		return r, err
+	}
+	infCtx, stopInf := context.WithCancel(ctx)
+	defer func() { stopInf(); factory.Shutdown() }()
+	factory.Start(infCtx.Done())
+	factory.WaitForCacheSync(infCtx.Done())
+
+	before, err := requestCounts(ctx, admin)
+	if err != nil {
+		return r, err
+	}
+	cpu0 := procCPU(cmd.Process.Pid)
+	t0 := time.Now()
+	deployments := (pods + 99) / 100
+	for i := range deployments {
+		replicas := pods / deployments
+		if i < pods%deployments {
+			replicas++
+		}
+		if _, err := admin.AppsV1().Deployments(namespace).Create(ctx, deployment(fmt.Sprintf("d%03d", i), int32(replicas), sim, wl), metav1.CreateOptions{}); err != nil {
+			return r, err
+		}
+	}
+	select {
+	case <-allReady:
+	case <-time.After(15 * time.Minute):
+		return r, fmt.Errorf("%d of %d pods Ready after 15 minutes\n%s", len(readyAt), pods, tail(simLog.String()))
+	}
+	r.ready = time.Since(t0)
+	r.workCPU = procCPU(cmd.Process.Pid) - cpu0
+	r.readyRSS = procStatus(cmd.Process.Pid, "VmRSS")
+	after, err := requestCounts(ctx, admin)
+	if err != nil {
+		return r, err
+	}
+	r.requests = map[string]float64{}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			r.requests[k] = d / float64(pods)
+		}
+	}
+	var lat []time.Duration
+	for name, at := range readyAt {
+		lat = append(lat, at.Sub(created[name]))
+	}
+	slices.Sort(lat)
+	r.p50, r.p99 = lat[len(lat)/2], lat[len(lat)*99/100]
+
+	// The sampling check: every 10th pod's phase and conditions against podphase.
+	list, err := admin.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return r, err
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	for i := 0; i < len(list.Items); i += 10 {
+		r.checked++
+		if why := check(&list.Items[i]); why != "" {
+			r.mismatches++
+			if len(r.mismatch) < 3 {
+				r.mismatch = append(r.mismatch, why)
+			}
+		}
+	}
+	for _, name := range names {
+		n, err := admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil || !readyAndUntainted(n) {
+			return r, fmt.Errorf("node %s not Ready at the end: %v", name, err)
+		}
+	}
+
+	r.peakRSS = procStatus(cmd.Process.Pid, "VmHWM")
+	stopped = true
+	_ = stopSim()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return r, nil
+}
+
+// check compares a pod's status with what podphase computes from it: the
+// phase, and the status of each condition the kubelet owns. It returns why
+// they differ, or "".
+func check(pod *corev1.Pod) string {
+	if got, want := pod.Status.Phase, podphase.Phase(pod); got != want {
+		return fmt.Sprintf("%s: phase %s, podphase %s", pod.Name, got, want)
+	}
+	want, err := podphase.Conditions(podphase.ConditionsInput{Pod: pod, Status: &pod.Status, Now: time.Now()})
+	if err != nil {
+		return pod.Name + ": " + err.Error()
+	}
+	have := map[corev1.PodConditionType]corev1.ConditionStatus{}
+	for _, c := range pod.Status.Conditions {
+		have[c.Type] = c.Status
+	}
+	for _, c := range want {
+		if have[c.Type] != c.Status {
+			return fmt.Sprintf("%s: condition %s is %q, podphase %q", pod.Name, c.Type, have[c.Type], c.Status)
+		}
+	}
+	for _, st := range pod.Status.InitContainerStatuses {
+		if t := st.State.Terminated; t == nil || t.ExitCode != 0 || t.FinishedAt.IsZero() {
+			return fmt.Sprintf("%s: init container %s did not run to exit 0: %+v", pod.Name, st.Name, st.State)
+		}
+		for _, c := range pod.Status.ContainerStatuses {
+			if c.State.Running != nil && c.State.Running.StartedAt.Before(&st.State.Terminated.FinishedAt) {
+				return fmt.Sprintf("%s: container %s started before init container %s finished", pod.Name, c.Name, st.Name)
+			}
+		}
+	}
+	return ""
+}
+
+func kwokNode(name string) *corev1.Node {
+	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"),
+		corev1.ResourcePods: resource.MustParse("110")}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{kwokNodeAn: "fake"},
+			Labels: map[string]string{"type": "kwok", corev1.LabelHostname: name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64"}},
+		Spec:   corev1.NodeSpec{Taints: []corev1.Taint{{Key: kwokNodeAn, Value: "fake", Effect: corev1.TaintEffectNoSchedule}}},
+		Status: corev1.NodeStatus{Capacity: res, Allocatable: res.DeepCopy()},
+	}
+}
+
+// deployment is the workload: one container, and with init-probe an init
+// container before it and a readiness probe that passes after 5 s. KWOK's
+// pods get its nodeSelector and toleration.
+func deployment(name string, replicas int32, sim, wl string) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	spec := corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](30),
+		Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}}
+	if wl == "init-probe" {
+		spec.InitContainers = []corev1.Container{{Name: "init", Image: "registry.example/init:1"}}
+		spec.Containers[0].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}},
+			InitialDelaySeconds: 5, PeriodSeconds: 5}
+	}
+	if sim == "kwok" {
+		spec.NodeSelector = map[string]string{"type": "kwok"}
+		spec.Tolerations = []corev1.Toleration{{Key: kwokNodeAn, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	}
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: appsv1.DeploymentSpec{Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec}}}
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// readyAndUntainted: Ready, and without the taints the node-lifecycle
+// controller keeps on a node it does not see Ready.
+func readyAndUntainted(n *corev1.Node) bool {
+	ready := false
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			ready = c.Status == corev1.ConditionTrue
+		}
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable {
+			return false
+		}
+	}
+	return ready
+}
+
+// requestCounts reads apiserver_request_total by "VERB resource[/subresource]",
+// leaving out the benchmark's own metrics scrapes.
+func requestCounts(ctx context.Context, admin kubernetes.Interface) (map[string]float64, error) {
+	b, err := admin.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	mf := families["apiserver_request_total"]
+	if mf == nil {
+		return nil, errors.New("no apiserver_request_total")
+	}
+	for _, m := range mf.GetMetric() {
+		l := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			l[lp.GetName()] = lp.GetValue()
+		}
+		if l["resource"] == "" {
+			continue
+		}
+		key := l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
+		}
+		out[key] += m.GetCounter().GetValue()
+	}
+	return out, nil
+}
+
+// procCPU is a process's user and system CPU so far.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
+}
+
+// procStatus reads a kB field of /proc/PID/status, in MB.
+func procStatus(pid int, field string) float64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func poll(ctx context.Context, timeout time.Duration, cond wait.ConditionWithContextFunc) error {
+	return wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return ok, err
+	})
+}
+
+func tail(s string) string {
+	if len(s) > 3000 {
+		s = s[len(s)-3000:]
+	}
+	return s
+}
+
+// render writes the report.
+func render(cfg *config, rs []result) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	w("# A nodestate fleet beside KWOK\n\n")
+	w("Written by `make bench-fleet` (kube/internal/cmd/benchfleet) on %s. Each row is a run on a control plane of its own\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	w("(etcd, kube-apiserver, kube-controller-manager, kube-scheduler v1.37.2, the controller manager's and the scheduler's\n")
+	w("`--kube-api-qps`/`--kube-api-burst` %d): %d simulated nodes, then Deployments of at most 100 pods each (%s pods in all)\n", cfg.qps, cfg.nodes, sizes(cfg.sizes))
+	w("created at once. *plain*: one container, no probe. *init-probe*: an init container before it and an exec readiness probe\n")
+	w("(initialDelaySeconds 5, periodSeconds 5).\n\n")
+	w("| simulator | workload | nodes | pods | create to all Ready | pod Ready p50 / p99 | CPU from create to Ready | CPU per pod | CPU in all | RSS nodes idle | RSS per pod | peak RSS | API requests per pod | podphase check |\n")
+	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		total := 0.0
+		for _, v := range r.requests {
+			total += v
+		}
+		w("| %s | %s | %d | %d | %.1f s | %.1f / %.1f s | %.2f s | %.2f ms | %.2f s | %.0f MB | %.1f KB | %.0f MB | %.1f | %d of %d differ |\n",
+			r.sim, r.workload, r.nodes, r.pods, r.ready.Seconds(), r.p50.Seconds(), r.p99.Seconds(), r.workCPU.Seconds(),
+			float64(r.workCPU.Microseconds())/1000/float64(r.pods), r.cpu.Seconds(), r.idleRSS,
+			(r.readyRSS-r.idleRSS)*1024/float64(r.pods), r.peakRSS, total, r.mismatches, r.checked)
+	}
+	w("\nCPU is the simulator process's user+system time (from /proc while the pods start; \"in all\" from its rusage at exit,\n")
+	w("start and node registration included). RSS nodes idle: VmRSS with every node Ready and no pod; RSS per pod: the growth\n")
+	w("of VmRSS from there to every pod Ready, per pod; peak RSS: VmHWM. The podphase check takes every 10th pod at the end and\n")
+	w("compares its phase and the status of each condition the kubelet owns with what podphase computes from the pod, and\n")
+	w("that each init container exited 0 before the main container started.\n\n")
+	w("## API requests per pod, by verb and resource\n\n")
+	w("From the API server's apiserver_request_total, between creating the Deployments and the last pod Ready, divided by the\n")
+	w("pods: every client's requests (controllers, scheduler, the simulator, the benchmark's own informer). The simulators'\n")
+	w("own are the pods/status PATCHes, pod GETs, events, leases and nodes/status.\n\n")
+	keys := map[string]bool{}
+	for _, r := range rs {
+		for k, v := range r.requests {
+			if v >= 0.01 {
+				keys[k] = true
+			}
+		}
+	}
+	var ks []string
+	for k := range keys {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	w("| request |")
+	for _, r := range rs {
+		w(" %s %s %d |", r.sim, r.workload, r.pods)
+	}
+	w("\n|---|")
+	for range rs {
+		w("---|")
+	}
+	w("\n")
+	for _, k := range ks {
+		w("| %s |", k)
+		for _, r := range rs {
+			w(" %.2f |", r.requests[k])
+		}
+		w("\n")
+	}
+	var seen []string
+	for _, r := range rs {
+		if r.workload != "init-probe" {
+			continue
+		}
+		verdict := "at or after the readiness probe's 5 s initial delay, so the probe was waited for"
+		if r.p50 < 5*time.Second {
+			verdict = "before the readiness probe's 5 s initial delay could have passed: the probe was not waited for"
+		}
+		seen = append(seen, fmt.Sprintf("- %s, %d pods: half the pods were Ready %.1f s after their creation, %s.", r.sim, r.pods, r.p50.Seconds(), verdict))
+	}
+	if len(seen) > 0 {
+		w("\n## What each simulator did with the init container and the readiness probe\n\n%s\n", strings.Join(seen, "\n"))
+	}
+	var notes []string
+	for _, r := range rs {
+		for _, m := range r.mismatch {
+			notes = append(notes, fmt.Sprintf("- %s %s %d pods: %s", r.sim, r.workload, r.pods, m))
+		}
+	}
+	if len(notes) > 0 {
+		w("\n## podphase check: first differences\n\n%s\n", strings.Join(notes, "\n"))
+	}
+	w("\n## How it was run\n\n")
+	w("    make bench-fleet BENCH_NODES=%d BENCH_PODS=%s\n\n", cfg.nodes, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cfg.sizes)), ","), "[]"))
+	w("which builds the control plane (kube/hack/build-control-plane.sh) and KWOK v0.8.0 from its Go module with its default\n")
+	w("(\"fast\") stages (kube/hack/build-kwok.sh) into ~/.cache/nodestate, and runs, per size and workload:\n\n")
+	w("    node --kubeconfig admin.kubeconfig --nodes %d --name-prefix nodestate- --port 0 --pods 110 --kube-api-qps %d --kube-api-burst %d\n", cfg.nodes, cfg.qps, cfg.qps)
+	w("    kwok --kubeconfig admin.kubeconfig --config stages-fast.yaml --manage-all-nodes=false \\\n")
+	w("      --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake --node-lease-duration-seconds=40 \\\n")
+	w("      --cidr=10.244.0.0/16 --node-ip=10.1.0.1 --server-address=127.0.0.1:PORT\n\n")
+	w("KWOK's nodes are created by the benchmark (annotation kwok.x-k8s.io/node=fake, label type=kwok, taint\n")
+	w("kwok.x-k8s.io/node=fake:NoSchedule, 4 CPUs, 16 GiB, 110 pods, as nodestate's); its pods get the matching nodeSelector\n")
+	w("and toleration. Both run as the cluster's admin.\n\n")
+	w("## Versions and machine\n\n")
+	w("- kube-apiserver, kube-controller-manager, kube-scheduler v1.37.2, etcd v3.7.0; KWOK v0.8.0; %s\n", runtime.Version())
+	w("- %s\n", machine())
+	return b.String()
+}
+
+func sizes(s []int) string {
+	var out []string
+	for _, n := range s {
+		out = append(out, strconv.Itoa(n))
+	}
+	return strings.Join(out, ", then ")
+}
+
+func machine() string {
+	model, mem := "", ""
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "model name"); ok {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+				kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+				mem = fmt.Sprintf("%.1f GiB", kb/1024/1024)
+			}
+		}
+	}
+	return fmt.Sprintf("%d cores (%s), %s memory, %s/%s; the cores were shared with other work during the run", runtime.NumCPU(), model, mem, runtime.GOOS, runtime.GOARCH)
+}
