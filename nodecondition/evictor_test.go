@@ -101,6 +101,38 @@ func TestEvictorSpecCases(t *testing.T) {
 			want:   []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionSchedule, At: t0.Add(time.Second)}},
 		},
 		{
+			id:     "3.7 first toleration used",
+			reason: "3.7: the taint is matched by the first toleration that tolerates it, here one with no seconds: the pod stays forever although a later toleration of the same taint has 100 s",
+			evals:  []ev{{0, []v1.Toleration{tol("taint1", nil), tol("taint1", secs(100))}, []v1.Taint{ne("taint1")}}},
+			want:   []nc.EvictionDecision{{Pod: pod}},
+		},
+		{
+			id:     "3.7 first toleration used, seconds",
+			reason: "3.7: the first toleration of taint1 gives 200 s; a later one of 100 s for the same taint is not used",
+			evals:  []ev{{0, []v1.Toleration{tol("taint1", secs(200)), tol("taint1", secs(100))}, []v1.Taint{ne("taint1")}}},
+			want:   []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionSchedule, At: t0.Add(200 * time.Second)}},
+		},
+		{
+			id:     "3.7 wildcard first",
+			reason: "3.7: a toleration of every taint listed before a 60 s not-ready toleration is the one used: tolerated forever",
+			evals: []ev{{0, []v1.Toleration{{Operator: v1.TolerationOpExists}, tol(nc.TaintNotReady, secs(60))},
+				[]v1.Taint{ne(nc.TaintNotReady)}}},
+			want: []nc.EvictionDecision{{Pod: pod}},
+		},
+		{
+			id:     "3.7 no seconds on one taint",
+			reason: "3.7: taint1 is tolerated forever and taint2 for 100 s: the minimum over the tolerations used is 100 s",
+			evals: []ev{{0, []v1.Toleration{tol("taint1", nil), tol("taint2", secs(100))},
+				[]v1.Taint{ne("taint1"), ne("taint2")}}},
+			want: []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionSchedule, At: t0.Add(100 * time.Second)}},
+		},
+		{
+			id:     "4.1 zero seconds",
+			reason: "4.1: a pod with tolerationSeconds 0 for unreachable is deleted as soon as the taint is seen",
+			evals:  []ev{{0, []v1.Toleration{tol(nc.TaintUnreachable, secs(0))}, []v1.Taint{ne(nc.TaintUnreachable)}}},
+			want:   []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionNow, At: t0}},
+		},
+		{
 			id:     "3.7 cancel",
 			reason: "3.7: the NoExecute taints go away: the pending deletion is cancelled",
 			evals: []ev{
