@@ -159,6 +159,58 @@ func TestEvictorSpecCases(t *testing.T) {
 	}
 }
 
+func TestEvictorPodGone(t *testing.T) {
+	pod := nc.PodKey{Namespace: "default", Name: "web-0"}
+	tols := []v1.Toleration{tol(nc.TaintUnreachable, secs(300))}
+	taints := []v1.Taint{ne(nc.TaintUnreachable)}
+	tests := []struct {
+		id, reason string
+		forget     bool
+		wantDue    []nc.PodKey // due at the first schedule's time
+		wantAgain  nc.EvictionDecision
+	}{
+		{
+			id:        "3.7 pod deleted",
+			reason:    "the pod is gone: its pending deletion is dropped, and a pod re-created with the same name (a StatefulSet's) gets its own 300 s from when it is seen",
+			forget:    true,
+			wantAgain: nc.EvictionDecision{Pod: pod, Action: nc.EvictionSchedule, At: t12.Add(400 * time.Second)},
+		},
+		{
+			id:        "3.7 pod kept",
+			reason:    "without the deletion the pending deletion stays where it was",
+			wantDue:   []nc.PodKey{pod},
+			wantAgain: nc.EvictionDecision{Pod: pod, Action: nc.EvictionKept, At: t12.Add(300 * time.Second)},
+		},
+	}
+	for _, tt := range tests {
+		e := nc.NewEvictor()
+		e.Evaluate(t12, pod, tols, taints)
+		if tt.forget {
+			e.Forget(pod)
+		}
+		_, scheduled := e.Scheduled(pod)
+		_, next := e.Next()
+		if scheduled != !tt.forget || next != !tt.forget {
+			t.Errorf("%s: Scheduled %v, Next %v after the pod went: %s", tt.id, scheduled, next, tt.reason)
+		}
+		again := e.Evaluate(t12.Add(100*time.Second), pod, tols, taints)
+		if diff := cmp.Diff(tt.wantAgain, again); diff != "" {
+			t.Errorf("%s: %s: decision for the pod seen again mismatch (-want +got):\n%s", tt.id, tt.reason, diff)
+		}
+		if tt.wantDue == nil {
+			continue
+		}
+		if diff := cmp.Diff(tt.wantDue, e.Due(t12.Add(300*time.Second))); diff != "" {
+			t.Errorf("%s: %s: due mismatch (-want +got):\n%s", tt.id, tt.reason, diff)
+		}
+	}
+	e := nc.NewEvictor()
+	e.Forget(pod) // nothing scheduled: nothing to drop
+	if _, ok := e.Next(); ok {
+		t.Error("forgetting an unknown pod schedules nothing")
+	}
+}
+
 func TestEvictorMultiplePods(t *testing.T) {
 	// case 41: taint1 on pod1 (no toleration), pod2 (1 s), pod3 (forever);
 	// with taints {1,2} all three go at 0 s.
