@@ -249,6 +249,41 @@ func TestEvictorMultiplePods(t *testing.T) {
 	}
 }
 
+func TestEvictorDueOrder(t *testing.T) {
+	// Due hands out the deletions in time order, then by namespace and name,
+	// so a runner deletes pods that came due together in a stable order.
+	tols := func(s int64) []v1.Toleration { return []v1.Toleration{tol("taint1", secs(s))} }
+	taints := []v1.Taint{ne("taint1")}
+	type sched struct {
+		pod  nc.PodKey
+		secs int64
+	}
+	tests := []struct {
+		id, reason string
+		scheds     []sched
+		want       []nc.PodKey
+	}{
+		{"3.7 due by time", "the pod due first comes first",
+			[]sched{{nc.PodKey{Namespace: "a", Name: "late"}, 20}, {nc.PodKey{Namespace: "b", Name: "early"}, 10}},
+			[]nc.PodKey{{Namespace: "b", Name: "early"}, {Namespace: "a", Name: "late"}}},
+		{"3.7 due together, by namespace", "due at the same time: by namespace first",
+			[]sched{{nc.PodKey{Namespace: "b", Name: "a"}, 10}, {nc.PodKey{Namespace: "a", Name: "z"}, 10}, {nc.PodKey{Namespace: "c", Name: "a"}, 10}},
+			[]nc.PodKey{{Namespace: "a", Name: "z"}, {Namespace: "b", Name: "a"}, {Namespace: "c", Name: "a"}}},
+		{"3.7 due together, by name", "due at the same time in one namespace: by name",
+			[]sched{{nc.PodKey{Namespace: "a", Name: "y"}, 10}, {nc.PodKey{Namespace: "a", Name: "x"}, 10}, {nc.PodKey{Namespace: "a", Name: "z"}, 10}},
+			[]nc.PodKey{{Namespace: "a", Name: "x"}, {Namespace: "a", Name: "y"}, {Namespace: "a", Name: "z"}}},
+	}
+	for _, tt := range tests {
+		e := nc.NewEvictor()
+		for _, s := range tt.scheds {
+			e.Evaluate(t12, s.pod, tols(s.secs), taints)
+		}
+		if diff := cmp.Diff(tt.want, e.Due(t12.Add(time.Minute))); diff != "" {
+			t.Errorf("%s: %s: Due mismatch (-want +got):\n%s", tt.id, tt.reason, diff)
+		}
+	}
+}
+
 func TestWithDefaultTolerations(t *testing.T) {
 	s300 := secs(300)
 	notReady300 := v1.Toleration{Key: nc.TaintNotReady, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: s300}
