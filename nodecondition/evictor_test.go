@@ -1,6 +1,7 @@
 package nodecondition_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -11,6 +12,9 @@ import (
 )
 
 func secs(n int64) *int64 { return &n }
+
+// maxSeconds is the largest whole number of seconds a time.Duration holds.
+const maxSeconds = int64(math.MaxInt64 / int64(time.Second))
 
 func tol(key string, s *int64) v1.Toleration {
 	return v1.Toleration{Key: key, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: s}
@@ -31,6 +35,10 @@ func TestMinTolerationTime(t *testing.T) {
 		{"case 43d", []v1.Toleration{tol("a", secs(1)), tol("b", nil)}, time.Second, "nil is skipped"},
 		{"case 43e", []v1.Toleration{tol("a", nil), tol("b", secs(1))}, time.Second, "order does not matter"},
 		{"3.7 zero", []v1.Toleration{tol("a", secs(5)), tol("b", secs(-3))}, 0, "any value <= 0 means delete now"},
+		{"3.7 zero first", []v1.Toleration{tol("a", secs(0)), tol("b", secs(5))}, 0, "0 is delete now, whatever follows"},
+		{"3.7 largest exact", []v1.Toleration{tol("a", secs(maxSeconds))}, time.Duration(maxSeconds) * time.Second, "the largest whole number of seconds a Duration holds is taken as is"},
+		{"3.7 saturated", []v1.Toleration{tol("a", secs(math.MaxInt64)), tol("b", nil)}, time.Duration(math.MaxInt64), "more seconds than a Duration holds saturate instead of wrapping around"},
+		{"3.7 saturated then shorter", []v1.Toleration{tol("a", secs(maxSeconds + 1)), tol("b", secs(60))}, time.Minute, "a saturated value is still compared with the others"},
 	}
 	for _, tt := range tests {
 		if got := nc.MinTolerationTime(tt.tols); got != tt.want {
@@ -131,6 +139,33 @@ func TestEvictorSpecCases(t *testing.T) {
 			reason: "4.1: a pod with tolerationSeconds 0 for unreachable is deleted as soon as the taint is seen",
 			evals:  []ev{{0, []v1.Toleration{tol(nc.TaintUnreachable, secs(0))}, []v1.Taint{ne(nc.TaintUnreachable)}}},
 			want:   []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionNow, At: t0}},
+		},
+		{
+			id:     "3.7 largest exact seconds",
+			reason: "3.7: the largest whole number of seconds a Duration holds schedules the deletion exactly that far ahead",
+			evals:  []ev{{0, []v1.Toleration{tol("taint1", secs(maxSeconds))}, []v1.Taint{ne("taint1")}}},
+			want:   []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionSchedule, At: t0.Add(time.Duration(maxSeconds) * time.Second)}},
+		},
+		{
+			id:     "3.7 saturated seconds",
+			reason: "3.7: more seconds than a Duration holds schedule the deletion at the farthest time, not in the past and not never",
+			evals: []ev{{0, []v1.Toleration{tol("taint1", secs(math.MaxInt64)), tol("taint2", secs(maxSeconds+1))},
+				[]v1.Taint{ne("taint1"), ne("taint2")}}},
+			want: []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionSchedule, At: t0.Add(time.Duration(math.MaxInt64))}},
+		},
+		{
+			id:     "3.7 saturated then shorter",
+			reason: "3.7: a saturated toleration time is still compared with the other taints': the 60 s one wins",
+			evals: []ev{{0, []v1.Toleration{tol("taint1", secs(math.MaxInt64)), tol("taint2", secs(60))},
+				[]v1.Taint{ne("taint1"), ne("taint2")}}},
+			want: []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionSchedule, At: t0.Add(time.Minute)}},
+		},
+		{
+			id:     "3.7 zero seconds on one taint",
+			reason: "3.7: any toleration used with tolerationSeconds <= 0 means delete now, even when the next taint is tolerated for 60 s",
+			evals: []ev{{0, []v1.Toleration{tol("taint1", secs(0)), tol("taint2", secs(60))},
+				[]v1.Taint{ne("taint1"), ne("taint2")}}},
+			want: []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionNow, At: t0}},
 		},
 		{
 			id:     "3.7 cancel",
