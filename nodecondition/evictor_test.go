@@ -38,7 +38,7 @@ func TestMinTolerationTime(t *testing.T) {
 		{"3.7 zero first", []v1.Toleration{tol("a", secs(0)), tol("b", secs(5))}, 0, "0 is delete now, whatever follows"},
 		{"3.7 largest exact", []v1.Toleration{tol("a", secs(maxSeconds))}, time.Duration(maxSeconds) * time.Second, "the largest whole number of seconds a Duration holds is taken as is"},
 		{"3.7 saturated", []v1.Toleration{tol("a", secs(math.MaxInt64)), tol("b", nil)}, time.Duration(math.MaxInt64), "more seconds than a Duration holds saturate instead of wrapping around"},
-		{"3.7 saturated then shorter", []v1.Toleration{tol("a", secs(maxSeconds + 1)), tol("b", secs(60))}, time.Minute, "a saturated value is still compared with the others"},
+		{"3.7 saturated then shorter", []v1.Toleration{tol("a", secs(maxSeconds+1)), tol("b", secs(60))}, time.Minute, "a saturated value is still compared with the others"},
 	}
 	for _, tt := range tests {
 		if got := nc.MinTolerationTime(tt.tols); got != tt.want {
