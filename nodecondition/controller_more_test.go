@@ -200,6 +200,7 @@ func TestPartialDisruptionRates(t *testing.T) {
 		reason        string
 	}{
 		{"3.6 small partial", 4, 3, []int{0, 0, 0}, 0, "PartialDisruption with at most 50 nodes stops tainting (rate 0)"},
+		{"3.6 50 nodes partial", 50, 30, []int{0, 0, 0}, 0, "50 nodes is not large (strictly more than 50 is): tainting stops"},
 		{"3.6 large partial", 60, 40, []int{1, 0, 1}, 0.01, "PartialDisruption with more than 50 nodes taints at 0.01/s: the swapped limiter starts with the old token"},
 		{"3.6 normal", 10, 2, []int{1, 1, 0}, 0.1, "Normal taints at 0.1/s, burst 1: one now, the other once a token is back"},
 	}

@@ -398,6 +398,8 @@ func TestComputeZoneState(t *testing.T) {
 		{"case 26d", 0, 1, nc.ZoneNormal, "nothing not ready"},
 		{"3.6 full", 1, 1, nc.ZoneFullDisruption, "no ready node and one not ready"},
 		{"3.6 empty", 0, 0, nc.ZoneNormal, "an empty zone is not disrupted"},
+		{"3.6 at the threshold", 11, 20, nc.ZonePartialDisruption, "11/20 is exactly 0.55: the share counts from the threshold on"},
+		{"3.6 two of three", 2, 3, nc.ZoneNormal, "two not ready are never a partial disruption, whatever the share"},
 	}
 	for _, tt := range tests {
 		if got := nc.ComputeZoneState(tt.total-tt.notReady, tt.notReady, 0.55); got != tt.want {
@@ -476,6 +478,25 @@ func TestControllerTaintSpecCases(t *testing.T) {
 			want: map[string][]nt{
 				"node0": {{"node0", nc.TaintNotReady, v1.TaintEffectNoSchedule}, {"node0", nc.TaintNotReady, v1.TaintEffectNoExecute}},
 				"node1": nil,
+			},
+		},
+		{
+			id:     "5.6 every zone down",
+			reason: "3.6/5.6: once every zone is FullDisruption nothing is evicted: the unreachable:NoExecute of node0 (zone2 went down first) and the not-ready:NoExecute of node2 (still posting False) are removed, node1 gets none; only the NoSchedule taints stay",
+			steps: []step{
+				{at: t12, nodes: []*v1.Node{node("node0", t2012, zoneLabels("region1", "zone2"), ready), node("node1", t2012, z, ready), node("node2", t2012, z, ready)}, monitor: true},
+				{at: t12.Add(55 * time.Second), status: map[string][]v1.NodeCondition{
+					"node1": {cond(v1.NodeReady, v1.ConditionTrue, t12.Add(55*time.Second), t12)},
+					"node2": {cond(v1.NodeReady, v1.ConditionFalse, t12.Add(55*time.Second), t12.Add(55*time.Second))},
+				}, monitor: true, taint: true},
+				{at: t12.Add(2 * time.Minute), status: map[string][]v1.NodeCondition{
+					"node2": {cond(v1.NodeReady, v1.ConditionFalse, t12.Add(2*time.Minute), t12.Add(55*time.Second))},
+				}, monitor: true, taint: true},
+			},
+			want: map[string][]nt{
+				"node0": {{"node0", nc.TaintUnreachable, v1.TaintEffectNoSchedule}},
+				"node1": {{"node1", nc.TaintUnreachable, v1.TaintEffectNoSchedule}},
+				"node2": {{"node2", nc.TaintNotReady, v1.TaintEffectNoSchedule}},
 			},
 		},
 		{
