@@ -200,6 +200,7 @@ func TestPartialDisruptionRates(t *testing.T) {
 		reason        string
 	}{
 		{"3.6 small partial", 4, 3, []int{0, 0, 0}, 0, "PartialDisruption with at most 50 nodes stops tainting (rate 0)"},
+		{"3.6 50 nodes partial", 50, 30, []int{0, 0, 0}, 0, "50 nodes is not large (strictly more than 50 is): tainting stops"},
 		{"3.6 large partial", 60, 40, []int{1, 0, 1}, 0.01, "PartialDisruption with more than 50 nodes taints at 0.01/s: the swapped limiter starts with the old token"},
 		{"3.6 normal", 10, 2, []int{1, 1, 0}, 0.1, "Normal taints at 0.1/s, burst 1: one now, the other once a token is back"},
 	}
@@ -261,6 +262,54 @@ func TestPodWorkersMarkNewPods(t *testing.T) {
 	} {
 		if got := c.UpsertPod(tc.pod); got != tc.want {
 			t.Errorf("3.4 pod workers: %s: UpsertPod = %v, want %v", tc.why, got, tc.want)
+		}
+	}
+}
+
+func TestControllerPodBookkeeping(t *testing.T) {
+	// 3.4: MarkPodsNotReady covers every pod bound to the node, whatever
+	// order the pod informer delivered its updates in.
+	withConds := func(p *v1.Pod, conds ...v1.PodCondition) *v1.Pod {
+		p.Status.Conditions = conds
+		return p
+	}
+	unscheduled := readyPod("ns", "a", "")
+	tests := []struct {
+		id, reason string
+		pods       []*v1.Pod // upserted in order; node0 then stops posting
+		want       []string  // pods marked not ready when node0 goes Unknown
+	}{
+		{"3.4 pod updated", "a pod updated again on the same node stays on it once: marked once",
+			[]*v1.Pod{readyPod("ns", "a", "node0"), readyPod("ns", "a", "node0")}, []string{"a"}},
+		{"3.4 pod bound later", "a pod seen before it was scheduled is marked once it is bound to the node",
+			[]*v1.Pod{unscheduled, readyPod("ns", "a", "node0")}, []string{"a"}},
+		{"3.4 pod moved", "a pod seen on node1, then (re-created under the same name) on node0, is node0's only",
+			[]*v1.Pod{readyPod("ns", "a", "node1"), readyPod("ns", "a", "node0")}, []string{"a"}},
+		{"3.4 pod moved away", "a pod seen on node0, then on node1, is no longer node0's",
+			[]*v1.Pod{readyPod("ns", "a", "node0"), readyPod("ns", "b", "node0"), readyPod("ns", "a", "node1")}, []string{"b"}},
+		{"3.4 no Ready condition", "a pod with no Ready condition is left alone, whatever its other conditions",
+			[]*v1.Pod{withConds(readyPod("ns", "a", "node0"), v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue})}, nil},
+		{"3.4 already not ready", "a pod whose Ready is already False is left alone, whatever its other conditions",
+			[]*v1.Pod{withConds(readyPod("ns", "a", "node0"), v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue},
+				v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse})}, nil},
+	}
+	for _, tt := range tests {
+		c := newHealthyPair(t) // node0 and node1, Ready at t12, lease "1"
+		for _, p := range tt.pods {
+			c.UpsertPod(p)
+		}
+		p, err := c.Monitor(t12.Add(time.Minute), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range p.PodsNotReady {
+			if r.Node == "node0" {
+				got = append(got, r.Name)
+			}
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s: %s: pods of node0 marked not ready mismatch (-want +got):\n%s", tt.id, tt.reason, diff)
 		}
 	}
 }

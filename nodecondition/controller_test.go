@@ -340,6 +340,40 @@ func TestControllerZoneSpecCases(t *testing.T) {
 			},
 			want: []map[string]nc.ZoneState{{"region1/zone1": nc.ZoneFullDisruption}},
 		},
+		{
+			id:     "3.6 excluded node alone in its zone",
+			reason: "3.6: an excluded node without zone labels is not counted, so zone \"\" has no state and does not make the cluster look fully disrupted; the worker zone is Normal and goes Full once its only node stops posting",
+			steps: []step{
+				{at: t12, nodes: []*v1.Node{node("cp", t2012, map[string]string{nc.LabelExcludeDisruption: ""}, ready), node("n1", t2012, z1, ready)}, monitor: true},
+				{at: t12.Add(30 * time.Second), monitor: true},
+				{at: t12.Add(60 * time.Second), monitor: true},
+			},
+			want: []map[string]nc.ZoneState{{"region1/zone1": nc.ZoneNormal}, {"region1/zone1": nc.ZoneNormal}, {"region1/zone1": nc.ZoneFullDisruption}},
+		},
+		{
+			id:     "3.6 one zone changes",
+			reason: "3.6: zone states are recomputed for every zone each pass: zone2 goes Full while zone1, listed before it, stays Normal and a zone with no counted node has no state",
+			steps: []step{
+				{at: t12, nodes: []*v1.Node{node("cp", t2012, map[string]string{nc.LabelExcludeDisruption: ""}, ready), node("n1", t2012, z1, ready), node("n2", t2012, z2, ready)}, monitor: true},
+				{at: later, status: map[string][]v1.NodeCondition{"n1": {readyLater}, "n2": {cond(v1.NodeReady, v1.ConditionFalse, later, later)}}, monitor: true},
+			},
+			want: []map[string]nc.ZoneState{
+				{"region1/zone1": nc.ZoneNormal, "region1/zone2": nc.ZoneNormal},
+				{"region1/zone1": nc.ZoneNormal, "region1/zone2": nc.ZoneFullDisruption},
+			},
+		},
+		{
+			id:     "3.6 leaving all-full past an empty zone",
+			reason: "3.6: both counted zones Full, then zone1's node is Ready again: leaving the all-zones-full state recomputes every zone with a state, past a zone with no counted node",
+			steps: []step{
+				{at: t12, nodes: []*v1.Node{node("cp", t2012, map[string]string{nc.LabelExcludeDisruption: ""}, ready), node("n1", t2012, z1, unknown), node("n2", t2012, z2, unknown)}, monitor: true},
+				{at: later, status: map[string][]v1.NodeCondition{"n1": {readyLater}}, monitor: true},
+			},
+			want: []map[string]nc.ZoneState{
+				{"region1/zone1": nc.ZoneFullDisruption, "region1/zone2": nc.ZoneFullDisruption},
+				{"region1/zone1": nc.ZoneNormal, "region1/zone2": nc.ZoneFullDisruption},
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
@@ -364,10 +398,34 @@ func TestComputeZoneState(t *testing.T) {
 		{"case 26d", 0, 1, nc.ZoneNormal, "nothing not ready"},
 		{"3.6 full", 1, 1, nc.ZoneFullDisruption, "no ready node and one not ready"},
 		{"3.6 empty", 0, 0, nc.ZoneNormal, "an empty zone is not disrupted"},
+		{"3.6 at the threshold", 11, 20, nc.ZonePartialDisruption, "11/20 is exactly 0.55: the share counts from the threshold on"},
+		{"3.6 two of three", 2, 3, nc.ZoneNormal, "two not ready are never a partial disruption, whatever the share"},
 	}
 	for _, tt := range tests {
 		if got := nc.ComputeZoneState(tt.total-tt.notReady, tt.notReady, 0.55); got != tt.want {
 			t.Errorf("%s: ComputeZoneState(%d/%d) = %v, want %v (%s)", tt.id, tt.notReady, tt.total, got, tt.want, tt.reason)
+		}
+	}
+}
+
+func TestZoneKey(t *testing.T) {
+	tests := []struct {
+		id     string
+		labels map[string]string
+		want   string
+		reason string
+	}{
+		{"3.6 topology", zoneLabels("r", "z"), "r/z", "the topology region and zone labels"},
+		{"3.6 beta", map[string]string{v1.LabelFailureDomainBetaRegion: "r", v1.LabelFailureDomainBetaZone: "z"}, "r/z", "falling back to the beta failure-domain labels"},
+		{"3.6 topology first", map[string]string{v1.LabelTopologyRegion: "r", v1.LabelTopologyZone: "z",
+			v1.LabelFailureDomainBetaRegion: "old", v1.LabelFailureDomainBetaZone: "old"}, "r/z", "the topology labels win over the beta ones"},
+		{"3.6 zone only", map[string]string{v1.LabelTopologyZone: "z"}, "z", "no region: the zone alone"},
+		{"3.6 region only", map[string]string{v1.LabelTopologyRegion: "r"}, "r/", "a region with no zone is its own key"},
+		{"3.6 no labels", nil, "", "nodes without the labels share the zone \"\""},
+	}
+	for _, tt := range tests {
+		if got := nc.ZoneKey(tt.labels); got != tt.want {
+			t.Errorf("%s: ZoneKey = %q, want %q (%s)", tt.id, got, tt.want, tt.reason)
 		}
 	}
 }
@@ -420,6 +478,25 @@ func TestControllerTaintSpecCases(t *testing.T) {
 			want: map[string][]nt{
 				"node0": {{"node0", nc.TaintNotReady, v1.TaintEffectNoSchedule}, {"node0", nc.TaintNotReady, v1.TaintEffectNoExecute}},
 				"node1": nil,
+			},
+		},
+		{
+			id:     "5.6 every zone down",
+			reason: "3.6/5.6: once every zone is FullDisruption nothing is evicted: the unreachable:NoExecute of node0 (zone2 went down first) and the not-ready:NoExecute of node2 (still posting False) are removed, node1 gets none; only the NoSchedule taints stay",
+			steps: []step{
+				{at: t12, nodes: []*v1.Node{node("node0", t2012, zoneLabels("region1", "zone2"), ready), node("node1", t2012, z, ready), node("node2", t2012, z, ready)}, monitor: true},
+				{at: t12.Add(55 * time.Second), status: map[string][]v1.NodeCondition{
+					"node1": {cond(v1.NodeReady, v1.ConditionTrue, t12.Add(55*time.Second), t12)},
+					"node2": {cond(v1.NodeReady, v1.ConditionFalse, t12.Add(55*time.Second), t12.Add(55*time.Second))},
+				}, monitor: true, taint: true},
+				{at: t12.Add(2 * time.Minute), status: map[string][]v1.NodeCondition{
+					"node2": {cond(v1.NodeReady, v1.ConditionFalse, t12.Add(2*time.Minute), t12.Add(55*time.Second))},
+				}, monitor: true, taint: true},
+			},
+			want: map[string][]nt{
+				"node0": {{"node0", nc.TaintUnreachable, v1.TaintEffectNoSchedule}},
+				"node1": {{"node1", nc.TaintUnreachable, v1.TaintEffectNoSchedule}},
+				"node2": {{"node2", nc.TaintNotReady, v1.TaintEffectNoSchedule}},
 			},
 		},
 		{

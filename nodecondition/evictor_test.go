@@ -1,6 +1,7 @@
 package nodecondition_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -11,6 +12,9 @@ import (
 )
 
 func secs(n int64) *int64 { return &n }
+
+// maxSeconds is the largest whole number of seconds a time.Duration holds.
+const maxSeconds = int64(math.MaxInt64 / int64(time.Second))
 
 func tol(key string, s *int64) v1.Toleration {
 	return v1.Toleration{Key: key, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoExecute, TolerationSeconds: s}
@@ -31,6 +35,10 @@ func TestMinTolerationTime(t *testing.T) {
 		{"case 43d", []v1.Toleration{tol("a", secs(1)), tol("b", nil)}, time.Second, "nil is skipped"},
 		{"case 43e", []v1.Toleration{tol("a", nil), tol("b", secs(1))}, time.Second, "order does not matter"},
 		{"3.7 zero", []v1.Toleration{tol("a", secs(5)), tol("b", secs(-3))}, 0, "any value <= 0 means delete now"},
+		{"3.7 zero first", []v1.Toleration{tol("a", secs(0)), tol("b", secs(5))}, 0, "0 is delete now, whatever follows"},
+		{"3.7 largest exact", []v1.Toleration{tol("a", secs(maxSeconds))}, time.Duration(maxSeconds) * time.Second, "the largest whole number of seconds a Duration holds is taken as is"},
+		{"3.7 saturated", []v1.Toleration{tol("a", secs(math.MaxInt64)), tol("b", nil)}, time.Duration(math.MaxInt64), "more seconds than a Duration holds saturate instead of wrapping around"},
+		{"3.7 saturated then shorter", []v1.Toleration{tol("a", secs(maxSeconds+1)), tol("b", secs(60))}, time.Minute, "a saturated value is still compared with the others"},
 	}
 	for _, tt := range tests {
 		if got := nc.MinTolerationTime(tt.tols); got != tt.want {
@@ -101,6 +109,65 @@ func TestEvictorSpecCases(t *testing.T) {
 			want:   []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionSchedule, At: t0.Add(time.Second)}},
 		},
 		{
+			id:     "3.7 first toleration used",
+			reason: "3.7: the taint is matched by the first toleration that tolerates it, here one with no seconds: the pod stays forever although a later toleration of the same taint has 100 s",
+			evals:  []ev{{0, []v1.Toleration{tol("taint1", nil), tol("taint1", secs(100))}, []v1.Taint{ne("taint1")}}},
+			want:   []nc.EvictionDecision{{Pod: pod}},
+		},
+		{
+			id:     "3.7 first toleration used, seconds",
+			reason: "3.7: the first toleration of taint1 gives 200 s; a later one of 100 s for the same taint is not used",
+			evals:  []ev{{0, []v1.Toleration{tol("taint1", secs(200)), tol("taint1", secs(100))}, []v1.Taint{ne("taint1")}}},
+			want:   []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionSchedule, At: t0.Add(200 * time.Second)}},
+		},
+		{
+			id:     "3.7 wildcard first",
+			reason: "3.7: a toleration of every taint listed before a 60 s not-ready toleration is the one used: tolerated forever",
+			evals: []ev{{0, []v1.Toleration{{Operator: v1.TolerationOpExists}, tol(nc.TaintNotReady, secs(60))},
+				[]v1.Taint{ne(nc.TaintNotReady)}}},
+			want: []nc.EvictionDecision{{Pod: pod}},
+		},
+		{
+			id:     "3.7 no seconds on one taint",
+			reason: "3.7: taint1 is tolerated forever and taint2 for 100 s: the minimum over the tolerations used is 100 s",
+			evals: []ev{{0, []v1.Toleration{tol("taint1", nil), tol("taint2", secs(100))},
+				[]v1.Taint{ne("taint1"), ne("taint2")}}},
+			want: []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionSchedule, At: t0.Add(100 * time.Second)}},
+		},
+		{
+			id:     "4.1 zero seconds",
+			reason: "4.1: a pod with tolerationSeconds 0 for unreachable is deleted as soon as the taint is seen",
+			evals:  []ev{{0, []v1.Toleration{tol(nc.TaintUnreachable, secs(0))}, []v1.Taint{ne(nc.TaintUnreachable)}}},
+			want:   []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionNow, At: t0}},
+		},
+		{
+			id:     "3.7 largest exact seconds",
+			reason: "3.7: the largest whole number of seconds a Duration holds schedules the deletion exactly that far ahead",
+			evals:  []ev{{0, []v1.Toleration{tol("taint1", secs(maxSeconds))}, []v1.Taint{ne("taint1")}}},
+			want:   []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionSchedule, At: t0.Add(time.Duration(maxSeconds) * time.Second)}},
+		},
+		{
+			id:     "3.7 saturated seconds",
+			reason: "3.7: more seconds than a Duration holds schedule the deletion at the farthest time, not in the past and not never",
+			evals: []ev{{0, []v1.Toleration{tol("taint1", secs(math.MaxInt64)), tol("taint2", secs(maxSeconds+1))},
+				[]v1.Taint{ne("taint1"), ne("taint2")}}},
+			want: []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionSchedule, At: t0.Add(time.Duration(math.MaxInt64))}},
+		},
+		{
+			id:     "3.7 saturated then shorter",
+			reason: "3.7: a saturated toleration time is still compared with the other taints': the 60 s one wins",
+			evals: []ev{{0, []v1.Toleration{tol("taint1", secs(math.MaxInt64)), tol("taint2", secs(60))},
+				[]v1.Taint{ne("taint1"), ne("taint2")}}},
+			want: []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionSchedule, At: t0.Add(time.Minute)}},
+		},
+		{
+			id:     "3.7 zero seconds on one taint",
+			reason: "3.7: any toleration used with tolerationSeconds <= 0 means delete now, even when the next taint is tolerated for 60 s",
+			evals: []ev{{0, []v1.Toleration{tol("taint1", secs(0)), tol("taint2", secs(60))},
+				[]v1.Taint{ne("taint1"), ne("taint2")}}},
+			want: []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionNow, At: t0}},
+		},
+		{
 			id:     "3.7 cancel",
 			reason: "3.7: the NoExecute taints go away: the pending deletion is cancelled",
 			evals: []ev{
@@ -124,6 +191,58 @@ func TestEvictorSpecCases(t *testing.T) {
 				t.Errorf("%s: decisions mismatch (-want +got):\n%s", tt.reason, diff)
 			}
 		})
+	}
+}
+
+func TestEvictorPodGone(t *testing.T) {
+	pod := nc.PodKey{Namespace: "default", Name: "web-0"}
+	tols := []v1.Toleration{tol(nc.TaintUnreachable, secs(300))}
+	taints := []v1.Taint{ne(nc.TaintUnreachable)}
+	tests := []struct {
+		id, reason string
+		forget     bool
+		wantDue    []nc.PodKey // due at the first schedule's time
+		wantAgain  nc.EvictionDecision
+	}{
+		{
+			id:        "3.7 pod deleted",
+			reason:    "the pod is gone: its pending deletion is dropped, and a pod re-created with the same name (a StatefulSet's) gets its own 300 s from when it is seen",
+			forget:    true,
+			wantAgain: nc.EvictionDecision{Pod: pod, Action: nc.EvictionSchedule, At: t12.Add(400 * time.Second)},
+		},
+		{
+			id:        "3.7 pod kept",
+			reason:    "without the deletion the pending deletion stays where it was",
+			wantDue:   []nc.PodKey{pod},
+			wantAgain: nc.EvictionDecision{Pod: pod, Action: nc.EvictionKept, At: t12.Add(300 * time.Second)},
+		},
+	}
+	for _, tt := range tests {
+		e := nc.NewEvictor()
+		e.Evaluate(t12, pod, tols, taints)
+		if tt.forget {
+			e.Forget(pod)
+		}
+		_, scheduled := e.Scheduled(pod)
+		_, next := e.Next()
+		if scheduled != !tt.forget || next != !tt.forget {
+			t.Errorf("%s: Scheduled %v, Next %v after the pod went: %s", tt.id, scheduled, next, tt.reason)
+		}
+		again := e.Evaluate(t12.Add(100*time.Second), pod, tols, taints)
+		if diff := cmp.Diff(tt.wantAgain, again); diff != "" {
+			t.Errorf("%s: %s: decision for the pod seen again mismatch (-want +got):\n%s", tt.id, tt.reason, diff)
+		}
+		if tt.wantDue == nil {
+			continue
+		}
+		if diff := cmp.Diff(tt.wantDue, e.Due(t12.Add(300*time.Second))); diff != "" {
+			t.Errorf("%s: %s: due mismatch (-want +got):\n%s", tt.id, tt.reason, diff)
+		}
+	}
+	e := nc.NewEvictor()
+	e.Forget(pod) // nothing scheduled: nothing to drop
+	if _, ok := e.Next(); ok {
+		t.Error("forgetting an unknown pod schedules nothing")
 	}
 }
 
@@ -161,6 +280,41 @@ func TestEvictorMultiplePods(t *testing.T) {
 		}
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("%s: %s: deletion delays mismatch (-want +got):\n%s", tc.id, tc.reason, diff)
+		}
+	}
+}
+
+func TestEvictorDueOrder(t *testing.T) {
+	// Due hands out the deletions in time order, then by namespace and name,
+	// so a runner deletes pods that came due together in a stable order.
+	tols := func(s int64) []v1.Toleration { return []v1.Toleration{tol("taint1", secs(s))} }
+	taints := []v1.Taint{ne("taint1")}
+	type sched struct {
+		pod  nc.PodKey
+		secs int64
+	}
+	tests := []struct {
+		id, reason string
+		scheds     []sched
+		want       []nc.PodKey
+	}{
+		{"3.7 due by time", "the pod due first comes first",
+			[]sched{{nc.PodKey{Namespace: "a", Name: "late"}, 20}, {nc.PodKey{Namespace: "b", Name: "early"}, 10}},
+			[]nc.PodKey{{Namespace: "b", Name: "early"}, {Namespace: "a", Name: "late"}}},
+		{"3.7 due together, by namespace", "due at the same time: by namespace first",
+			[]sched{{nc.PodKey{Namespace: "b", Name: "a"}, 10}, {nc.PodKey{Namespace: "a", Name: "z"}, 10}, {nc.PodKey{Namespace: "c", Name: "a"}, 10}},
+			[]nc.PodKey{{Namespace: "a", Name: "z"}, {Namespace: "b", Name: "a"}, {Namespace: "c", Name: "a"}}},
+		{"3.7 due together, by name", "due at the same time in one namespace: by name",
+			[]sched{{nc.PodKey{Namespace: "a", Name: "y"}, 10}, {nc.PodKey{Namespace: "a", Name: "x"}, 10}, {nc.PodKey{Namespace: "a", Name: "z"}, 10}},
+			[]nc.PodKey{{Namespace: "a", Name: "x"}, {Namespace: "a", Name: "y"}, {Namespace: "a", Name: "z"}}},
+	}
+	for _, tt := range tests {
+		e := nc.NewEvictor()
+		for _, s := range tt.scheds {
+			e.Evaluate(t12, s.pod, tols(s.secs), taints)
+		}
+		if diff := cmp.Diff(tt.want, e.Due(t12.Add(time.Minute))); diff != "" {
+			t.Errorf("%s: %s: Due mismatch (-want +got):\n%s", tt.id, tt.reason, diff)
 		}
 	}
 }

@@ -221,6 +221,107 @@ func TestKubeletPressureTransitionTimeline(t *testing.T) {
 	}
 }
 
+func TestKubeletEvictionPasses(t *testing.T) {
+	// 2.6: which thresholds are met in each synchronize pass, and which one
+	// drives the eviction of a pod.
+	memHard := nc.Threshold{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: 100 * mi},
+		MinReclaim: nc.ThresholdValue{Quantity: 500 * mi}}
+	diskHard := nc.Threshold{Signal: nc.SignalNodeFsAvailable, Value: nc.ThresholdValue{Percentage: 0.10}}
+	memSoft := nc.Threshold{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: 2 * gi}, Soft: true, GracePeriod: 2 * time.Minute}
+	sample := func(mem, disk int64) *nc.Sample {
+		var s nc.Sample
+		s.Set(nc.SignalMemoryAvailable, mem, 10*gi)
+		s.Set(nc.SignalNodeFsAvailable, disk, 100*gi)
+		s.Set(nc.SignalImageFsAvailable, disk, 100*gi)
+		return &s
+	}
+	type pass struct {
+		at        time.Duration
+		mem, disk int64
+		met       uint64 // EvictionPass.Met
+		evict     int    // EvictionPass.Evict
+	}
+	tests := []struct {
+		id, reason string
+		thresholds []nc.Threshold
+		passes     []pass
+	}{
+		{
+			id: "2.6 step 2 minimum reclaim",
+			reason: "the minimum reclaim (500Mi) only keeps a threshold met after it drove an eviction: 300Mi is no pressure before; " +
+				"after an eviction at 50Mi it stays met (and evicts again) until available passes 100Mi + 500Mi; then 300Mi is no pressure again",
+			thresholds: []nc.Threshold{memHard},
+			passes: []pass{
+				{0, 300 * mi, 50 * gi, 0, -1},
+				{10 * time.Second, 50 * mi, 50 * gi, 1, 0},
+				{20 * time.Second, 300 * mi, 50 * gi, 1, 0},
+				{30 * time.Second, 700 * mi, 50 * gi, 0, -1},
+				{40 * time.Second, 300 * mi, 50 * gi, 0, -1},
+			},
+		},
+		{
+			id:         "2.6 step 2 minimum reclaim of the acting threshold",
+			reason:     "the minimum reclaim applies to the threshold that drove the eviction only: after the disk threshold evicted, 300Mi of memory is still no memory pressure",
+			thresholds: []nc.Threshold{memHard, diskHard},
+			passes: []pass{
+				{0, 4 * gi, 5 * gi, 2, 1},
+				{10 * time.Second, 300 * mi, 5 * gi, 2, 1},
+			},
+		},
+		{
+			id:         "2.6 step 8 memory first",
+			reason:     "with a disk and a memory threshold both met, the memory one evicts, whatever the configured order",
+			thresholds: []nc.Threshold{diskHard, {Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: 100 * mi}}},
+			passes: []pass{
+				{0, 4 * gi, 5 * gi, 1, 0},
+				{10 * time.Second, 50 * mi, 5 * gi, 3, 1},
+			},
+		},
+		{
+			id:         "2.6 step 8 configured order",
+			reason:     "a memory threshold listed first keeps priority over a disk threshold met after it; alone, the disk threshold evicts",
+			thresholds: []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: 100 * mi}}, diskHard},
+			passes: []pass{
+				{0, 50 * mi, 5 * gi, 3, 0},
+				{10 * time.Second, 4 * gi, 5 * gi, 2, 1},
+			},
+		},
+		{
+			id:         "2.6 step 8 disk thresholds in order",
+			reason:     "two disk thresholds met together: the first configured one evicts (the priority sort moves only memory ahead)",
+			thresholds: []nc.Threshold{diskHard, {Signal: nc.SignalImageFsAvailable, Value: nc.ThresholdValue{Percentage: 0.15}}},
+			passes:     []pass{{0, 4 * gi, 5 * gi, 3, 0}},
+		},
+		{
+			id:         "2.6 step 6 grace reached",
+			reason:     "a soft threshold met continuously for exactly its 2 m grace drives an eviction (now - firstObservedAt >= grace)",
+			thresholds: []nc.Threshold{memSoft},
+			passes: []pass{
+				{0, 1 * gi, 50 * gi, 1, -1},
+				{time.Minute, 1 * gi, 50 * gi, 1, -1},
+				{2 * time.Minute, 1 * gi, 50 * gi, 1, 0},
+			},
+		},
+	}
+	for _, tt := range tests {
+		cfg := nc.DefaultKubeletOptions()
+		cfg.Thresholds = tt.thresholds
+		k, err := nc.NewKubelet(noJitter(cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, ps := range tt.passes {
+			p, err := k.Observe(t12.Add(ps.at), sample(ps.mem, ps.disk))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Met != ps.met || p.Evict != ps.evict {
+				t.Errorf("%s: pass %d (+%v): Met %b Evict %d, want Met %b Evict %d (%s)", tt.id, i, ps.at, p.Met, p.Evict, ps.met, ps.evict, tt.reason)
+			}
+		}
+	}
+}
+
 func TestKubeletReportRuleJitter(t *testing.T) {
 	// 2.2: after the first report and after every change the kubelet draws
 	// d in [-R/2, R/2); the next unchanged report is due at last + R + d, and

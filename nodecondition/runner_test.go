@@ -23,6 +23,8 @@ type apiRecorder struct {
 	mu       sync.Mutex
 	lines    []string
 	failPods int // how many MarkPodNotReady calls fail next
+	// onNotReady, when set, runs inside each MarkPodNotReady call.
+	onNotReady func(nc.PodRef)
 }
 
 var (
@@ -69,6 +71,9 @@ func (a *apiRecorder) MarkPodNotReady(_ context.Context, pod nc.PodRef) error {
 		return errors.New("injected failure")
 	}
 	a.log("not ready " + pod.Namespace + "/" + pod.Name)
+	if a.onNotReady != nil {
+		a.onNotReady(pod)
+	}
 	return nil
 }
 
@@ -241,5 +246,44 @@ func TestRunnerInformers(t *testing.T) {
 	var zero nc.Runner
 	if err := zero.UpsertPod(ctx, bare); !errors.Is(err, nc.ErrNotInitialized) || zero.Stats() != (nc.RunnerStats{}) {
 		t.Errorf("zero Runner: UpsertPod = %v", err)
+	}
+}
+
+func TestRunnerPodGoneWhileMarked(t *testing.T) {
+	// 3.4: a pod deleted while the controller sets it not ready (the write
+	// finds it gone, which counts as done) is forgotten, and the runner goes
+	// on with the pods that are still there.
+	fc := clocktesting.NewFakeClock(t12)
+	api := &apiRecorder{clk: fc}
+	c, _ := nc.NewController(nc.DefaultControllerOptions())
+	r, err := nc.NewRunner(nc.RunnerOptions{Clock: fc}, c, api, api, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := r.UpsertNode(ctx, node("n", t2012, nil, cond(v1.NodeReady, v1.ConditionFalse, t12, t12))); err != nil {
+		t.Fatal(err)
+	}
+	api.onNotReady = func(p nc.PodRef) {
+		if p.Name == "gone" {
+			r.DeletePod(p.Namespace, p.Name)
+		}
+	}
+	for _, name := range []string{"gone", "kept"} {
+		if err := r.UpsertPod(ctx, readyPod("default", name, "n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	api.onNotReady = nil
+	want := []string{
+		"0s n taint +node.kubernetes.io/not-ready:NoSchedule",
+		"0s not ready default/gone",
+		"0s not ready default/kept",
+	}
+	if diff := cmp.Diff(want, api.take()); diff != "" {
+		t.Errorf("API calls mismatch (-want +got):\n%s", diff)
+	}
+	if s := r.Stats(); s.PodsMarkedNotReady != 2 || s.Failed != 0 {
+		t.Errorf("stats %+v: both writes count as done", s)
 	}
 }

@@ -100,6 +100,10 @@ func TestTolerates(t *testing.T) {
 			t.Errorf("%s: Tolerates = %v, want %v", tt.id, got, tt.want)
 		}
 	}
+	wildcard := v1.Toleration{Operator: v1.TolerationOpExists}
+	if nc.Tolerates(nil, &taint) || nc.Tolerates(&wildcard, nil) {
+		t.Error("a nil toleration or taint matches nothing (documented), not even the wildcard")
+	}
 }
 
 func TestOptionValidation(t *testing.T) {

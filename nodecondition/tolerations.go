@@ -78,8 +78,10 @@ const maxDuration = time.Duration(1<<63 - 1)
 // TolerationTime evaluates a pod's tolerations against a node's NoExecute
 // taints as the taint-eviction controller does. It returns tolerated false when
 // some NoExecute taint is not tolerated (delete now); otherwise the minimum
-// toleration time of the tolerations used, -1 meaning forever. With no
-// NoExecute taint it returns (true, -1). It allocates nothing.
+// toleration time of the tolerations used, -1 meaning forever. Each taint uses
+// the first toleration in tols that tolerates it, so a later toleration of the
+// same taint with other seconds does not count. With no NoExecute taint it
+// returns (true, -1). It allocates nothing.
 func TolerationTime(tols []v1.Toleration, taints []v1.Taint) (tolerated bool, d time.Duration) {
 	d = -1
 	any := false
@@ -89,29 +91,29 @@ func TolerationTime(tols []v1.Toleration, taints []v1.Taint) (tolerated bool, d 
 			continue
 		}
 		any = true
-		found := false
+		used := -1
 		for j := range tols {
-			if !Tolerates(&tols[j], t) {
-				continue
-			}
-			found = true
-			s := tols[j].TolerationSeconds
-			if s == nil {
-				continue
-			}
-			v := time.Duration(0)
-			if *s > 0 {
-				v = time.Duration(*s) * time.Second
-				if *s > int64(maxDuration/time.Second) {
-					v = maxDuration
-				}
-			}
-			if d < 0 || v < d {
-				d = v
+			if Tolerates(&tols[j], t) {
+				used = j
+				break
 			}
 		}
-		if !found {
+		if used < 0 {
 			return false, 0
+		}
+		s := tols[used].TolerationSeconds
+		if s == nil {
+			continue
+		}
+		v := time.Duration(0)
+		if *s > 0 {
+			v = time.Duration(*s) * time.Second
+			if *s > int64(maxDuration/time.Second) {
+				v = maxDuration
+			}
+		}
+		if d < 0 || v < d {
+			d = v
 		}
 	}
 	if !any {
