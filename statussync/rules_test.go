@@ -1,0 +1,192 @@
+package statussync
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Rules of spec/statussync.md that the case tests (S1 to S52) do not pin
+// down on their own, a table per rule.
+
+// couldRun is a DeletionSafety that always says containers could run.
+type couldRun struct{}
+
+func (couldRun) PodCouldHaveRunningContainers(*v1.Pod) bool { return true }
+
+func failedStatus() v1.PodStatus {
+	return v1.PodStatus{Phase: v1.PodFailed, ContainerStatuses: []v1.ContainerStatus{named("app", termState(1))}}
+}
+
+// Section 5, canBeDeleted: a pod is deleted only when the server copy has
+// a deletionTimestamp, is not a mirror pod, shows a terminal phase, and the
+// cache has finished the pod; each row takes one condition away.
+func TestCanBeDeletedRules(t *testing.T) {
+	ts := metav1.NewTime(t0)
+	tests := []struct {
+		id, reason string
+		deleting   bool // the server copy has a deletionTimestamp
+		static     bool // a static pod, written to its mirror pod
+		couldRun   bool // DeletionSafety says containers could still run
+		finish     bool // TerminatePod was called
+		want       map[string]int
+		wantGone   bool
+	}{
+		{id: "5 canBeDeleted (S38)", reason: "finished, terminal and deleting: deleted with the status write",
+			deleting: true, finish: true, want: map[string]int{"get": 1, "patch": 1, "delete": 1}, wantGone: true},
+		{id: "5 canBeDeleted 1", reason: "a finished, Failed pod nobody asked to delete stays on the server",
+			finish: true, want: map[string]int{"get": 1, "patch": 1}},
+		{id: "5 canBeDeleted 2", reason: "a mirror pod is never deleted by the status manager, even finished, Failed and deleting",
+			deleting: true, static: true, finish: true, want: map[string]int{"get": 1, "patch": 1}},
+		{id: "5 canBeDeleted 3", reason: "the API phase decides: while containers could run the server keeps Running, so no delete",
+			deleting: true, couldRun: true, finish: true, want: map[string]int{"get": 1, "patch": 1}},
+		{id: "5 canBeDeleted 4 (S37)", reason: "a Failed, deleting pod the node has not finished is not deleted",
+			deleting: true, want: map[string]int{"get": 1, "patch": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			opts := DefaultOptions()
+			cached := testPod("u1", "p1")
+			server := testPod("u1", "p1")
+			if tt.static {
+				opts.Mirrors = &fakeMirrors{static: "u1", mirror: "m1"}
+				cached.Annotations = map[string]string{ConfigSourceAnnotation: "file"}
+				server.UID = "m1"
+				server.Annotations = map[string]string{ConfigSourceAnnotation: "file", ConfigMirrorAnnotation: "hash"}
+			}
+			if tt.deleting {
+				server.DeletionTimestamp = &ts
+				cached.DeletionTimestamp = &ts
+			}
+			server.Status = runningStatus("app")
+			h := newHarness(t, opts, func(eo *EngineOptions) {
+				if tt.couldRun {
+					eo.Planner.DeletionSafety = couldRun{}
+				}
+			})
+			h.create(server)
+			h.set(cached, failedStatus())
+			if tt.finish {
+				if err := h.cache.TerminatePod(cached, h.now()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var last map[string]int
+			h.sync()
+			wantRequests(t, tt.id+": "+tt.reason, h.requests(&last), tt.want)
+			if _, ok := h.api.Pod("default", "p1"); ok == tt.wantGone {
+				t.Errorf("%s: %s: on the server %v, want %v", tt.id, tt.reason, ok, !tt.wantGone)
+			}
+		})
+	}
+}
+
+// Section 1.3 and 5: which pods are static and which are mirror pods, from
+// their annotations.
+func TestStaticAndMirrorPods(t *testing.T) {
+	annotated := func(a map[string]string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: a}}
+	}
+	tests := []struct {
+		id, reason           string
+		pod                  *v1.Pod
+		wantStatic, wantMirr bool
+	}{
+		{id: "1.3 nil", reason: "no pod is neither", pod: nil},
+		{id: "1.3 api pod", reason: "a pod from the API server is neither", pod: annotated(map[string]string{ConfigSourceAnnotation: "api"})},
+		{id: "1.3 plain", reason: "a pod without annotations is neither", pod: annotated(nil)},
+		{id: "1.3 static", reason: "a pod from a file is static", pod: annotated(map[string]string{ConfigSourceAnnotation: "file"}), wantStatic: true},
+		{id: "5 canBeDeleted 2 mirror", reason: "the config.mirror annotation makes a mirror pod, whatever its value",
+			pod: annotated(map[string]string{ConfigSourceAnnotation: "file", ConfigMirrorAnnotation: ""}), wantStatic: true, wantMirr: true},
+	}
+	for _, tt := range tests {
+		if got := IsStatic(tt.pod); got != tt.wantStatic {
+			t.Errorf("%s: %s: IsStatic %v", tt.id, tt.reason, got)
+		}
+		if got := IsMirror(tt.pod); got != tt.wantMirr {
+			t.Errorf("%s: %s: IsMirror %v", tt.id, tt.reason, got)
+		}
+	}
+}
+
+// Section 7, SetContainerStartup: only an equal, non-nil Started is no
+// change; every other result is stored and makes a new version.
+func TestSetContainerStartupRule(t *testing.T) {
+	tests := []struct {
+		id, reason  string
+		before      *bool // Started of the cached container status
+		started     bool
+		wantChanged bool
+	}{
+		{id: "7 SetContainerStartup nil->false", reason: "a first startup result false is recorded", started: false, wantChanged: true},
+		{id: "7 SetContainerStartup nil->true", reason: "a first startup result true is recorded", started: true, wantChanged: true},
+		{id: "7 SetContainerStartup false->true", reason: "the startup probe succeeding is recorded", before: new(false), started: true, wantChanged: true},
+		{id: "7 SetContainerStartup true->false", reason: "a restarted container's startup probe pending again is recorded", before: new(true), started: false, wantChanged: true},
+		{id: "7 SetContainerStartup true->true", reason: "the same result again is no change", before: new(true), started: true},
+		{id: "7 SetContainerStartup false->false", reason: "the same result again is no change", before: new(false), started: false},
+	}
+	for _, tt := range tests {
+		h := newHarness(t, DefaultOptions())
+		pod := testPod("u1", "p1", "app")
+		s := runningStatus("app")
+		s.ContainerStatuses[0].Started = tt.before
+		h.set(pod, s)
+		v := h.cache.Version(pod.UID)
+		changed, err := h.cache.SetContainerStartup(pod.UID, "c://app", tt.started, h.now())
+		if err != nil {
+			t.Fatalf("%s: %v", tt.id, err)
+		}
+		got, _ := h.cache.GetPodStatus(pod.UID)
+		st := got.ContainerStatuses[0].Started
+		switch {
+		case changed != tt.wantChanged:
+			t.Errorf("%s: %s: changed %v, want %v", tt.id, tt.reason, changed, tt.wantChanged)
+		case tt.wantChanged && h.cache.Version(pod.UID) != v+1:
+			t.Errorf("%s: %s: version %d, want %d", tt.id, tt.reason, h.cache.Version(pod.UID), v+1)
+		case st == nil || *st != tt.started:
+			t.Errorf("%s: %s: cached Started %v, want %v", tt.id, tt.reason, st, tt.started)
+		}
+	}
+}
+
+// Section 7, RemoveOrphanedStatuses: every pod not kept is forgotten with
+// its resize conditions, and the count says how many.
+func TestRemoveOrphansRule(t *testing.T) {
+	tests := []struct {
+		id, reason string
+		keep       map[types.UID]bool
+		wantN      int
+		wantLeft   []types.UID
+	}{
+		{id: "7 RemoveOrphanedStatuses all kept", reason: "nothing to forget", keep: map[types.UID]bool{"u1": true, "u2": true, "u3": true},
+			wantLeft: []types.UID{"u1", "u2", "u3"}},
+		{id: "7 RemoveOrphanedStatuses some", reason: "the pods the node no longer has are forgotten and counted",
+			keep: map[types.UID]bool{"u2": true, "other": true}, wantN: 2, wantLeft: []types.UID{"u2"}},
+		{id: "7 RemoveOrphanedStatuses none kept", reason: "a nil set forgets every pod", wantN: 3},
+	}
+	for _, tt := range tests {
+		h := newHarness(t, DefaultOptions())
+		for _, uid := range []types.UID{"u1", "u2", "u3"} {
+			h.set(testPod(uid, "p-"+string(uid)), runningStatus("app"))
+			h.cache.SetResizePending(uid, ResizeReasonInfeasible, "", 1, h.now())
+		}
+		if n := h.cache.RemoveOrphans(tt.keep); n != tt.wantN {
+			t.Errorf("%s: %s: forgot %d, want %d", tt.id, tt.reason, n, tt.wantN)
+		}
+		if h.cache.Len() != len(tt.wantLeft) {
+			t.Errorf("%s: %s: %d pods left, want %d", tt.id, tt.reason, h.cache.Len(), len(tt.wantLeft))
+		}
+		for _, uid := range tt.wantLeft {
+			if _, ok := h.cache.GetPodStatus(uid); !ok || !h.cache.IsResizeInfeasible(uid) {
+				t.Errorf("%s: %s: pod %s and its resize condition are kept", tt.id, tt.reason, uid)
+			}
+		}
+		for _, uid := range []types.UID{"u1", "u2", "u3"} {
+			if _, ok := h.cache.GetPodStatus(uid); !ok && h.cache.IsResizeInfeasible(uid) {
+				t.Errorf("%s: %s: the resize condition of forgotten pod %s is forgotten too", tt.id, tt.reason, uid)
+			}
+		}
+	}
+}
