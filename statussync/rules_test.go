@@ -1,11 +1,18 @@
 package statussync
 
 import (
+	"context"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/nodestate/nodestate/statussync/statussynctest"
 )
 
 // Rules of spec/statussync.md that the case tests (S1 to S52) do not pin
@@ -188,5 +195,81 @@ func TestRemoveOrphansRule(t *testing.T) {
 				t.Errorf("%s: %s: the resize condition of forgotten pod %s is forgotten too", tt.id, tt.reason, uid)
 			}
 		}
+	}
+}
+
+// hookedAPI runs a function before it answers a GET: another goroutine of
+// the node storing a status while a pass is in flight.
+type hookedAPI struct {
+	*statussynctest.API
+	beforeGet func()
+}
+
+func (a *hookedAPI) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, error) {
+	if f := a.beforeGet; f != nil {
+		a.beforeGet = nil
+		f()
+	}
+	return a.API.GetPod(ctx, namespace, name)
+}
+
+// Sections 4 and 5: a pass works on the versions the cache held when it
+// began. A version stored while it runs is the next pass's: the pass
+// neither reports it synced (its latency is measured when it is written)
+// nor forgets it with the version it drops.
+func TestVersionStoredDuringPass(t *testing.T) {
+	tests := []struct {
+		id, reason string
+		serverUID  types.UID // the UID of the pod the server has under the name
+		wantSynced []uint64  // the versions Hooks.Synced reported, after two passes
+		wantKept   bool      // the newer version is still cached after the first pass
+	}{
+		{id: "5 step 5 metric", reason: "each version written reports its own latency, the one stored during the pass included",
+			serverUID: "u1", wantSynced: []uint64{1, 2}, wantKept: true},
+		{id: "5 step 2 (S11)", reason: "dropping a recreated pod's entry keeps the status stored while the pass read the server",
+			serverUID: "other", wantKept: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			cache, err := NewCache(DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk := clocktesting.NewFakeClock(t0)
+			api := &hookedAPI{API: statussynctest.NewAPI(1)}
+			var synced []uint64
+			eo := DefaultEngineOptions()
+			eo.Clock = clk
+			eo.Hooks.Synced = func(_ types.UID, v uint64, _ time.Duration) { synced = append(synced, v) }
+			engine, err := NewEngine(cache, api, eo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod := testPod("u1", "p1")
+			server := testPod(tt.serverUID, "p1")
+			if _, err := api.Create(server); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := cache.SetPodStatus(pod, runningStatus("app"), clk.Now()); err != nil {
+				t.Fatal(err)
+			}
+			api.beforeGet = func() {
+				clk.Step(time.Second)
+				s := runningStatus("app")
+				s.Conditions = []v1.PodCondition{cond(v1.PodReady, v1.ConditionTrue)}
+				if _, _, err := cache.SetPodStatus(pod, s, clk.Now()); err != nil {
+					t.Error(err)
+				}
+			}
+			engine.SyncOnce(context.Background(), false)
+			if _, ok := cache.GetPodStatus(pod.UID); ok != tt.wantKept || cache.Version(pod.UID) != 2 && tt.wantKept {
+				t.Errorf("%s: %s: after the pass cached %v (version %d), want %v (version 2)", tt.id, tt.reason, ok, cache.Version(pod.UID), tt.wantKept)
+			}
+			clk.Step(time.Second)
+			engine.SyncOnce(context.Background(), false)
+			if d := cmp.Diff(tt.wantSynced, synced); d != "" {
+				t.Errorf("%s: %s: versions reported synced (-want +got):\n%s", tt.id, tt.reason, d)
+			}
+		})
 	}
 }
