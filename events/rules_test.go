@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/nodestate/nodestate/events"
 	"github.com/nodestate/nodestate/events/eventstest"
@@ -56,5 +57,71 @@ func TestZeroBroadcasters(t *testing.T) {
 	}
 	if st := new(events.SeriesBroadcaster).Stats(); st != (events.SeriesStats{}) {
 		t.Errorf("conventions 2 SeriesBroadcaster.Stats: zero counters, got %+v", st)
+	}
+}
+
+// TestBroadcasterSinksApart: each sink gets every event through its own queue, and Flush
+// writes every sink's queue (spec/events.md section A.6: a watcher whose queue is full skips
+// the event, the other watchers still get it).
+func TestBroadcasterSinksApart(t *testing.T) {
+	tests := []struct {
+		rule, reason string
+		// flush is how the events are written; it returns Flush's error.
+		flush             func(b *events.Broadcaster) error
+		wantErr           error
+		wantA, wantB      int // events on each sink's server after the flush
+		wantFullA, wantQA uint64
+	}{
+		{rule: "A.6 DropIfChannelFull", reason: "sink A's full queue drops the second event for A only; B, added later, writes it",
+			flush: func(b *events.Broadcaster) error { return b.Flush(context.Background()) }, wantA: 1, wantB: 1, wantFullA: 1},
+		{rule: "A.6 Flush nil context", reason: "Flush(nil) writes as Flush(context.Background()) does",
+			flush: func(b *events.Broadcaster) error {
+				var ctx context.Context // nil: the conventions accept it
+				return b.Flush(ctx)
+			}, wantA: 1, wantB: 1, wantFullA: 1},
+		{rule: "A.6 Flush ended context", reason: "a Flush whose context has ended writes nothing, returns its error and leaves the events queued",
+			flush: func(b *events.Broadcaster) error {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancel()
+				return b.Flush(ctx)
+			}, wantErr: context.Canceled, wantFullA: 1, wantQA: 1},
+	}
+	for _, tt := range tests {
+		opts := events.DefaultBroadcasterOptions()
+		opts.Clock, opts.Queue.Rand, opts.Queue.QueueSize = testingclock.NewFakeClock(t0), half{}, 1
+		b, err := events.NewBroadcaster(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sinkA, sinkB := eventstest.NewSink(nil, 0), eventstest.NewSink(nil, 0)
+		if err := b.AddSink(sinkA, events.DefaultCorrelatorOptions()); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Record(testPod("foo", "u1"), nil, v1.EventTypeNormal, "Started", "first"); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.AddSink(sinkB, events.DefaultCorrelatorOptions()); err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Record(testPod("bar", "u2"), nil, v1.EventTypeNormal, "Started", "second"); !errors.Is(err, events.ErrQueueFull) {
+			t.Errorf("%s: recording into A's full queue: %v, want ErrQueueFull", tt.rule, err)
+		}
+		if err := tt.flush(b); !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
+			t.Errorf("%s: %s: Flush returned %v, want %v", tt.rule, tt.reason, err, tt.wantErr)
+		}
+		if a, bb := len(sinkA.Events()), len(sinkB.Events()); a != tt.wantA || bb != tt.wantB {
+			t.Errorf("%s: %s: events written A %d B %d, want A %d B %d", tt.rule, tt.reason, a, bb, tt.wantA, tt.wantB)
+		}
+		st := b.Stats()
+		if st.Sinks[0].DroppedQueueFull != tt.wantFullA || st.Sinks[1].DroppedQueueFull != 0 || st.Sinks[0].Queued != int(tt.wantQA) {
+			t.Errorf("%s: %s: stats %+v", tt.rule, tt.reason, st.Sinks)
+		}
+		if err := b.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
