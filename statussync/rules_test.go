@@ -273,3 +273,31 @@ func TestVersionStoredDuringPass(t *testing.T) {
 		})
 	}
 }
+
+// Engine.Observe's contract: a nil pod, or one without a UID, is ignored;
+// it neither wakes the engine nor becomes the base of a patch.
+func TestObserveIgnoresPodsWithoutIdentity(t *testing.T) {
+	tests := []struct {
+		id, reason string
+		pod        *v1.Pod
+		wantSignal bool
+	}{
+		{id: "Engine.Observe nil", reason: "a nil pod is ignored", pod: nil},
+		{id: "Engine.Observe no UID", reason: "a pod without a UID names no API object: ignored", pod: testPod("", "p1")},
+		{id: "Engine.Observe", reason: "a pod from the watch wakes the engine for a pass", pod: testPod("u1", "p1"), wantSignal: true},
+	}
+	for _, tt := range tests {
+		h := newHarness(t, DefaultOptions())
+		h.engine.Observe(tt.pod)
+		select {
+		case <-h.cache.Changed():
+			if !tt.wantSignal {
+				t.Errorf("%s: %s: the engine was woken", tt.id, tt.reason)
+			}
+		default:
+			if tt.wantSignal {
+				t.Errorf("%s: %s: the engine was not woken", tt.id, tt.reason)
+			}
+		}
+	}
+}
