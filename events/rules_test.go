@@ -3,9 +3,14 @@ package events_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/nodestate/nodestate/events"
@@ -122,6 +127,195 @@ func TestBroadcasterSinksApart(t *testing.T) {
 		}
 		if err := b.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestBroadcasterLogsEachFailure: the broadcaster's Logger gets one line per failed write
+// saying what becomes of the event, with client-go's words (spec/events.md section A.5), and
+// nothing for a patch answered 404, which becomes a create at once.
+func TestBroadcasterLogsEachFailure(t *testing.T) {
+	tests := []struct {
+		rule, reason string
+		fault        eventstest.FaultFunc
+		records      int  // times the same event is recorded
+		patch404     bool // the repeat's patch finds nothing and becomes a create
+		wantLog      []string
+	}{
+		{rule: "A.5 StatusError", reason: "the server's answer is final: the event is dropped and the log says so",
+			fault:   func(eventstest.Op, string, string, int) error { return apierrors.NewInternalError(errors.New("boom")) },
+			records: 1, wantLog: []string{"server rejected event (will not retry)"}},
+		{rule: "A.5 maxTriesPerEvent", reason: "a transport error is retried after a sleep until the last attempt, then dropped",
+			fault:   func(eventstest.Op, string, string, int) error { return errors.New("connection refused") },
+			records: 1, wantLog: []string{"unable to write event (may retry after sleeping)", "retry limit exceeded, dropping event"}},
+		{rule: "A.5 patch 404 (E22)", reason: "a patch of an event the server no longer has (it expired) is a create, not a failure to report",
+			records: 2, patch404: true},
+		{rule: "A.5 patch failure", reason: "a failed patch of a repeated event is reported as any failed write",
+			fault: func(op eventstest.Op, _, _ string, _ int) error {
+				if op == eventstest.OpPatch {
+					return errors.New("connection refused")
+				}
+				return nil
+			},
+			records: 2, wantLog: []string{"unable to write event (may retry after sleeping)", "retry limit exceeded, dropping event"}},
+	}
+	for _, tt := range tests {
+		var logged []string
+		opts := events.DefaultBroadcasterOptions()
+		fc := testingclock.NewFakeClock(t0)
+		opts.Clock, opts.Queue.Rand, opts.Queue.MaxTries = fc, half{}, 2
+		opts.Logger = funcr.New(func(_, args string) {
+			for _, want := range []string{"server rejected event (will not retry)", "retry limit exceeded, dropping event", "unable to write event (may retry after sleeping)"} {
+				if strings.Contains(args, `"`+want+`"`) {
+					logged = append(logged, want)
+				}
+			}
+		}, funcr.Options{})
+		b, err := events.NewBroadcaster(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink := eventstest.NewSink(fc, time.Hour) // an event not written for an hour expires
+		sink.SetFault(tt.fault)
+		if err := b.AddSink(sink, events.DefaultCorrelatorOptions()); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range tt.records {
+			if i > 0 {
+				fc.Step(2 * time.Hour)
+			}
+			if err := rec.Record(testPod("foo", "bar"), nil, v1.EventTypeWarning, "Failed", "boom"); err != nil {
+				t.Fatal(err)
+			}
+			for steps := 0; ; steps++ {
+				if err := b.Flush(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				next, waiting := b.NextRetry()
+				if !waiting {
+					break
+				}
+				if steps > maxSteps {
+					t.Fatalf("%s: still retrying after %d clock moves: a retry loop does not end", tt.rule, maxSteps)
+				}
+				fc.SetTime(next)
+			}
+		}
+		if d := cmpDiff(tt.wantLog, logged); d != "" {
+			t.Errorf("%s: %s: log lines (-want +got):\n%s", tt.rule, tt.reason, d)
+		}
+		if tt.patch404 && (sink.Calls(eventstest.OpPatch) != 1 || sink.Calls(eventstest.OpCreate) != 2 || len(sink.Events()) != 1) {
+			t.Errorf("%s: %s: %d patches, %d creates, %d events; want the patch, then a create", tt.rule, tt.reason,
+				sink.Calls(eventstest.OpPatch), sink.Calls(eventstest.OpCreate), len(sink.Events()))
+		}
+		if err := shutdownWithin(t, b, context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBroadcasterNextRetry: NextRetry says when the earliest event waiting for a retry is
+// due, over every sink; an event not written yet does not wait for a retry (spec/events.md
+// section A.5: the first retry sleeps a random part of the 10 s, here half of it).
+func TestBroadcasterNextRetry(t *testing.T) {
+	down := func(eventstest.Op, string, string, int) error { return errors.New("connection refused") }
+	tests := []struct {
+		rule, reason string
+		faults       []eventstest.FaultFunc // one sink per fault (nil: a sink that works)
+		flush        bool
+		wantAt       time.Duration // after t0
+		wantWaiting  bool
+	}{
+		{rule: "A.5 nothing queued", reason: "no event, no retry", faults: []eventstest.FaultFunc{nil}, flush: true},
+		{rule: "A.5 not written yet", reason: "an event recorded but not flushed waits for its first attempt, not a retry", faults: []eventstest.FaultFunc{down}},
+		{rule: "A.5 first retry", reason: "a failed first attempt is retried after a random part of the sleep", faults: []eventstest.FaultFunc{down}, flush: true,
+			wantAt: 5 * time.Second, wantWaiting: true},
+		{rule: "A.5 first retry, two sinks", reason: "the sink that works has nothing to retry; the other's retry is the answer",
+			faults: []eventstest.FaultFunc{nil, down}, flush: true, wantAt: 5 * time.Second, wantWaiting: true},
+	}
+	for _, tt := range tests {
+		opts := events.DefaultBroadcasterOptions()
+		fc := testingclock.NewFakeClock(t0)
+		opts.Clock, opts.Queue.Rand = fc, half{}
+		b, err := events.NewBroadcaster(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range tt.faults {
+			sink := eventstest.NewSink(fc, 0)
+			sink.SetFault(f)
+			if err := b.AddSink(sink, events.DefaultCorrelatorOptions()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.rule != "A.5 nothing queued" {
+			if err := rec.Record(testPod("foo", "bar"), nil, v1.EventTypeWarning, "Failed", "boom"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if tt.flush {
+			if err := b.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		at, waiting := b.NextRetry()
+		if waiting != tt.wantWaiting || (waiting && !at.Equal(t0.Add(tt.wantAt))) {
+			t.Errorf("%s: %s: NextRetry (%v, %v), want (t0+%v, %v)", tt.rule, tt.reason, at, waiting, tt.wantAt, tt.wantWaiting)
+		}
+		cancelled, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = shutdownWithin(t, b, cancelled)
+	}
+}
+
+// TestShutdownWritesAddedSinks: Shutdown writes the queue of a sink added with AddSink on the
+// caller's goroutine before it returns (spec/events.md section A.6: Shutdown delivers what was
+// queued; client-go's watchers drain their channels).
+func TestShutdownWritesAddedSinks(t *testing.T) {
+	tests := []struct {
+		rule, reason string
+		goroutine    bool
+	}{
+		{rule: "A.6 Shutdown AddSink", reason: "a sink without a goroutine is written by Shutdown itself"},
+		{rule: "A.6 Shutdown StartRecordingToSink", reason: "a sink goroutine writes its queue before it exits", goroutine: true},
+	}
+	for _, tt := range tests {
+		opts := events.DefaultBroadcasterOptions()
+		opts.Clock, opts.Queue.Rand = testingclock.NewFakeClock(t0), half{}
+		b, err := events.NewBroadcaster(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink := eventstest.NewSink(nil, 0)
+		add := b.AddSink
+		if tt.goroutine {
+			add = b.StartRecordingToSink
+		}
+		if err := add(sink, events.DefaultCorrelatorOptions()); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if err := rec.Record(testPod("foo", "bar"), nil, v1.EventTypeNormal, "Started", "started "+string(rune('a'+i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := shutdownWithin(t, b, context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if st := b.Stats().Sinks[0]; st.Created != 3 || st.Queued != 0 || len(sink.Events()) != 3 {
+			t.Errorf("%s: %s: stats %+v, %d events on the server; want 3 written", tt.rule, tt.reason, st, len(sink.Events()))
 		}
 	}
 }
