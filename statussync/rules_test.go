@@ -301,3 +301,97 @@ func TestObserveIgnoresPodsWithoutIdentity(t *testing.T) {
 		}
 	}
 }
+
+// The per-pod retry back-off (nodestate's addition to spec section 10.4,
+// PlannerOptions.RetryInitial and RetryMax): after each failed request the
+// pod waits RetryInitial, doubled per failure in a row up to RetryMax; fast
+// passes leave it alone while it waits and take it up as soon as the wait
+// is over; a success starts the schedule again.
+func TestRetryBackOff(t *testing.T) {
+	tests := []struct {
+		id, reason string
+		failures   int             // GETs in a row that fail with 500
+		want       []time.Duration // the wait after each failure
+	}{
+		{id: "back-off initial", reason: "one failure waits RetryInitial", failures: 1, want: waits(1)},
+		{id: "back-off doubling", reason: "each failure in a row doubles the wait", failures: 4,
+			want: waits(1, 2, 4, 8)},
+		{id: "back-off cap", reason: "the wait stops growing at RetryMax", failures: 9,
+			want: waits(1, 2, 4, 8, 16, 32, 60, 60, 60)},
+	}
+	for _, tt := range tests {
+		api := statussynctest.NewAPI(1)
+		cache, err := NewCache(DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPlanner(cache, DefaultPlannerOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod := testPod("u1", "p1")
+		if _, err := api.Create(pod); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := cache.SetPodStatus(pod, runningStatus("app"), t0); err != nil {
+			t.Fatal(err)
+		}
+		for range tt.failures {
+			api.FailNext("get", statussynctest.FaultError)
+		}
+		// pass makes a fast pass at now and returns the requests it made
+		// and the last outcome.
+		pass := func(now time.Time) (n int, out Outcome) {
+			p.Begin(now, false)
+			for {
+				req, ok := p.Next()
+				if !ok {
+					break
+				}
+				n++
+				if n > 10 {
+					t.Fatalf("%s: a pass that does not end", tt.id)
+				}
+				var pod *v1.Pod
+				var err error
+				switch req.Verb {
+				case VerbGet:
+					pod, err = api.GetPod(context.Background(), req.Namespace, req.Name)
+				case VerbPatch:
+					pod, err = api.PatchPodStatus(context.Background(), req.Namespace, req.Name, req.Patch)
+				}
+				out = p.Done(now, pod, err)
+			}
+			p.End()
+			return n, out
+		}
+		now := t0
+		for i, wait := range tt.want {
+			n, out := pass(now)
+			if n != 1 || !out.Failed || !out.RetryAt.Equal(now.Add(wait)) {
+				t.Fatalf("%s: %s: failure %d: %d requests, outcome %v; want one failed GET retried at +%v", tt.id, tt.reason, i+1, n, out, wait)
+			}
+			if next, ok := p.NextWake(now); !ok || !next.Equal(out.RetryAt) {
+				t.Errorf("%s: %s: failure %d: NextWake (%v, %v), want the retry time", tt.id, tt.reason, i+1, next, ok)
+			}
+			if n, _ := pass(now.Add(wait - time.Millisecond)); n != 0 {
+				t.Errorf("%s: %s: failure %d: a fast pass during the back-off made %d requests", tt.id, tt.reason, i+1, n)
+			}
+			now = now.Add(wait)
+		}
+		if n, out := pass(now); n != 2 || !out.Synced {
+			t.Errorf("%s: %s: when the back-off ends: %d requests, outcome %v; want GET and PATCH, synced", tt.id, tt.reason, n, out)
+		}
+		if _, ok := p.NextWake(now); ok {
+			t.Errorf("%s: %s: after the success nothing waits", tt.id, tt.reason)
+		}
+	}
+}
+
+func waits(n ...int) []time.Duration {
+	out := make([]time.Duration, len(n))
+	for i, s := range n {
+		out[i] = time.Duration(s) * time.Second
+	}
+	return out
+}
