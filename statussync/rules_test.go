@@ -395,3 +395,30 @@ func waits(n ...int) []time.Duration {
 	}
 	return out
 }
+
+// Section 7 SetPodStatus and section 6 step 5: the status's
+// observedGeneration is the pod's generation, and it never goes down.
+func TestObservedGenerationRule(t *testing.T) {
+	tests := []struct {
+		id, reason  string
+		generations []int64 // the pod's generation at each SetPodStatus of the same status
+		want        int64
+		wantVersion uint64
+	}{
+		{id: "7 SetPodStatus observedGeneration", reason: "the first status observes the pod's generation", generations: []int64{3}, want: 3, wantVersion: 1},
+		{id: "6.1 observedGeneration compared", reason: "a new generation is a new version even with the same status", generations: []int64{1, 2}, want: 2, wantVersion: 2},
+		{id: "6 step 5 monotonic", reason: "an older generation (a stale pod object) does not take it back", generations: []int64{2, 1}, want: 2, wantVersion: 1},
+	}
+	for _, tt := range tests {
+		h := newHarness(t, DefaultOptions())
+		for _, g := range tt.generations {
+			pod := testPod("u1", "p1")
+			pod.Generation = g
+			h.set(pod, runningStatus("app"))
+		}
+		s, _ := h.cache.GetPodStatus("u1")
+		if s.ObservedGeneration != tt.want || h.cache.Version("u1") != tt.wantVersion {
+			t.Errorf("%s: %s: observedGeneration %d version %d, want %d version %d", tt.id, tt.reason, s.ObservedGeneration, h.cache.Version("u1"), tt.want, tt.wantVersion)
+		}
+	}
+}
