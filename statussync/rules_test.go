@@ -74,6 +74,7 @@ func TestCanBeDeletedRules(t *testing.T) {
 				}
 			})
 			h.create(server)
+			h.set(cached, runningStatus("app")) // a later status does not finish the pod
 			h.set(cached, failedStatus())
 			if tt.finish {
 				if err := h.cache.TerminatePod(cached, h.now()); err != nil {
