@@ -319,3 +319,63 @@ func TestShutdownWritesAddedSinks(t *testing.T) {
 		}
 	}
 }
+
+// cancellingSink ends the caller's context during its first write, as a Flush whose deadline
+// passes while the API server is slow.
+type cancellingSink struct {
+	*eventstest.Sink
+	cancel func()
+}
+
+func (s *cancellingSink) Create(ctx context.Context, ev *v1.Event) (*v1.Event, error) {
+	if s.cancel != nil {
+		s.cancel()
+		s.cancel = nil
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.Sink.Create(ctx, ev)
+}
+
+// TestFlushCutShortKeepsTheWrite: a write cut short because Flush's context ended is not an
+// attempt of the event: it stays at the head of the queue, due at once, and the next Flush
+// writes it (Flush's contract; spec/events.md section A.5 counts attempts the server answered
+// or the network lost, not ones the caller called off).
+func TestFlushCutShortKeepsTheWrite(t *testing.T) {
+	opts := events.DefaultBroadcasterOptions()
+	opts.Clock, opts.Queue.Rand = testingclock.NewFakeClock(t0), half{}
+	b, err := events.NewBroadcaster(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	sink := &cancellingSink{Sink: eventstest.NewSink(nil, 0), cancel: cancel}
+	if err := b.AddSink(sink, events.DefaultCorrelatorOptions()); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Record(testPod("foo", "bar"), nil, v1.EventTypeNormal, "Started", "started"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Flush(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Flush cut short: %v, want context.Canceled", err)
+	}
+	if st := b.Stats().Sinks[0]; st.Queued != 1 || st.Retries != 0 || st.Created != 0 {
+		t.Errorf("after the cut: stats %+v, want the event queued and no attempt counted", st)
+	}
+	if _, waiting := b.NextRetry(); waiting {
+		t.Error("after the cut: the event waits for no retry sleep")
+	}
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Stats().Sinks[0]; st.Queued != 0 || st.Created != 1 || st.Retries != 0 || len(sink.Events()) != 1 {
+		t.Errorf("the next Flush: stats %+v, %d events; want the event written once", st, len(sink.Events()))
+	}
+	if err := shutdownWithin(t, b, context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
