@@ -30,7 +30,7 @@ func eventsResource() schema.GroupResource {
 
 // spinLimit bounds every wait on another goroutine in these tests: a wait that does not end
 // (a retry timer armed late, a lane that never wakes) fails the test instead of hanging it.
-const spinLimit = time.Minute
+const spinLimit = 30 * time.Second
 
 // spinUntil yields until cond holds, failing t after spinLimit of wall time.
 func spinUntil(t testing.TB, what string, cond func() bool) {
