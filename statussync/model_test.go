@@ -31,8 +31,12 @@ func TestMain(m *testing.M) {
 		// A pass, a retry loop or Run that does not end fails the run here,
 		// with every goroutine's stack, instead of waiting for go test's
 		// timeout. The short suite takes seconds.
-		time.AfterFunc(shortLimit, func() {
-			panic(fmt.Sprintf("statussync: the short tests still run after %v: a loop does not end", shortLimit))
+		limit := shortLimit
+		if raceEnabled {
+			limit *= 5 // the race detector slows the suite down about that much
+		}
+		time.AfterFunc(limit, func() {
+			panic(fmt.Sprintf("statussync: the short tests still run after %v: a loop does not end", limit))
 		})
 	}
 	goleak.VerifyTestMain(m)
