@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -377,5 +378,71 @@ func TestFlushCutShortKeepsTheWrite(t *testing.T) {
 	}
 	if err := shutdownWithin(t, b, context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// racingClock is a clock whose time moves on by step at every reading, as the real one moves
+// on between two readings of a busy goroutine; its timers never fire.
+type racingClock struct {
+	*testingclock.FakeClock
+	mu    sync.Mutex
+	now   time.Time
+	step  time.Duration
+	reads int
+}
+
+func (c *racingClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reads++
+	c.now = c.now.Add(c.step)
+	return c.now
+}
+
+func (c *racingClock) read() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads > 0
+}
+
+func (c *racingClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// TestSinkGoroutineRetryDueWhileItLooks: a retry that falls due while the sink goroutine is
+// between writing and arming its sleep is made at once, not left until the next event
+// (spec/events.md section A.5: the retry follows its sleep; here the sleep is over before the
+// goroutine would start it).
+func TestSinkGoroutineRetryDueWhileItLooks(t *testing.T) {
+	clk := &racingClock{FakeClock: testingclock.NewFakeClock(t0), now: t0, step: 3 * time.Second}
+	opts := events.DefaultBroadcasterOptions()
+	opts.Clock, opts.Queue.Rand = clk, half{} // the first retry sleeps 5 s
+	b, err := events.NewBroadcaster(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := eventstest.NewSink(nil, 0)
+	sink.SetFault(func(_ eventstest.Op, _, _ string, n int) error {
+		if n == 1 {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	if err := b.StartRecordingToSink(sink, events.DefaultCorrelatorOptions()); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.NewRecorder(v1.EventSource{Component: "kubelet", Host: "node-1"}, events.RecorderOptions{Clock: testingclock.NewFakeClock(t0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The goroutine has looked at its empty queue: the event comes with a wake-up of its own.
+	spinUntil(t, "the sink goroutine's first look at its queue", clk.read)
+	if err := rec.Record(testPod("foo", "bar"), nil, v1.EventTypeWarning, "Failed", "boom"); err != nil {
+		t.Fatal(err)
+	}
+	spinUntil(t, "the retry of the event written", func() bool { return len(sink.Events()) == 1 })
+	if err := shutdownWithin(t, b, context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.Stats().Sinks[0]; st.Created != 1 || st.Retries != 1 {
+		t.Errorf("stats %+v, want one create after one retry", st)
 	}
 }
