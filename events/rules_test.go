@@ -446,3 +446,23 @@ func TestSinkGoroutineRetryDueWhileItLooks(t *testing.T) {
 		t.Errorf("stats %+v, want one create after one retry", st)
 	}
 }
+
+// TestSeriesRetryBeforeLoops: the series broadcaster's worker, asleep until its next finish
+// pass (6 min), retries a failed write after the retry sleep (10 to 12.5 s), not at that pass
+// (spec/events.md sections B.3 and B.4).
+func TestSeriesRetryBeforeLoops(t *testing.T) {
+	fc := testingclock.NewFakeClock(t0)
+	sink := eventstest.NewSeriesSink(fc, 0)
+	sink.SetFault(func(op eventstest.Op, _, _ string, n int) error {
+		if op == eventstest.OpCreate && n == 1 {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	h := startSeries(t, fc, sink, zeroRand{})
+	waitTimers(t, fc, 1) // the worker sleeps until the loops' next pass
+	h.rec.Eventf(testPod("foo", "bar"), nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
+	spinUntil(t, "the first attempt", func() bool { return sink.Calls(eventstest.OpCreate) >= 1 })
+	fc.Step(13 * time.Second)
+	spinUntil(t, "the retry 10 s after the failed attempt", func() bool { return len(sink.Events()) == 1 })
+}
