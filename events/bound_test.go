@@ -97,7 +97,7 @@ func TestBroadcasterMillionDistinctEvents(t *testing.T) {
 			}
 		}
 	}
-	if err := b.Shutdown(context.Background()); err != nil {
+	if err := shutdownWithin(t, b, context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	st := b.Stats()

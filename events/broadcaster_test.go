@@ -56,13 +56,17 @@ func newHarness(t *testing.T, change ...func(*events.BroadcasterOptions)) *harne
 		t.Fatal(err)
 	}
 	h := &harness{t: t, clock: fc, b: b, sink: sink, rec: rec}
-	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	t.Cleanup(func() {
+		if !t.Failed() { // after a failure, a Shutdown that did not end is reported already
+			_ = shutdownWithin(t, b, context.Background())
+		}
+	})
 	return h
 }
 
 func (h *harness) shutdown() {
 	h.t.Helper()
-	if err := h.b.Shutdown(context.Background()); err != nil {
+	if err := shutdownWithin(h.t, h.b, context.Background()); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -195,7 +199,7 @@ func TestBroadcasterCancelledE23(t *testing.T) {
 	h.stepWhenWaiting(0)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := h.b.Shutdown(ctx); err != nil && !errors.Is(err, context.Canceled) {
+	if err := shutdownWithin(t, h.b, ctx); err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}
 	if got := h.sink.Calls(eventstest.OpCreate); got != 1 {
@@ -243,7 +247,7 @@ func TestBroadcasterShutdownDeadlineE26(t *testing.T) {
 		h.stepWhenWaiting(time.Second) // not enough for the 5 s first sleep
 		cancel()
 	}()
-	if err := h.b.Shutdown(ctx); !errors.Is(err, context.Canceled) {
+	if err := shutdownWithin(t, h.b, ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("E26: Shutdown returned %v, want context.Canceled", err)
 	}
 	st := h.b.Stats().Sinks[0]

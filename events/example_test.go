@@ -38,7 +38,9 @@ func ExampleRecorder() {
 	rec.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", "app")
 	clk.Step(10 * time.Second)
 	rec.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s", "app")
-	if err := b.Shutdown(context.Background()); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // writes what is queued, 10 s at most
+	defer cancel()
+	if err := b.Shutdown(ctx); err != nil {
 		panic(err)
 	}
 

@@ -1,6 +1,7 @@
 package events_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	goruntime "runtime"
@@ -29,7 +30,7 @@ func eventsResource() schema.GroupResource {
 
 // spinLimit bounds every wait on another goroutine in these tests: a wait that does not end
 // (a retry timer armed late, a lane that never wakes) fails the test instead of hanging it.
-const spinLimit = time.Minute
+const spinLimit = 30 * time.Second
 
 // spinUntil yields until cond holds, failing t after spinLimit of wall time.
 func spinUntil(t testing.TB, what string, cond func() bool) {
@@ -55,4 +56,22 @@ func countOf(r events.Result) int32 {
 		return 0
 	}
 	return r.Event.Count
+}
+
+// shutdownWithin calls b.Shutdown(ctx) and returns its error, failing t after spinLimit of
+// wall time: a retry loop or a sink goroutine that does not end fails the test instead of
+// hanging it until go test's timeout.
+func shutdownWithin(t testing.TB, b interface{ Shutdown(context.Context) error }, ctx context.Context) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- b.Shutdown(ctx) }()
+	deadline := time.NewTimer(spinLimit)
+	defer deadline.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-deadline.C:
+		t.Fatalf("Shutdown still running after %v: a retry loop or a sink goroutine does not end", spinLimit)
+		return nil
+	}
 }

@@ -55,7 +55,7 @@ func TestBroadcasterOptions(t *testing.T) {
 	if err := b.StartRecordingToSink(eventstest.NewSink(nil, 0), events.CorrelatorOptions{}); err == nil {
 		t.Error("zero correlator options must be refused")
 	}
-	if err := b.Shutdown(context.Background()); err != nil {
+	if err := shutdownWithin(t, b, context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.StartRecordingToSink(eventstest.NewSink(nil, 0), events.DefaultCorrelatorOptions()); !errors.Is(err, events.ErrShutdown) {
@@ -173,7 +173,7 @@ func TestSeriesBroadcasterRetry(t *testing.T) {
 	}
 	fc.Step(time.Nanosecond)
 	spinUntil(t, "the retry", func() bool { return sink.Calls(eventstest.OpCreate) >= 2 })
-	if err := b.Shutdown(context.Background()); err != nil {
+	if err := shutdownWithin(t, b, context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if st := b.Stats(); st.Created != 1 || st.Retries != 1 {
@@ -195,7 +195,7 @@ func TestSeriesBroadcasterRefresh(t *testing.T) {
 		h.settle(t)
 	}
 	// 30 min have passed: the refresh has written the series with its count of 8.
-	if err := h.b.Shutdown(context.Background()); err != nil {
+	if err := shutdownWithin(t, h.b, context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	evs := h.sink.Events()

@@ -314,7 +314,7 @@ func TestBroadcasterRetryBounded(t *testing.T) {
 	if st.DroppedRetryLimit != 1 || st.Retries != 11 || h.sink.Calls(eventstest.OpCreate) != 12 || st.Queued != 0 {
 		t.Fatalf("stats %+v after %d creates; want 12 attempts, then a drop", st, h.sink.Calls(eventstest.OpCreate))
 	}
-	if err := h.b.Shutdown(context.Background()); err != nil {
+	if err := shutdownWithin(t, h.b, context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -361,7 +361,7 @@ func TestSeriesBroadcasterRetryBounded(t *testing.T) {
 			t.Fatalf("attempt %d after %v, want 10 to 12.5 s", i+1, d)
 		}
 	}
-	if err := b.Shutdown(context.Background()); err != nil {
+	if err := shutdownWithin(t, b, context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }

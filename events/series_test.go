@@ -206,7 +206,11 @@ func startSeries(t *testing.T, fc *testingclock.FakeClock, sink *eventstest.Seri
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
+	t.Cleanup(func() {
+		if !t.Failed() { // after a failure, a Shutdown that did not end is reported already
+			_ = shutdownWithin(t, b, context.Background())
+		}
+	})
 	if err := b.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +236,7 @@ func TestSeriesBroadcasterN3(t *testing.T) {
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pod1", Namespace: "ns1", UID: "u1"}}
 	h.rec.Eventf(pod, nil, v1.EventTypeNormal, "Started", "Start", "started %s", "c")
 	h.rec.Eventf(pod, nil, v1.EventTypeNormal, "Started", "Start", "started %s", "c")
-	if err := h.b.Shutdown(context.Background()); err != nil {
+	if err := shutdownWithin(t, h.b, context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	evs := h.sink.Events()
@@ -256,7 +260,7 @@ func TestSeriesBroadcasterLoops(t *testing.T) {
 	h.settle(t)
 	h.clock.Step(events.SeriesFinish)
 	h.settle(t)
-	if err := h.b.Shutdown(context.Background()); err != nil {
+	if err := shutdownWithin(t, h.b, context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if evs := h.sink.Events(); len(evs) != 1 || evs[0].Series.Count != 5 {
@@ -284,7 +288,7 @@ func TestSeriesBroadcasterN8(t *testing.T) {
 		t.Fatal("the first occurrence should have expired")
 	}
 	h.rec.Eventf(pod, nil, v1.EventTypeNormal, "Started", "Start", "started")
-	if err := b.Shutdown(context.Background()); err != nil {
+	if err := shutdownWithin(t, b, context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	evs := sink.Events()
@@ -347,7 +351,7 @@ func TestSeriesBroadcasterAlreadyExists(t *testing.T) {
 	})
 	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pod1", Namespace: "ns1", UID: "u1"}}
 	h.rec.Eventf(pod, nil, v1.EventTypeNormal, "Started", "Start", "started")
-	if err := h.b.Shutdown(context.Background()); err != nil {
+	if err := shutdownWithin(t, h.b, context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if st := h.b.Stats(); h.sink.Calls(eventstest.OpCreate) != 1 || st.DroppedRejected != 1 {
@@ -388,7 +392,7 @@ func TestSeriesBroadcasterN6(t *testing.T) {
 	// MakeEvent took the clock's nanosecond for its name; the recorded event, at the same
 	// instant, is named one nanosecond later.
 	want.Name = fmt.Sprintf("pod1.%x", t0.UnixNano()+1)
-	if err := h.b.Shutdown(context.Background()); err != nil {
+	if err := shutdownWithin(t, h.b, context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	evs := h.sink.Events()
@@ -436,7 +440,7 @@ func TestSeriesBroadcasterStartContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
-	if err := b.Shutdown(context.Background()); err != nil && !errors.Is(err, context.Canceled) {
+	if err := shutdownWithin(t, b, context.Background()); err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}
 	if err := rec.Record(testPod("foo", "bar"), nil, nil, v1.EventTypeNormal, "Started", "Start", "again"); !errors.Is(err, events.ErrShutdown) {

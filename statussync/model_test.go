@@ -27,8 +27,23 @@ func TestMain(m *testing.M) {
 	if err := rapidcheck.MinChecks(300); err != nil {
 		panic(err)
 	}
+	if testing.Short() {
+		// A pass, a retry loop or Run that does not end fails the run here,
+		// with every goroutine's stack, instead of waiting for go test's
+		// timeout. The short suite takes seconds.
+		limit := shortLimit
+		if raceEnabled {
+			limit *= 5 // the race detector slows the suite down about that much
+		}
+		time.AfterFunc(limit, func() {
+			panic(fmt.Sprintf("statussync: the short tests still run after %v: a loop does not end", limit))
+		})
+	}
 	goleak.VerifyTestMain(m)
 }
+
+// shortLimit bounds the wall time of the whole short suite.
+const shortLimit = 3 * time.Minute
 
 var epoch = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 

@@ -34,6 +34,7 @@
 //	go run ./internal/cmd/mutation -report
 //	go run ./internal/cmd/mutation -survivors podphase
 //	go run ./internal/cmd/mutation -import out.json -seconds 1200 podphase
+//	go run ./internal/cmd/mutation -import out.json -seconds 1200 -files '^lane\.go$' events
 //
 // Without packages it runs all five, quickest first. gremlins is pinned to
 // v0.6.0 and installed on first use into the user's cache directory
@@ -49,7 +50,8 @@
 // tests fail. -survivors does the same for every mutant of the kept result
 // that was not killed: after tests were added, as long as the package's
 // code is unchanged, the killed mutants stay killed and only the others
-// need to run again. -import condenses a gremlins output made by hand.
+// need to run again. -import condenses a gremlins output made by hand; with
+// -files it records that the run mutated only those files.
 package main
 
 import (
@@ -190,6 +192,9 @@ func main() {
 		}
 		r.Seconds = *importSeconds
 		r.Settings = settings(*workers, *coefficient)
+		if *files != "" {
+			r.Files = *files // the hand-made run mutated these files only
+		}
 		if err := save(r); err != nil {
 			fatalf("%v", err)
 		}
