@@ -23,13 +23,15 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodestate/nodestate/events"
+	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/nodecondition"
 	"github.com/nodestate/nodestate/podlifecycle"
 	"github.com/nodestate/nodestate/statussync"
 )
 
-// KubeletVersion is the version a Node reports in its nodeInfo: the
-// Kubernetes release whose kubelet nodestate follows.
+// KubeletVersion is the version a Node reports in its nodeInfo by default:
+// the Kubernetes release whose kubelet nodestate follows. A node made with
+// DefaultNodeOptionsFor reports the release of its version instead.
 const KubeletVersion = "v1.37.2"
 
 // NodeOptions configures a Node. Start from DefaultNodeOptions.
@@ -60,7 +62,9 @@ type NodeOptions struct {
 	Labels map[string]string
 	// Taints are registered with the node.
 	Taints []corev1.Taint
-	// Lifecycle configures each pod's podlifecycle machine.
+	// Lifecycle configures each pod's podlifecycle machine. Its Version is
+	// the minor the node behaves as (podlifecycle.DefaultOptionsFor sets its
+	// gates and messages) and reports as its kubelet version.
 	Lifecycle podlifecycle.Options
 	// Kubelet configures the node status and lease loops.
 	Kubelet nodecondition.KubeletOptions
@@ -72,6 +76,18 @@ type NodeOptions struct {
 	// Logger receives what the node does and what fails. The zero value
 	// discards.
 	Logger logr.Logger
+}
+
+// DefaultNodeOptionsFor returns DefaultNodeOptions(name) for a node that
+// behaves as the kubelet of Kubernetes minor v: its pods' lifecycle takes
+// v's defaults (podlifecycle.DefaultOptionsFor) and its nodeInfo reports v's
+// release (v.Release(), for example "v1.34.4"). The node's status, event and
+// node-condition logic follow 1.37 whatever v (docs/versions.md lists what
+// differs there).
+func DefaultNodeOptionsFor(name string, v kubeversion.Version) NodeOptions {
+	opts := DefaultNodeOptions(name)
+	opts.Lifecycle = podlifecycle.DefaultOptionsFor(v)
+	return opts
 }
 
 // DefaultNodeOptions returns the options of a node called name: 4 CPUs,
@@ -613,6 +629,14 @@ func (n *Node) register(ctx context.Context) error {
 	return nil
 }
 
+// kubeletVersion is the release the node reports: its lifecycle version's.
+func (n *Node) kubeletVersion() string {
+	if v := n.opts.Lifecycle.Version; v.Valid() {
+		return v.Release()
+	}
+	return KubeletVersion
+}
+
 func (n *Node) nodeObject() *corev1.Node {
 	labels := map[string]string{
 		corev1.LabelHostname: n.opts.Name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
@@ -630,8 +654,8 @@ func (n *Node) nodeObject() *corev1.Node {
 			NodeInfo: corev1.NodeSystemInfo{
 				MachineID: n.opts.Name, SystemUUID: n.opts.Name, BootID: n.opts.Name,
 				KernelVersion: "nodestate", OSImage: "nodestate simulated node",
-				ContainerRuntimeVersion: "nodestate://" + KubeletVersion,
-				KubeletVersion:          KubeletVersion, OperatingSystem: "linux", Architecture: "amd64",
+				ContainerRuntimeVersion: "nodestate://" + n.kubeletVersion(),
+				KubeletVersion:          n.kubeletVersion(), OperatingSystem: "linux", Architecture: "amd64",
 			},
 			Phase: corev1.NodeRunning,
 		},

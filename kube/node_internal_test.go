@@ -9,9 +9,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/ptr"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/nodecondition"
+	"github.com/nodestate/nodestate/podlifecycle"
 )
 
 func ctr(name, cpu, mem string) corev1.Container {
@@ -214,5 +220,38 @@ func TestAdmitTaints(t *testing.T) {
 				t.Fatalf("admit = %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestNodeVersionProfile: a node made for a Kubernetes minor runs its pods
+// with that minor's lifecycle defaults and reports that minor's release as
+// its kubelet version (and its runtime's), as a kubelet of that release
+// does; the default node is 1.37.2's.
+func TestNodeVersionProfile(t *testing.T) {
+	cases := []struct {
+		v    kubeversion.Version
+		want string
+	}{
+		{kubeversion.V1_33, "v1.33.13"},
+		{kubeversion.V1_34, "v1.34.4"},
+		{kubeversion.V1_36, "v1.36.3"},
+		{kubeversion.Default, KubeletVersion},
+	}
+	for _, c := range cases {
+		opts := DefaultNodeOptionsFor("n1", c.v)
+		if diff := cmp.Diff(podlifecycle.DefaultOptionsFor(c.v), opts.Lifecycle, cmpopts.IgnoreUnexported(podlifecycle.Options{})); diff != "" {
+			t.Errorf("%v: lifecycle options (-want +got):\n%s", c.v, diff)
+		}
+		n, err := NewNode(fake.NewClientset(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := n.nodeObject().Status.NodeInfo
+		if info.KubeletVersion != c.want || info.ContainerRuntimeVersion != "nodestate://"+c.want {
+			t.Errorf("%v: nodeInfo reports kubelet %q, runtime %q; want %q", c.v, info.KubeletVersion, info.ContainerRuntimeVersion, c.want)
+		}
+	}
+	if d := DefaultNodeOptions("n1"); d.Lifecycle.Version != kubeversion.Default {
+		t.Errorf("DefaultNodeOptions behaves as %v, want %v", d.Lifecycle.Version, kubeversion.Default)
 	}
 }

@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodestate/nodestate/kube"
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 func main() {
@@ -67,6 +68,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	cpu := fs.String("cpu", "4", "CPU capacity")
 	memory := fs.String("memory", "16Gi", "memory capacity")
 	pods := fs.String("pods", "110", "pod capacity")
+	k8sVersion := fs.String("kubernetes-version", kubeversion.Default.String(), "the Kubernetes minor whose kubelet the node behaves as and reports (1.33 to 1.37)")
 	nodes := fs.Int("nodes", 0, "run a fleet of this many nodes, named --name-prefix followed by --first, --first+1, ... (0: one node called --node)")
 	prefix := fs.String("name-prefix", "nodestate-", "the fleet's node names' prefix")
 	first := fs.Int("first", 0, "the index of the fleet's first node (a shard of a larger fleet starts after the previous one)")
@@ -98,7 +100,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if *nodes > 0 && *cidr != "" {
 		return errors.New("--pod-cidr is for one node; a fleet carves its nodes' from --fleet-cidr")
 	}
-	opts := kube.DefaultNodeOptions(*name)
+	version, err := kubeversion.Parse(*k8sVersion)
+	if err != nil {
+		return fmt.Errorf("--kubernetes-version: %w", err)
+	}
+	opts := kube.DefaultNodeOptionsFor(*name, version)
 	if *nodes > 0 {
 		opts.Name = ""
 	}
