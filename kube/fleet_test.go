@@ -175,15 +175,8 @@ func TestLeaseRenewedWithOnePut(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	cs := fake.NewClientset()
 	clk := clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
-	opts := kube.DefaultNodeOptions("n")
-	opts.Clock = clk
-	n, err := kube.NewNode(cs, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
+	n, cancel, done := runFakeNode(t, "n", cs, clk)
+	ctx := context.Background()
 	leaseCalls := func() map[string]int {
 		m := map[string]int{}
 		for _, a := range cs.Actions() {

@@ -3,7 +3,6 @@ package kube_test
 import (
 	"context"
 	"errors"
-	goruntime "runtime"
 	"testing"
 	"time"
 
@@ -18,24 +17,11 @@ import (
 	"github.com/nodestate/nodestate/kube"
 )
 
-// waitUntil spins (bounded by a minute of wall time) until cond holds, for
-// another goroutine to get where the test steps the fake clock.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		goruntime.Gosched()
-	}
-}
-
-// runFakeNode runs node n1 on cs and fc; cancel stops it and done gets
+// runFakeNode runs node name on cs and fc; cancel stops it and done gets
 // Run's result.
-func runFakeNode(t *testing.T, cs *fake.Clientset, fc *clocktesting.FakeClock) (*kube.Node, context.CancelFunc, <-chan error) {
+func runFakeNode(t *testing.T, name string, cs *fake.Clientset, fc *clocktesting.FakeClock) (*kube.Node, context.CancelFunc, <-chan error) {
 	t.Helper()
-	opts := kube.DefaultNodeOptions("n1")
+	opts := kube.DefaultNodeOptions(name)
 	opts.Clock = fc
 	n, err := kube.NewNode(cs, opts)
 	if err != nil {
@@ -66,13 +52,13 @@ func TestNodeRegistrationBacksOff(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	n, cancel, done := runFakeNode(t, cs, fc)
+	n, cancel, done := runFakeNode(t, "n1", cs, fc)
 
 	// Each retry waits on a timer of the node's clock: step to it.
 	want := []time.Duration{0}
 	step := 100 * time.Millisecond
 	for i := 0; i < refusals; i++ {
-		waitUntil(t, "the retry timer", func() bool { return n.Stats().RegisterErrors == i+1 && fc.HasWaiters() })
+		poll(t, "the retry timer", func() bool { return n.Stats().RegisterErrors == i+1 && fc.HasWaiters() })
 		// A millisecond early the retry is still waiting (the fake clock
 		// fires a due timer inside Step)...
 		fc.Step(step - time.Millisecond)
@@ -84,7 +70,7 @@ func TestNodeRegistrationBacksOff(t *testing.T) {
 		want = append(want, want[len(want)-1]+step)
 		step = min(2*step, 7*time.Second)
 	}
-	waitUntil(t, "the node registered", func() bool {
+	poll(t, "the node registered", func() bool {
 		_, err := cs.Tracker().Get(corev1.SchemeGroupVersion.WithResource("nodes"), "", "n1")
 		return err == nil
 	})
@@ -115,8 +101,8 @@ func TestNodeRegistrationEndsWithContext(t *testing.T) {
 	cs.PrependReactor("create", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewServiceUnavailable("etcd is down")
 	})
-	n, cancel, done := runFakeNode(t, cs, fc)
-	waitUntil(t, "a failed registration", func() bool { return n.Stats().RegisterErrors == 1 && fc.HasWaiters() })
+	n, cancel, done := runFakeNode(t, "n1", cs, fc)
+	poll(t, "a failed registration", func() bool { return n.Stats().RegisterErrors == 1 && fc.HasWaiters() })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
