@@ -1,13 +1,9 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/netip"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -203,25 +199,9 @@ func TestFleetCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "node")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/node").CombinedOutput(); err != nil {
-		t.Fatalf("building the command: %v\n%s", err, out)
-	}
-	var out bytes.Buffer
-	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--nodes", "2", "--name-prefix", "cmdfleet-", "--first", "3",
+	bin := buildCommand(t, "node")
+	interrupt := startCommand(t, bin, "--kubeconfig", kubeconfig, "--nodes", "2", "--name-prefix", "cmdfleet-", "--first", "3",
 		"--shard", "cmd", "--fleet-cidr", "10.250.0.0/16", "--port", "0")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
 	ctx := context.Background()
 	for _, node := range []string{"cmdfleet-3", "cmdfleet-4"} {
 		if _, err := admin.CoreV1().Pods(ns).Create(ctx, boundPod(ns, "on-"+node, node, corev1.RestartPolicyAlways, nil), metav1.CreateOptions{}); err != nil {
@@ -234,13 +214,11 @@ func TestFleetCommand(t *testing.T) {
 			return p.Status.Phase == corev1.PodRunning && strings.HasPrefix(p.Status.PodIP, prefix)
 		})
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
+	out, err := interrupt()
+	if err != nil {
+		t.Fatalf("node command: %v\n%s", err, out)
 	}
-	if err := <-exited; err != nil {
-		t.Fatalf("node command: %v\n%s", err, out.String())
-	}
-	if !strings.Contains(out.String(), "fleet cmd: stopped; 2 nodes, 2 pods admitted, 0 rejected, 0 finished, 2 running") {
-		t.Fatalf("the command's summary:\n%s", out.String())
+	if !strings.Contains(out, "fleet cmd: stopped; 2 nodes, 2 pods admitted, 0 rejected, 0 finished, 2 running") {
+		t.Fatalf("the command's summary:\n%s", out)
 	}
 }

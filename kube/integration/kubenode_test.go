@@ -78,6 +78,52 @@ func startStoppableNode(t *testing.T, cs kubernetes.Interface, opts kube.NodeOpt
 	return n, stop
 }
 
+// buildCommand builds kube/cmd/<name> into a temporary directory and
+// returns the binary's path.
+func buildCommand(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/"+name).CombinedOutput(); err != nil {
+		t.Fatalf("building the command: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startCommand runs bin with args until interrupt is called, which sends it
+// SIGINT and returns what it printed and how it exited; a command still
+// running when the test ends is killed.
+func startCommand(t *testing.T, bin string, args ...string) (interrupt func() (string, error)) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	var once sync.Once
+	var err error
+	stop := func(sig os.Signal) func() {
+		return func() {
+			once.Do(func() {
+				if serr := cmd.Process.Signal(sig); serr != nil {
+					err = serr
+					_ = cmd.Process.Kill()
+				}
+				if werr := <-exited; err == nil {
+					err = werr
+				}
+			})
+		}
+	}
+	t.Cleanup(stop(os.Kill))
+	return func() (string, error) {
+		stop(os.Interrupt)()
+		return out.String(), err
+	}
+}
+
 func boundPod(ns, name, node string, policy corev1.RestartPolicy, annotations map[string]string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: annotations},
 		Spec: corev1.PodSpec{NodeName: node, RestartPolicy: policy, TerminationGracePeriodSeconds: ptr.To[int64](30),
@@ -208,30 +254,14 @@ func TestNodeCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "node")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/node").CombinedOutput(); err != nil {
-		t.Fatalf("building the command: %v\n%s", err, out)
-	}
-	var out bytes.Buffer
+	bin := buildCommand(t, "node")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--node", node4, "--pod-cidr", "10.244.4.0/24", "--port", strconv.Itoa(port))
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	interrupt := startCommand(t, bin, "--kubeconfig", kubeconfig, "--node", node4, "--pod-cidr", "10.244.4.0/24", "--port", strconv.Itoa(port))
 	ctx := context.Background()
 	if _, err := admin.CoreV1().Pods(ns).Create(ctx, boundPod(ns, "web", node4, corev1.RestartPolicyAlways, nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -243,14 +273,12 @@ func TestNodeCommand(t *testing.T) {
 	if logs, err := p.Kubectl(ctx, controlplane.Admin, "logs", "web", "-n", ns); err != nil || !strings.Contains(string(logs), "container app of pod "+ns+"/web started") {
 		t.Fatalf("kubectl logs of the command's pod: %v\n%s", err, logs)
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
+	out, err := interrupt()
+	if err != nil {
+		t.Fatalf("node command: %v\n%s", err, out)
 	}
-	if err := <-exited; err != nil {
-		t.Fatalf("node command: %v\n%s", err, out.String())
-	}
-	if !strings.Contains(out.String(), "node node-4: stopped; 1 pods admitted, 0 rejected, 0 finished, 1 running") {
-		t.Fatalf("the command's summary:\n%s", out.String())
+	if !strings.Contains(out, "node node-4: stopped; 1 pods admitted, 0 rejected, 0 finished, 1 running") {
+		t.Fatalf("the command's summary:\n%s", out)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,10 +27,7 @@ func TestNodeAgentCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "nodeagent")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/nodeagent").CombinedOutput(); err != nil {
-		t.Fatalf("building the command: %v\n%s", err, out)
-	}
+	bin := buildCommand(t, "nodeagent")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--kubeconfig", kubeconfig, "--node", "agent-node", "--namespace", ns, "--pods", "5", "--duration", "20s")
