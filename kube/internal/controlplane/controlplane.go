@@ -122,7 +122,9 @@ func checkBins(dir string) error {
 	return nil
 }
 
-func freePort() (int, error) {
+// FreePort returns a TCP port on 127.0.0.1 that nothing listened on a
+// moment ago.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
@@ -165,7 +167,7 @@ func (p *Plane) start(ctx context.Context, opts Options) error {
 	binDir := p.BinDir
 	ports := make([]int, 3)
 	for i := range ports {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			return err
 		}
@@ -255,11 +257,11 @@ func (p *Plane) startControllers(ctx context.Context, saKey string, pki pkiFiles
 	if err != nil {
 		return err
 	}
-	kcmPort, err := freePort()
+	kcmPort, err := FreePort()
 	if err != nil {
 		return err
 	}
-	schedPort, err := freePort()
+	schedPort, err := FreePort()
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,7 +172,7 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result,
 		cmd = exec.Command(cfg.nodeBin, "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(cfg.nodes), "--name-prefix", "nodestate-",
 			"--port", "0", "--pods", "110", "--kube-api-qps", strconv.Itoa(cfg.qps), "--kube-api-burst", strconv.Itoa(cfg.qps))
 	case "kwok":
-		port, err := freePort()
+		port, err := controlplane.FreePort()
 		if err != nil {
 			return r, err
 		}
@@ -489,15 +488,6 @@ func procStatus(pid int, field string) float64 {
 		}
 	}
 	return 0
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func poll(ctx context.Context, timeout time.Duration, cond wait.ConditionWithContextFunc) error {
