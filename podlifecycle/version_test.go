@@ -38,14 +38,7 @@ func TestVersionDifferences(t *testing.T) {
 			{kubeversion.V1_34, `Container image "app:1" already present on machine`},
 			{kubeversion.V1_37, `Container image "app:1" already present on machine and can be accessed by the pod`},
 		} {
-			pod := onePod("app:1")
-			m, err := New(DefaultOptionsFor(tc.v), pod)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var r Result
-			m.StepTo(t0, pod, []Observation{{Kind: ImagePresent, Image: "app:1"}}, &r)
-			m.StepTo(t0, pod, []Observation{{Kind: SandboxReady, IP: "10.0.0.2"}}, &r)
+			_, _, r := presentImageSandboxReady(t, tc.v)
 			var got string
 			for _, e := range r.Events {
 				if e.Reason == ReasonPulled {
@@ -73,15 +66,10 @@ func TestVersionDifferences(t *testing.T) {
 			if got := StartedMessage("foo1", tc.v); got != tc.started {
 				t.Errorf("%v: StartedMessage %q; want %q", tc.v, got, tc.started)
 			}
-			pod := onePod("app:1")
-			m, err := New(DefaultOptionsFor(tc.v), pod)
-			if err != nil {
+			m, pod, r := presentImageSandboxReady(t, tc.v)
+			if err := m.StepTo(t0, pod, []Observation{{Kind: ContainerCreated, Container: "foo1", ContainerID: "c1"}, {Kind: ContainerStarted, Container: "foo1", ContainerID: "c1"}}, &r); err != nil {
 				t.Fatal(err)
 			}
-			var r Result
-			m.StepTo(t0, pod, []Observation{{Kind: ImagePresent, Image: "app:1"}}, &r)
-			m.StepTo(t0, pod, []Observation{{Kind: SandboxReady, IP: "10.0.0.2"}}, &r)
-			m.StepTo(t0, pod, []Observation{{Kind: ContainerCreated, Container: "foo1", ContainerID: "c1"}, {Kind: ContainerStarted, Container: "foo1", ContainerID: "c1"}}, &r)
 			if !hasEvent(&r, ReasonCreated, tc.created) || !hasEvent(&r, ReasonStarted, tc.started) {
 				t.Errorf("%v: the machine's events %v lack Created %q and Started %q", tc.v, r.Events, tc.created, tc.started)
 			}
@@ -96,7 +84,9 @@ func TestVersionDifferences(t *testing.T) {
 				t.Fatal(err)
 			}
 			var r Result
-			m.StepTo(t0, pod, nil, &r)
+			if err := m.StepTo(t0, pod, nil, &r); err != nil {
+				t.Fatal(err)
+			}
 			if len(r.Statuses) == 0 {
 				t.Fatalf("%v: no status", v)
 			}
@@ -118,4 +108,22 @@ func TestVersionDifferences(t *testing.T) {
 			t.Errorf("1.37: reason %q; want PodSandboxNotReady", got)
 		}
 	})
+}
+
+// presentImageSandboxReady returns a machine of version v for a pod of image
+// app:1 already on the node, after the Step that saw its sandbox ready.
+func presentImageSandboxReady(t *testing.T, v kubeversion.Version) (*Machine, *v1.Pod, Result) {
+	t.Helper()
+	pod := onePod("app:1")
+	m, err := New(DefaultOptionsFor(v), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Result
+	for _, obs := range [][]Observation{{{Kind: ImagePresent, Image: "app:1"}}, {{Kind: SandboxReady, IP: "10.0.0.2"}}} {
+		if err := m.StepTo(t0, pod, obs, &r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m, pod, r
 }
