@@ -230,16 +230,41 @@ func TestFleetRefusesAnotherShardsNode(t *testing.T) {
 	}
 }
 
+// consecutiveFreePorts returns the first of n consecutive ports on
+// 127.0.0.1 that were all free a moment ago (a port the system handed out
+// need not have a free neighbour).
+func consecutiveFreePorts(t *testing.T, n int) int {
+	t.Helper()
+	for try := 0; try < 100; try++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := l.Addr().(*net.TCPAddr).Port
+		held := []net.Listener{l}
+		for k := 1; k < n; k++ {
+			lk, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(base+k)))
+			if err != nil {
+				break
+			}
+			held = append(held, lk)
+		}
+		for _, h := range held {
+			h.Close()
+		}
+		if len(held) == n {
+			return base
+		}
+	}
+	t.Fatalf("no %d consecutive free ports", n)
+	return 0
+}
+
 // TestFleetServes: with Listen, the k-th node serves on Node.Port+k and
 // reports that port as its kubelet endpoint.
 func TestFleetServes(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	base := consecutiveFreePorts(t, 2)
 	cs := fake.NewClientset()
 	opts := kube.DefaultFleetOptions("s-", 2)
 	opts.Listen, opts.Node.Port = "127.0.0.1", int32(base)
