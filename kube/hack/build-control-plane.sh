@@ -55,18 +55,15 @@ export GOTOOLCHAIN=local GOFLAGS=-mod=readonly
 minor="${k8s_version#v1.}"; minor="${minor%%.*}"
 k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$k8s_version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
 
-# build NAME PACKAGE LDFLAGS builds one binary into $tmp and says how long it
-# took on stderr. Not -trimpath: without it the packages these builds share
-# with the conformance module's vet, staticcheck and tests (k8s.io/api,
-# apimachinery, client-go, component-base, ...) compile once into the Go
-# build cache on a cold machine, instead of twice.
-build() {
-  local start=$SECONDS
-  echo "build-control-plane: building $1 ..." >&2
-  go build -o "$tmp/$1" -ldflags "$3" "$2"
-  echo "build-control-plane: $1 built in $((SECONDS - start)) s" >&2
-}
-
+# One go build for every binary still missing: the compiler works through the
+# packages they share once, and links each binary while others compile. The
+# -X flags name component-base symbols that etcd does not link; the linker
+# ignores them there. Not -trimpath: without it the packages these builds
+# share with the conformance module's vet and tests and the kube module's vet
+# (k8s.io/api, apimachinery, client-go, component-base, the kubelet's ...)
+# compile once into the Go build cache on a cold machine, instead of twice.
+# That sharing also needs every module of the repository to select the same
+# versions of them (see the requirements of ../../go.mod and its neighbours).
 echo "build-control-plane: building Kubernetes $k8s_version and etcd $etcd_version into $dir" >&2
 for b in etcd kube-apiserver; do
   if [[ -x "$previous/$b" ]]; then
@@ -74,11 +71,21 @@ for b in etcd kube-apiserver; do
     echo "build-control-plane: $b reused from $previous" >&2
   fi
 done
-[[ -x "$tmp/etcd" ]] || build etcd go.etcd.io/etcd/server/v3 "-s -w"
-[[ -x "$tmp/kube-apiserver" ]] || build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$k8s_ldflags"
-for b in kube-controller-manager kube-scheduler kubectl; do
-  build "$b" "k8s.io/kubernetes/cmd/$b" "$k8s_ldflags"
+pkgs=()
+[[ -x "$tmp/etcd" ]] || pkgs+=(go.etcd.io/etcd/server/v3)
+for b in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+  [[ -x "$tmp/$b" ]] || pkgs+=("k8s.io/kubernetes/cmd/$b")
 done
+start=$SECONDS
+echo "build-control-plane: building ${pkgs[*]} ..." >&2
+mkdir "$tmp/out"
+go build -o "$tmp/out/" -ldflags "$k8s_ldflags" "${pkgs[@]}"
+# go build names etcd's binary after the last element of its package path
+# without the major version suffix.
+[[ ! -e "$tmp/out/server" ]] || mv "$tmp/out/server" "$tmp/out/etcd"
+mv "$tmp/out/"* "$tmp/"
+rmdir "$tmp/out"
+echo "build-control-plane: built in $((SECONDS - start)) s" >&2
 complete "$tmp"
 rm -rf "$dir" # an incomplete directory left by an older builder
 mv "$tmp" "$dir"
