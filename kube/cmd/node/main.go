@@ -32,6 +32,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 
@@ -78,8 +79,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	qps := fs.Float64("kube-api-qps", 50, "the client's requests per second to the API server (shared by a fleet's nodes)")
 	burst := fs.Int("kube-api-burst", 100, "the client's burst of requests to the API server")
 	printRBAC := fs.Bool("print-rbac", false, "print the ClusterRole a fleet's user needs, as YAML, and exit")
+	cpuProfile := fs.String("cpu-profile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
 	}
 	if *printRBAC {
 		role := kube.FleetClusterRole("nodestate-fleet")
@@ -163,6 +172,25 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return nil
 	}
 	return err
+}
+
+// startCPUProfile starts profiling the process's CPU into path; the
+// function it returns stops and writes the profile.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "node: --cpu-profile:", err)
+		}
+	}, nil
 }
 
 // runFleet runs a fleet until ctx ends and says what it did.

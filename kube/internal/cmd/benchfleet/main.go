@@ -133,6 +133,7 @@ type result struct {
 	requests            map[string]float64
 	checked, mismatches int
 	mismatch            []string
+	profile             string // nodestate: go tool pprof -top of the run's CPU profile
 }
 
 const (
@@ -167,10 +168,13 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result,
 
 	var cmd *exec.Cmd
 	var simLog bytes.Buffer
+	var profile string
 	switch sim {
 	case "nodestate":
+		profile = filepath.Join(filepath.Dir(cfg.nodeBin), fmt.Sprintf("%s-%d.pprof", wl, pods))
 		cmd = exec.Command(cfg.nodeBin, "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(cfg.nodes), "--name-prefix", "nodestate-",
-			"--port", "0", "--pods", "110", "--kube-api-qps", strconv.Itoa(cfg.qps), "--kube-api-burst", strconv.Itoa(cfg.qps))
+			"--port", "0", "--pods", "110", "--kube-api-qps", strconv.Itoa(cfg.qps), "--kube-api-burst", strconv.Itoa(cfg.qps),
+			"--cpu-profile", profile)
 	case "kwok":
 		port, err := controlplane.FreePort()
 		if err != nil {
@@ -329,6 +333,13 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result,
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
+	if profile != "" {
+		top, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=15", cfg.nodeBin, profile).Output()
+		if err != nil {
+			return r, fmt.Errorf("reading the CPU profile: %w", err)
+		}
+		r.profile = string(top)
+	}
 	return r, nil
 }
 
@@ -352,8 +363,26 @@ func check(pod *corev1.Pod) string {
 			return fmt.Sprintf("%s: condition %s is %q, podphase %q", pod.Name, c.Type, have[c.Type], c.Status)
 		}
 	}
+	// Containers that never exit: podlifecycle starts each once, so each
+	// runs, started and ready (the probe passes), with no restart and no
+	// last state.
+	if len(pod.Status.ContainerStatuses) != len(pod.Spec.Containers) {
+		return fmt.Sprintf("%s: %d container statuses for %d containers", pod.Name, len(pod.Status.ContainerStatuses), len(pod.Spec.Containers))
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.RestartCount != 0 || c.State.Running == nil || !c.Ready || c.Started == nil || !*c.Started || c.LastTerminationState != (corev1.ContainerState{}) {
+			return fmt.Sprintf("%s: container %s: restartCount %d, ready %v, started %v, state %+v, last state %+v; want 0, running, started and ready, no last state",
+				pod.Name, c.Name, c.RestartCount, c.Ready, ptr.Deref(c.Started, false), c.State, c.LastTerminationState)
+		}
+	}
+	if len(pod.Status.InitContainerStatuses) != len(pod.Spec.InitContainers) {
+		return fmt.Sprintf("%s: %d init container statuses for %d init containers", pod.Name, len(pod.Status.InitContainerStatuses), len(pod.Spec.InitContainers))
+	}
 	for _, st := range pod.Status.InitContainerStatuses {
-		if t := st.State.Terminated; t == nil || t.ExitCode != 0 || t.FinishedAt.IsZero() {
+		if st.RestartCount != 0 {
+			return fmt.Sprintf("%s: init container %s: restartCount %d, want 0", pod.Name, st.Name, st.RestartCount)
+		}
+		if t := st.State.Terminated; t == nil || t.ExitCode != 0 || t.Reason != "Completed" || t.FinishedAt.IsZero() {
 			return fmt.Sprintf("%s: init container %s did not run to exit 0: %+v", pod.Name, st.Name, st.State)
 		}
 		for _, c := range pod.Status.ContainerStatuses {
@@ -533,7 +562,8 @@ func render(cfg *config, rs []result) string {
 	w("start and node registration included). RSS nodes idle: VmRSS with every node Ready and no pod; RSS per pod: the growth\n")
 	w("of VmRSS from there to every pod Ready, per pod; peak RSS: VmHWM. The podphase check takes every 10th pod at the end and\n")
 	w("compares its phase and the status of each condition the kubelet owns with what podphase computes from the pod, and\n")
-	w("that each init container exited 0 before the main container started.\n\n")
+	w("that each init container exited 0 (reason Completed) before the main container started, and that every container\n")
+	w("runs, started and ready, with restartCount 0 and no last state: what podlifecycle does with containers that never exit.\n\n")
 	w("## API requests per pod, by verb and resource\n\n")
 	w("From the API server's apiserver_request_total, between creating the Deployments and the last pod Ready, divided by the\n")
 	w("pods: every client's requests (controllers, scheduler, the simulator, the benchmark's own informer). The simulators'\n")
@@ -589,6 +619,16 @@ func render(cfg *config, rs []result) string {
 	}
 	if len(notes) > 0 {
 		w("\n## podphase check: first differences\n\n%s\n", strings.Join(notes, "\n"))
+	}
+	for _, r := range rs {
+		if r.profile == "" {
+			continue
+		}
+		w("\n## Where nodestate's CPU goes: %s, %d pods\n\n", r.workload, r.pods)
+		w("The node command's --cpu-profile over the whole run (registration, the pods, shutdown), `go tool pprof -top`:\n\n")
+		for _, l := range strings.Split(strings.TrimSpace(r.profile), "\n") {
+			w("    %s\n", l)
+		}
 	}
 	w("\n## How it was run\n\n")
 	w("    make bench-fleet BENCH_NODES=%d BENCH_PODS=%s\n\n", cfg.nodes, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cfg.sizes)), ","), "[]"))
