@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 207 functions and 313 methods of 107 types, in 753 calls (0 skipped as
-// known panics, listed at the end); receivers built by 69 constructors.
+// Covered: 208 functions and 313 methods of 107 types, in 757 calls (0 skipped as
+// known panics, listed at the end); receivers built by 70 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -5183,6 +5183,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync.DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "statussync.DefaultOptionsFor", func() string {
+			_ = statussync.DefaultOptionsFor(0)
+			return ""
+		})
+	})
 	t.Run("statussync.DefaultPlannerOptions", func(t *testing.T) {
 		guard(t, "statussync.DefaultPlannerOptions", func() string {
 			_ = statussync.DefaultPlannerOptions()
@@ -5307,6 +5313,16 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync.Options.EqualByKubelet/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "statussync.Options.EqualByKubelet/DefaultOptionsFor", func() string {
+			r, err := build66(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
+			}
+			_ = r.EqualByKubelet(nil, nil)
+			return ""
+		})
+	})
 	t.Run("statussync.Options.Merge/zero", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/zero", func() string {
 			var r statussync.Options
@@ -5324,6 +5340,16 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync.Options.Merge/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "statussync.Options.Merge/DefaultOptionsFor", func() string {
+			r, err := build66(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
+			}
+			_ = r.Merge(nil, nil, false)
+			return ""
+		})
+	})
 	t.Run("statussync.Options.OwnershipOf/zero", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/zero", func() string {
 			var r statussync.Options
@@ -5336,6 +5362,16 @@ func TestNoPanic(t *testing.T) {
 			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.OwnershipOf("")
+			return ""
+		})
+	})
+	t.Run("statussync.Options.OwnershipOf/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "statussync.Options.OwnershipOf/DefaultOptionsFor", func() string {
+			r, err := build66(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_ = r.OwnershipOf("")
 			return ""
@@ -5363,7 +5399,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Begin/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Begin/NewPlanner", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5380,7 +5416,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Done/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Done/NewPlanner", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5397,7 +5433,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).End/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).End/NewPlanner", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5414,7 +5450,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Next/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Next/NewPlanner", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5431,7 +5467,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).NextWake/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).NextWake/NewPlanner", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5448,7 +5484,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Observe/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Observe/NewPlanner", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5721,7 +5757,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5738,7 +5774,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5755,7 +5791,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5772,7 +5808,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5789,7 +5825,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6192,23 +6228,32 @@ func build65(ctx context.Context) (r *statussync.Engine, err error) {
 	return statussync.NewEngine(a0, a1, a2)
 }
 
-// build66 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
-func build66(ctx context.Context) (r statussync.PlannerOptions, err error) {
+// build66 builds a statussync.Options with statussync.DefaultOptionsFor.
+func build66(ctx context.Context) (r statussync.Options, err error) {
+	a0, err := build3(ctx)
+	if err != nil {
+		return r, err
+	}
+	return statussync.DefaultOptionsFor(a0), nil
+}
+
+// build67 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
+func build67(ctx context.Context) (r statussync.PlannerOptions, err error) {
 	return statussync.DefaultPlannerOptions(), nil
 }
 
-// build67 builds a *statussync.Planner with statussync.NewPlanner.
-func build67(ctx context.Context) (r *statussync.Planner, err error) {
+// build68 builds a *statussync.Planner with statussync.NewPlanner.
+func build68(ctx context.Context) (r *statussync.Planner, err error) {
 	a0, err := build62(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build66(ctx)
+	a1, _ := build67(ctx)
 	return statussync.NewPlanner(a0, a1)
 }
 
-// build68 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build68(ctx context.Context) (r *statussynctest.History, err error) {
+// build69 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build69(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 
