@@ -3,8 +3,10 @@ package statussync
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"pgregory.net/rapid"
 
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/kubeversion"
@@ -98,4 +100,36 @@ func TestVersionSSV4(t *testing.T) {
 			t.Errorf("SS-V4 %v: volumeHealth not kept from the cached status: %+v", v, s.VolumeHealth)
 		}
 	}
+}
+
+// TestPropertySSV1 models row SS-V1 over any sequence of SetPodStatus calls
+// of one pod, in every profile: the cached observedGeneration is the highest
+// generation written so far (spec section 6 step 5: it never goes down),
+// where a call writes the pod's generation from 1.34 on, and in 1.33 only
+// when the pod's status already carries an observedGeneration.
+func TestPropertySSV1(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		v := rapid.SampledFrom(kubeversion.Supported()).Draw(t, "version")
+		c, err := NewCache(DefaultOptionsFor(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want int64
+		steps := rapid.IntRange(1, 8).Draw(t, "steps")
+		for i := range steps {
+			pod := testPod("u1", "p1")
+			pod.Generation = rapid.Int64Range(1, 6).Draw(t, "generation")
+			pod.Status.ObservedGeneration = rapid.SampledFrom([]int64{0, 0, 1, pod.Generation}).Draw(t, "apiObserved")
+			if v.AtLeast(kubeversion.V1_34) || pod.Status.ObservedGeneration != 0 {
+				want = max(want, pod.Generation)
+			}
+			s, _, err := c.SetPodStatus(pod, runningStatus("app"), t0.Add(time.Duration(i)*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.ObservedGeneration != want {
+				t.Fatalf("%v, step %d (generation %d, API observed %d): observedGeneration %d, want %d", v, i, pod.Generation, pod.Status.ObservedGeneration, s.ObservedGeneration, want)
+			}
+		}
+	})
 }
