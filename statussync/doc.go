@@ -114,8 +114,10 @@
 //     pod's status already has one (row SS-V1);
 //   - through podphase, with Options.Features and Options.Version: which
 //     conditions the kubelet owns (AllContainersRestarting from 1.36, row
-//     SS-V2) and the conditions regenerated on a readiness or startup
-//     change (rows PP-V3, PP-V4, so SS-V3);
+//     SS-V2), and the observedGeneration of the Ready and ContainersReady
+//     conditions regenerated on a readiness or startup change (row PP-V3);
+//     the conditions of the statuses the caller sets are the caller's
+//     (podphase or podlifecycle of the same minor: row SS-V3);
 //   - nothing in the merge (row SS-V4): the status fields it keeps from the
 //     API or the cache (extendedResourceClaimStatus, nodeAllocatable-
 //     ResourceClaimStatuses, volumeHealth) appear in the API types of the

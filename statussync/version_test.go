@@ -58,6 +58,48 @@ func TestVersionSSV1(t *testing.T) {
 	}
 }
 
+// TestVersionSSV1Conditions: the Ready and ContainersReady conditions the
+// cache regenerates on a readiness change follow podphase's rule of the same
+// profile (docs/versions.md row PP-V3; kubelet SetContainerReadiness, spec
+// section 7): in 1.33 no observedGeneration where the old condition had none,
+// from 1.34 the pod's generation.
+func TestVersionSSV1Conditions(t *testing.T) {
+	for _, tc := range []struct {
+		row  string
+		v    kubeversion.Version
+		want int64
+	}{
+		{"PP-V3 through SS", kubeversion.V1_33, 0},
+		{"PP-V3 through SS", kubeversion.V1_34, 5},
+		{"PP-V3 through SS", kubeversion.V1_37, 5},
+	} {
+		c, err := NewCache(DefaultOptionsFor(tc.v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod := testPod("u1", "p1")
+		pod.Generation = 5
+		if _, _, err := c.SetPodStatus(pod, runningStatus("app"), t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.SetContainerReadiness("u1", "c://app", true, t0.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := c.GetPodStatus("u1")
+		for _, typ := range []v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
+			var got *v1.PodCondition
+			for i := range s.Conditions {
+				if s.Conditions[i].Type == typ {
+					got = &s.Conditions[i]
+				}
+			}
+			if got == nil || got.Status != v1.ConditionTrue || got.ObservedGeneration != tc.want {
+				t.Errorf("%s %v: %s = %+v, want True with observedGeneration %d", tc.row, tc.v, typ, got, tc.want)
+			}
+		}
+	}
+}
+
 // TestVersionSSV4 is docs/versions.md row SS-V4, where the profile changes
 // nothing: extendedResourceClaimStatus (API types of 1.34),
 // nodeAllocatableResourceClaimStatuses (1.36) and volumeHealth (1.37) reach
