@@ -90,6 +90,15 @@
 // return ErrNotInitialized or do nothing; a zero Series is an empty cache. No exported
 // function or method panics on nil or zero arguments.
 //
+// # Other Kubernetes minors
+//
+// The package takes no kubeversion.Version: nothing it models differs between client-go 0.33
+// and 0.37 (docs/versions.md, events rows). The correlator's keys, limits and spam filter, the
+// broadcasters' retries and the events.k8s.io/v1 series are the same in every minor; the one
+// difference, row EV-V1, is API surface: 0.37 adds AnnotatedEventf to the events.k8s.io/v1
+// recorder (annotations on the new event, not part of the series key), and a program written
+// for an older minor simply does not call it. Its Eventf is every minor's.
+//
 // # Where nodestate differs from client-go, on purpose
 //
 //   - Event names are unique per recorder: an event recorded at the nanosecond of the

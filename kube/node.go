@@ -64,9 +64,13 @@ type NodeOptions struct {
 	Taints []corev1.Taint
 	// Lifecycle configures each pod's podlifecycle machine. Its Version is
 	// the minor the node behaves as (podlifecycle.DefaultOptionsFor sets its
-	// gates and messages) and reports as its kubelet version.
+	// gates and messages) and reports as its kubelet version. Its Features
+	// and Version also configure the pod status cache (statussync.Options:
+	// condition ownership, observedGeneration).
 	Lifecycle podlifecycle.Options
-	// Kubelet configures the node status and lease loops.
+	// Kubelet configures the node status and lease loops; its Version is
+	// the kubelet minor of the node-status report rule
+	// (nodecondition.DefaultKubeletOptionsFor).
 	Kubelet nodecondition.KubeletOptions
 	// Status configures the pod status engine; its Clock is replaced by the
 	// node's.
@@ -79,14 +83,16 @@ type NodeOptions struct {
 }
 
 // DefaultNodeOptionsFor returns DefaultNodeOptions(name) for a node that
-// behaves as the kubelet of Kubernetes minor v: its pods' lifecycle takes
-// v's defaults (podlifecycle.DefaultOptionsFor) and its nodeInfo reports v's
-// release (v.Release(), for example "v1.34.4"). The node's status, event and
-// node-condition logic follow 1.37 whatever v (docs/versions.md lists what
-// differs there).
+// behaves as the kubelet of Kubernetes minor v: its pods' lifecycle and pod
+// status cache take v's defaults (podlifecycle.DefaultOptionsFor, and
+// through Lifecycle statussync's), its node status loop takes
+// nodecondition.DefaultKubeletOptionsFor(v), and its nodeInfo reports v's
+// release (v.Release(), for example "v1.34.4"). The events package has no
+// version-dependent rule (docs/versions.md row EV-V1).
 func DefaultNodeOptionsFor(name string, v kubeversion.Version) NodeOptions {
 	opts := DefaultNodeOptions(name)
 	opts.Lifecycle = podlifecycle.DefaultOptionsFor(v)
+	opts.Kubelet = nodecondition.DefaultKubeletOptionsFor(v)
 	return opts
 }
 
@@ -215,7 +221,7 @@ func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 		logs:    &logStore{pods: map[types.NamespacedName]*podLogs{}},
 		objects: apiObjects{client: client},
 	}
-	if n.cache, err = statussync.NewCache(statussync.DefaultOptions()); err != nil {
+	if n.cache, err = statussync.NewCache(statussync.Options{Features: opts.Lifecycle.Features, Version: opts.Lifecycle.Version}); err != nil {
 		return nil, err
 	}
 	so := opts.Status

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/netip"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -242,9 +243,23 @@ func TestNodeVersionProfile(t *testing.T) {
 		if diff := cmp.Diff(podlifecycle.DefaultOptionsFor(c.v), opts.Lifecycle, cmpopts.IgnoreUnexported(podlifecycle.Options{})); diff != "" {
 			t.Errorf("%v: lifecycle options (-want +got):\n%s", c.v, diff)
 		}
+		if opts.Kubelet.Version != c.v {
+			t.Errorf("%v: node status loop behaves as %v", c.v, opts.Kubelet.Version)
+		}
 		n, err := NewNode(fake.NewClientset(), opts)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The pod status cache follows the version too: a 1.33 kubelet
+		// writes no observedGeneration for a pod that has none yet.
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u-" + types.UID(c.v.String()), Generation: 5},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "img"}}}}
+		s, _, err := n.cache.SetPodStatus(pod, corev1.PodStatus{Phase: corev1.PodPending}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int64{true: 0, false: 5}[c.v == kubeversion.V1_33]; s.ObservedGeneration != want {
+			t.Errorf("%v: the pod status cache wrote observedGeneration %d, want %d (statussync SS-V1)", c.v, s.ObservedGeneration, want)
 		}
 		info := n.nodeObject().Status.NodeInfo
 		if info.KubeletVersion != c.want || info.ContainerRuntimeVersion != "nodestate://"+c.want {

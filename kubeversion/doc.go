@@ -8,11 +8,15 @@
 // changes between the minors, each row with the upstream change and the
 // lines where it was confirmed in that release's source.
 //
-// Packages that take a profile today: containerstate (DefaultOptionsFor,
+// Packages that take a profile: containerstate (DefaultOptionsFor,
 // DefaultFeaturesFor, DefaultCrashLoopOptionsFor, Options.Version), podphase
-// (DefaultOptionsFor, Options.Version) and podlifecycle (DefaultOptionsFor,
-// Options.Version). statussync, events and nodecondition still follow 1.37
-// whatever the profile; docs/versions.md lists what differs there.
+// (DefaultOptionsFor, Options.Version), podlifecycle (DefaultOptionsFor,
+// Options.Version), statussync (DefaultOptionsFor, Options.Version) and
+// nodecondition (DefaultOptionsFor, DefaultKubeletOptionsFor,
+// DefaultControllerOptionsFor, KubeletOptions.Version,
+// ControllerOptions.Version; its simulation's Scenario.Version). events
+// takes none: nothing it models differs between the minors
+// (docs/versions.md row EV-V1).
 //
 // Each minor is followed at one release, the newest patch of that minor the
 // module proxy served when the profile was written ([Version.Release]):

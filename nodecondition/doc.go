@@ -7,7 +7,7 @@
 //
 // It follows Kubernetes v1.37.2 with default settings and feature gates: the
 // kubelet's node-status setters, report rule (with the one-time report jitter
-// of v1.33) and eviction manager; the node Lease (KEP-589); the
+// of v1.34) and eviction manager; the node Lease (KEP-589); the
 // node-lifecycle controller with the 50 s grace of v1.32 and the
 // NodeControllerLeaseCircuitBreaker gate of v1.37 (beta, on); taint-based
 // eviction by the separate taint-eviction controller (KEP-3902) and the
@@ -56,6 +56,31 @@
 //
 // The deterministic simulator of both sides (scenarios, timelines, Mermaid)
 // is the package nodecondition/simulation.
+//
+// # Other Kubernetes minors
+//
+// [DefaultOptionsFor], [DefaultKubeletOptionsFor] and
+// [DefaultControllerOptionsFor] give the defaults of Kubernetes 1.33 to
+// 1.37 (a kubeversion.Version; the zero Version is 1.37). The kubelet and
+// the controller each carry their own Version (KubeletOptions.Version,
+// ControllerOptions.Version), so version skew between them is two settings.
+// What changes with the minor (docs/versions.md, rows NC-V1 to NC-V3):
+//
+//   - the controller's NoExecute decision: before 1.34 a monitor pass
+//     decides on the Ready condition it started with, so the pass that marks
+//     a node Unknown does not queue it yet and the taint comes one pass
+//     (5 s) later (row NC-V1);
+//   - the live Lease lookup before marking Unknown: the
+//     NodeControllerLeaseCircuitBreaker gate exists from 1.37, so
+//     DefaultControllerOptionsFor turns LeaseCircuitBreaker off before it
+//     (row NC-V2);
+//   - the kubelet's report of an unchanged status: before 1.34 exactly every
+//     StatusReportFrequency, with no one-time jitter and no draw from Rand
+//     (row NC-V3).
+//
+// The grace periods, the eviction timeout, the monitor, status and lease
+// periods, and the conditions' reasons and messages are the same in every
+// supported minor.
 //
 // # Concurrency
 //

@@ -6,6 +6,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // Reasons and messages the kubelet writes on its node conditions.
@@ -228,8 +230,8 @@ func (k *Kubelet) Status(now time.Time, h Health) (Report, error) {
 		k.prevSent, k.prevHasSent, k.prevReport, k.prevReported, k.prevDelay = k.sent, k.hasSent, k.lastReport, k.reported, k.delay
 		k.sent, k.lastReport, k.reported = k.out, now, true
 		k.hasSent = [numKubeletConditions]bool{true, true, true, true}
-		if r.Reason == Due {
-			k.delay = 0
+		if r.Reason == Due || !k.cfg.Version.AtLeast(kubeversion.V1_34) {
+			k.delay = 0 // before 1.34 the report period has no jitter (docs/versions.md NC-V3)
 		} else {
 			k.delay = k.jitter()
 		}

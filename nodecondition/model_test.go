@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"pgregory.net/rapid"
 
+	"github.com/nodestate/nodestate/kubeversion"
 	nc "github.com/nodestate/nodestate/nodecondition"
 	"github.com/nodestate/nodestate/nodecondition/nodeconditiontest"
 )
@@ -15,17 +16,22 @@ import (
 // sent exactly on the first report after a start, on any change other than
 // the heartbeat, or once the report frequency plus the pending one-time
 // jitter has passed; the jitter is drawn after every first or changed report
-// and reset by a due one.
+// and reset by a due one. Before 1.34 there is no jitter (docs/versions.md
+// row NC-V3).
 func TestModelKubeletReportRule(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		u := rapid.Float64Range(0, 0.999).Draw(t, "u")
-		cfg := nc.DefaultKubeletOptions()
+		v := rapid.SampledFrom(kubeversion.Supported()).Draw(t, "version")
+		cfg := nc.DefaultKubeletOptionsFor(v)
 		k, err := nc.NewKubelet(withRand(cfg, fixedRand(u)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		R := cfg.StatusReportFrequency
 		jitter := time.Duration(float64(R) * (u - 0.5))
+		if !v.AtLeast(kubeversion.V1_34) {
+			jitter = 0
+		}
 		now := t12
 		var api []v1.NodeCondition // what the API holds
 		var prevAPI []v1.NodeCondition

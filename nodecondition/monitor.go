@@ -5,6 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // Monitor runs one health pass at now (monitorNodeHealth): it marks nodes
@@ -57,7 +59,11 @@ func (c *Controller) Monitor(now time.Time, live LeaseLookup) (Pass, error) {
 		if cur == nil {
 			continue
 		}
-		c.taintDecision(now, n, cur.Status)
+		if c.opts.Version.AtLeast(kubeversion.V1_34) {
+			c.taintDecision(now, n, cur.Status)
+		} else {
+			c.taintDecision(now, n, observed) // the condition the pass started with (docs/versions.md NC-V1)
+		}
 		switch {
 		case observed == v1.ConditionTrue && cur.Status != v1.ConditionTrue:
 			c.pass.Events = append(c.pass.Events, NodeEvent{Node: n.name, Reason: ReasonNodeNotReady, Message: "Node " + n.name + " status is now: NodeNotReady"})

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // Rand is a source of random numbers; *math/rand/v2.Rand and *math/rand.Rand
@@ -33,9 +35,19 @@ type Options struct {
 	Runner     RunnerOptions     // the controller runner
 }
 
-// DefaultOptions returns the Kubernetes 1.37 defaults.
+// DefaultOptions returns the Kubernetes 1.37 defaults: [DefaultOptionsFor]
+// the zero kubeversion.Version.
 func DefaultOptions() Options {
-	return Options{Kubelet: DefaultKubeletOptions(), Controller: DefaultControllerOptions(), Runner: DefaultRunnerOptions()}
+	return DefaultOptionsFor(kubeversion.Default)
+}
+
+// DefaultOptionsFor returns the defaults of Kubernetes minor v for the
+// kubelet and the controller ([DefaultKubeletOptionsFor],
+// [DefaultControllerOptionsFor]) and the runner's, which are the same in
+// every minor. A kubelet and a controller of different minors (version
+// skew) are configured by setting the two parts from different minors.
+func DefaultOptionsFor(v kubeversion.Version) Options {
+	return Options{Kubelet: DefaultKubeletOptionsFor(v), Controller: DefaultControllerOptionsFor(v), Runner: DefaultRunnerOptions()}
 }
 
 // Validate checks each part and the kubelet and controller timing against
@@ -93,11 +105,25 @@ type KubeletOptions struct {
 	// Rand supplies the one-time report jitter and the lease loop jitter;
 	// nil is the process-wide source of math/rand/v2.
 	Rand Rand
+	// Version is the Kubernetes minor of the kubelet (docs/versions.md row
+	// NC-V3): before 1.34 an unchanged status is reported exactly every
+	// StatusReportFrequency, with no one-time jitter (and none is drawn from
+	// Rand). The zero Version is 1.37.
+	Version kubeversion.Version
 }
 
-// DefaultKubeletOptions returns the Kubernetes 1.37 kubelet defaults on Linux.
+// DefaultKubeletOptions returns the Kubernetes 1.37 kubelet defaults on
+// Linux: [DefaultKubeletOptionsFor] the zero kubeversion.Version.
 func DefaultKubeletOptions() KubeletOptions {
+	return DefaultKubeletOptionsFor(kubeversion.Default)
+}
+
+// DefaultKubeletOptionsFor returns the kubelet defaults of Kubernetes minor
+// v on Linux: the settings are the same in every supported minor, and
+// Version is v.
+func DefaultKubeletOptionsFor(v kubeversion.Version) KubeletOptions {
 	return KubeletOptions{
+		Version:                    v,
 		StatusUpdateFrequency:      10 * time.Second,
 		StatusReportFrequency:      5 * time.Minute,
 		EvictionMonitoringInterval: 10 * time.Second,
@@ -162,13 +188,31 @@ type ControllerOptions struct {
 	// TaintingPeriod is the NoExecute tainting loop period (100 ms).
 	TaintingPeriod time.Duration
 	// LeaseCircuitBreaker is the NodeControllerLeaseCircuitBreaker gate (beta, on):
-	// a live Lease lookup before marking a node Unknown.
+	// a live Lease lookup before marking a node Unknown. The gate exists
+	// from 1.37 only (docs/versions.md row NC-V2), so DefaultControllerOptionsFor
+	// sets it for 1.37 alone.
 	LeaseCircuitBreaker bool
+	// Version is the Kubernetes minor of the controller where no field above
+	// expresses the difference (docs/versions.md row NC-V1): before 1.34 the
+	// NoExecute decision of a pass reads the Ready condition the pass started
+	// with, not the one it ends with, so a node marked Unknown is queued for
+	// its taint one pass later. The zero Version is 1.37.
+	Version kubeversion.Version
 }
 
-// DefaultControllerOptions returns the Kubernetes 1.37 defaults.
+// DefaultControllerOptions returns the Kubernetes 1.37 defaults:
+// [DefaultControllerOptionsFor] the zero kubeversion.Version.
 func DefaultControllerOptions() ControllerOptions {
+	return DefaultControllerOptionsFor(kubeversion.Default)
+}
+
+// DefaultControllerOptionsFor returns the controller defaults of Kubernetes
+// minor v: the periods, grace periods and rates are the same in every
+// supported minor; LeaseCircuitBreaker is on from 1.37 (the gate is absent
+// before); Version is v.
+func DefaultControllerOptionsFor(v kubeversion.Version) ControllerOptions {
 	return ControllerOptions{
+		Version:                v,
 		MonitorPeriod:          5 * time.Second,
 		GracePeriod:            50 * time.Second,
 		StartupGracePeriod:     60 * time.Second,
@@ -177,7 +221,7 @@ func DefaultControllerOptions() ControllerOptions {
 		UnhealthyZoneThreshold: 0.55,
 		LargeClusterThreshold:  50,
 		TaintingPeriod:         100 * time.Millisecond,
-		LeaseCircuitBreaker:    true,
+		LeaseCircuitBreaker:    v.AtLeast(kubeversion.V1_37),
 	}
 }
 

@@ -40,7 +40,8 @@ func noExecute(key string, now time.Time) v1.Taint {
 	return v1.Taint{Key: key, Effect: v1.TaintEffectNoExecute, TimeAdded: &ts}
 }
 
-// taintDecision is processTaintBaseEviction for the Ready status the pass ends with.
+// taintDecision is processTaintBaseEviction for ready: the Ready status the
+// pass ends with, or before 1.34 the one it started with (Monitor).
 func (c *Controller) taintDecision(now time.Time, n *nodeRecord, ready v1.ConditionStatus) {
 	z := c.zone(n.zone, now)
 	switch ready {

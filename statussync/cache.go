@@ -10,6 +10,7 @@ import (
 
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/internal/podcond"
+	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/podphase"
 )
 
@@ -51,17 +52,41 @@ type Options struct {
 	// Mirrors translates static pods to their mirror pods; nil means the
 	// node has no static pods.
 	Mirrors Mirrors
+	// Version is the Kubernetes minor whose rules apply where no gate of
+	// Features expresses the difference (docs/versions.md): before 1.34
+	// PodObservedGenerationTracking is off, so status.observedGeneration is
+	// the pod's generation only when the pod's status already has one (row
+	// SS-V1); it is handed to podphase for the conditions the cache
+	// regenerates (rows PP-V3, PP-V4). The zero Version is 1.37.
+	Version kubeversion.Version
 }
 
-// DefaultOptions returns the Kubernetes 1.37 defaults.
+// DefaultOptions returns the Kubernetes 1.37 defaults: [DefaultOptionsFor]
+// the zero kubeversion.Version.
 func DefaultOptions() Options {
-	return Options{Features: containerstate.DefaultFeatures()}
+	return DefaultOptionsFor(kubeversion.Default)
+}
+
+// DefaultOptionsFor returns the options of Kubernetes minor v: the feature
+// gates of containerstate.DefaultFeaturesFor(v), no Mirrors, and Version v.
+func DefaultOptionsFor(v kubeversion.Version) Options {
+	return Options{Features: containerstate.DefaultFeaturesFor(v), Version: v}
 }
 
 func (o Options) podphase() podphase.Options {
-	p := podphase.DefaultOptions()
-	p.Features = o.Features
-	return p
+	return podphase.Options{Features: o.Features, Version: o.Version}
+}
+
+// observedGeneration is the status.observedGeneration the kubelet of
+// o.Version stores for pod (spec section 7, docs/versions.md row SS-V1): the
+// pod's generation; before 1.34, where PodObservedGenerationTracking is
+// alpha and off, only when the pod's status already carries one (so that a
+// value set while the gate was on is kept up to date, not cleared).
+func (o Options) observedGeneration(pod *v1.Pod) int64 {
+	if o.Version.AtLeast(kubeversion.V1_34) || pod.Status.ObservedGeneration != 0 {
+		return pod.Generation
+	}
+	return 0
 }
 
 // entry is one pod's cached status. Entries are never changed once stored:
@@ -162,7 +187,8 @@ func (c *Cache) Version(uid types.UID) uint64 {
 // deleted.
 //
 // Before storing, the status's observedGeneration is set to the pod's
-// generation (and never goes down), the lastTransitionTime of the kubelet's
+// generation (and never goes down; before 1.34, see [Options.Version], only
+// when pod.Status already has one), the lastTransitionTime of the kubelet's
 // conditions is recomputed against the old status, startTime is kept once
 // set (or set to now), and the status is normalized (see [Normalize]).
 //
@@ -178,7 +204,7 @@ func (c *Cache) SetPodStatus(pod *v1.Pod, status v1.PodStatus, now time.Time) (v
 		return v1.PodStatus{}, false, ErrNotInitialized
 	}
 	s := status.DeepCopy()
-	s.ObservedGeneration = pod.Generation
+	s.ObservedGeneration = c.opts.observedGeneration(pod)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	changed, err := c.update(pod, s, pod.DeletionTimestamp != nil, false, now)

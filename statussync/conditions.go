@@ -31,7 +31,7 @@ func (o Options) OwnershipOf(t v1.PodConditionType) Ownership {
 	switch {
 	case t == v1.DisruptionTarget:
 		return Shared
-	case podphase.Options{Features: o.Features}.KubeletOwned(t):
+	case o.podphase().KubeletOwned(t):
 		return Owned
 	}
 	return NotOwned

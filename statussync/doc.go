@@ -103,6 +103,31 @@
 // recreated) drops the entry, as the kubelet does when its GET shows another
 // UID.
 //
+// # Other Kubernetes minors
+//
+// [DefaultOptionsFor] gives the defaults of Kubernetes 1.33 to 1.37 (a
+// kubeversion.Version; the zero Version is 1.37). What changes with the
+// minor (docs/versions.md, rows SS-V1 to SS-V4):
+//
+//   - observedGeneration: in 1.33 (PodObservedGenerationTracking alpha and
+//     off) the cached status carries the pod's generation only when the
+//     pod's status already has one (row SS-V1);
+//   - through podphase, with Options.Features and Options.Version: which
+//     conditions the kubelet owns (AllContainersRestarting from 1.36, row
+//     SS-V2), and the observedGeneration of the Ready and ContainersReady
+//     conditions regenerated on a readiness or startup change (row PP-V3);
+//     the conditions of the statuses the caller sets are the caller's
+//     (podphase or podlifecycle of the same minor: row SS-V3);
+//   - nothing in the merge (row SS-V4): the status fields it keeps from the
+//     API or the cache (extendedResourceClaimStatus, nodeAllocatable-
+//     ResourceClaimStatuses, volumeHealth) appear in the API types of the
+//     same minor whose kubelet starts keeping them; an older kubelet cannot
+//     decode them, so its patch leaves them as the server has them, which
+//     is what keeping them does.
+//
+// The engine's timing (10 s full sync, back-off) is the same in every
+// supported minor.
+//
 // # Concurrency
 //
 // A Cache is safe for simultaneous use. An Engine's SyncOnce and Run may be

@@ -7,6 +7,7 @@
 //	go run ./examples/simulate -list
 //	go run ./examples/simulate -spec 'node n1 zone=a down=20s-;node n2 zone=a;grace 40s'
 //	go run ./examples/simulate -file my-scenario.txt -format mermaid
+//	go run ./examples/simulate -kubernetes-version 1.33  # a 1.33 kubelet and controller
 //
 // The scenario text format is the one simulation.ParseScenario reads; in
 // -spec, ";" separates lines. The named scenarios state the window each
@@ -23,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/nodecondition"
 	"github.com/nodestate/nodestate/nodecondition/simulation"
 )
@@ -49,6 +51,7 @@ func run(args []string, out io.Writer) error {
 	seed := fs.Uint64("seed", 0, "seed of the kubelet report jitter")
 	window := fs.Int("window", -1, "monitor phases to state each entry's window over (0: none; default: the scenario's)")
 	phase := fs.Duration("phase", -1, "when the first monitor pass runs, in [0, monitor period) (default: the scenario's)")
+	k8sVersion := fs.String("kubernetes-version", "", "the Kubernetes minor of the kubelets and the controller, 1.33 to 1.37 (default: the scenario's, 1.37 unless its text says)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -88,9 +91,21 @@ func run(args []string, out io.Writer) error {
 			return fmt.Errorf("no scenario %q (try -list)", *name)
 		}
 	}
+	if *k8sVersion != "" {
+		v, err := kubeversion.Parse(*k8sVersion)
+		if err != nil {
+			return fmt.Errorf("-kubernetes-version: %w", err)
+		}
+		sc.Version = v
+		if sc.Controller != (nodecondition.ControllerOptions{}) {
+			d := nodecondition.DefaultControllerOptionsFor(v)
+			sc.Controller.Version, sc.Controller.LeaseCircuitBreaker = d.Version, d.LeaseCircuitBreaker
+		}
+		sc.Kubelet.Version = v // explicit kubelet options take v; zero ones are filled with v's defaults
+	}
 	if *grace > 0 {
 		if sc.Controller == (nodecondition.ControllerOptions{}) {
-			sc.Controller = nodecondition.DefaultControllerOptions()
+			sc.Controller = nodecondition.DefaultControllerOptionsFor(sc.Version)
 		}
 		sc.Controller.GracePeriod = *grace
 	}

@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 207 functions and 313 methods of 107 types, in 753 calls (0 skipped as
-// known panics, listed at the end); receivers built by 69 constructors.
+// Covered: 211 functions and 313 methods of 107 types, in 764 calls (0 skipped as
+// known panics, listed at the end); receivers built by 73 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -2700,9 +2700,25 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("nodecondition.ControllerOptions.Validate/DefaultControllerOptionsFor", func(t *testing.T) {
+		guard(t, "nodecondition.ControllerOptions.Validate/DefaultControllerOptionsFor", func() string {
+			r, err := build35(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultControllerOptionsFor: %v", err)
+			}
+			_ = r.Validate()
+			return ""
+		})
+	})
 	t.Run("nodecondition.DefaultControllerOptions", func(t *testing.T) {
 		guard(t, "nodecondition.DefaultControllerOptions", func() string {
 			_ = nodecondition.DefaultControllerOptions()
+			return ""
+		})
+	})
+	t.Run("nodecondition.DefaultControllerOptionsFor", func(t *testing.T) {
+		guard(t, "nodecondition.DefaultControllerOptionsFor", func() string {
+			_ = nodecondition.DefaultControllerOptionsFor(0)
 			return ""
 		})
 	})
@@ -2718,9 +2734,21 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("nodecondition.DefaultKubeletOptionsFor", func(t *testing.T) {
+		guard(t, "nodecondition.DefaultKubeletOptionsFor", func() string {
+			_ = nodecondition.DefaultKubeletOptionsFor(0)
+			return ""
+		})
+	})
 	t.Run("nodecondition.DefaultOptions", func(t *testing.T) {
 		guard(t, "nodecondition.DefaultOptions", func() string {
 			_ = nodecondition.DefaultOptions()
+			return ""
+		})
+	})
+	t.Run("nodecondition.DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "nodecondition.DefaultOptionsFor", func() string {
+			_ = nodecondition.DefaultOptionsFor(0)
 			return ""
 		})
 	})
@@ -2753,7 +2781,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Due/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Due/NewEvictor", func() string {
-			r, err := build35(ctx)
+			r, err := build36(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2770,7 +2798,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Evaluate/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Evaluate/NewEvictor", func() string {
-			r, err := build35(ctx)
+			r, err := build36(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2787,7 +2815,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Forget/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Forget/NewEvictor", func() string {
-			r, err := build35(ctx)
+			r, err := build36(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2804,7 +2832,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Next/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Next/NewEvictor", func() string {
-			r, err := build35(ctx)
+			r, err := build36(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2821,7 +2849,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Scheduled/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Scheduled/NewEvictor", func() string {
-			r, err := build35(ctx)
+			r, err := build36(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2852,7 +2880,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).APIStatus/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).APIStatus/NewKubelet", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2869,7 +2897,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).LastReport/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).LastReport/NewKubelet", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2886,7 +2914,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Observe/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Observe/NewKubelet", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2903,7 +2931,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Pressures/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Pressures/NewKubelet", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2920,7 +2948,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).ReportFailed/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).ReportFailed/NewKubelet", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2937,7 +2965,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Restart/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Restart/NewKubelet", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2954,7 +2982,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Status/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Status/NewKubelet", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2971,7 +2999,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Thresholds/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Thresholds/NewKubelet", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2988,9 +3016,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptions", func(t *testing.T) {
 		guard(t, "nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptions", func() string {
-			r, err := build36(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultKubeletOptions: %v", err)
+			}
+			_ = r.LeaseRenewInterval()
+			return ""
+		})
+	})
+	t.Run("nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptionsFor", func(t *testing.T) {
+		guard(t, "nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptionsFor", func() string {
+			r, err := build39(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultKubeletOptionsFor: %v", err)
 			}
 			_ = r.LeaseRenewInterval()
 			return ""
@@ -3005,9 +3043,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.KubeletOptions.Validate/DefaultKubeletOptions", func(t *testing.T) {
 		guard(t, "nodecondition.KubeletOptions.Validate/DefaultKubeletOptions", func() string {
-			r, err := build36(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultKubeletOptions: %v", err)
+			}
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("nodecondition.KubeletOptions.Validate/DefaultKubeletOptionsFor", func(t *testing.T) {
+		guard(t, "nodecondition.KubeletOptions.Validate/DefaultKubeletOptionsFor", func() string {
+			r, err := build39(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultKubeletOptionsFor: %v", err)
 			}
 			_ = r.Validate()
 			return ""
@@ -3022,7 +3070,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Failed/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Failed/NewLeaseRenewer", func() string {
-			r, err := build38(ctx)
+			r, err := build40(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -3039,7 +3087,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Failures/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Failures/NewLeaseRenewer", func() string {
-			r, err := build38(ctx)
+			r, err := build40(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -3056,7 +3104,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Renewed/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Renewed/NewLeaseRenewer", func() string {
-			r, err := build38(ctx)
+			r, err := build40(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -3149,9 +3197,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.Options.Validate/DefaultOptions", func(t *testing.T) {
 		guard(t, "nodecondition.Options.Validate/DefaultOptions", func() string {
-			r, err := build39(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.Validate()
+			return ""
+		})
+	})
+	t.Run("nodecondition.Options.Validate/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "nodecondition.Options.Validate/DefaultOptionsFor", func() string {
+			r, err := build42(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_ = r.Validate()
 			return ""
@@ -3197,7 +3255,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeleteLease/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeleteLease/NewRunner", func() string {
-			r, err := build41(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3214,7 +3272,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeleteNode/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeleteNode/NewRunner", func() string {
-			r, err := build41(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3231,7 +3289,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeletePod/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeletePod/NewRunner", func() string {
-			r, err := build41(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3248,7 +3306,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).Run/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).Run/NewRunner", func() string {
-			r, err := build41(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3265,7 +3323,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).Stats/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).Stats/NewRunner", func() string {
-			r, err := build41(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3282,7 +3340,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpdateStatus/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpdateStatus/NewRunner", func() string {
-			r, err := build41(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3299,7 +3357,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertLease/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertLease/NewRunner", func() string {
-			r, err := build41(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3316,7 +3374,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertNode/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertNode/NewRunner", func() string {
-			r, err := build41(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3333,7 +3391,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertPod/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertPod/NewRunner", func() string {
-			r, err := build41(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3350,7 +3408,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.RunnerOptions.Validate/DefaultRunnerOptions", func(t *testing.T) {
 		guard(t, "nodecondition.RunnerOptions.Validate/DefaultRunnerOptions", func() string {
-			r, err := build40(ctx)
+			r, err := build43(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultRunnerOptions: %v", err)
 			}
@@ -3468,7 +3526,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.ZoneState.String/ComputeZoneState", func(t *testing.T) {
 		guard(t, "nodecondition.ZoneState.String/ComputeZoneState", func() string {
-			r, err := build42(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("ComputeZoneState: %v", err)
 			}
@@ -3631,7 +3689,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ParseScenario", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ParseScenario", func() string {
-			r, err := build43(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseScenario: %v", err)
 			}
@@ -3641,7 +3699,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioClusterOutage", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioClusterOutage", func() string {
-			r, err := build44(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioClusterOutage: %v", err)
 			}
@@ -3651,7 +3709,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioFlappingNetwork", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioFlappingNetwork", func() string {
-			r, err := build45(ctx)
+			r, err := build48(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioFlappingNetwork: %v", err)
 			}
@@ -3661,7 +3719,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioKubeletStops", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioKubeletStops", func() string {
-			r, err := build46(ctx)
+			r, err := build49(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioKubeletStops: %v", err)
 			}
@@ -3671,7 +3729,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioMemoryPressure", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioMemoryPressure", func() string {
-			r, err := build47(ctx)
+			r, err := build50(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioMemoryPressure: %v", err)
 			}
@@ -3681,7 +3739,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioZoneOutage", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioZoneOutage", func() string {
-			r, err := build48(ctx)
+			r, err := build51(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioZoneOutage: %v", err)
 			}
@@ -3748,7 +3806,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Find/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Find/Simulate", func() string {
-			r, err := build49(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3765,7 +3823,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Mermaid/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Mermaid/Simulate", func() string {
-			r, err := build49(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3782,7 +3840,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Table/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Table/Simulate", func() string {
-			r, err := build49(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3949,7 +4007,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).Stats/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).Stats/New", func() string {
-			r, err := build51(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -3966,7 +4024,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).Step/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).Step/New", func() string {
-			r, err := build51(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -3983,7 +4041,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).StepTo/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).StepTo/New", func() string {
-			r, err := build51(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -4132,7 +4190,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviour.String/DefaultBehaviour", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/DefaultBehaviour", func() string {
-			r, err := build52(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultBehaviour: %v", err)
 			}
@@ -4142,7 +4200,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviour.String/ParseBehaviour", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/ParseBehaviour", func() string {
-			r, err := build53(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseBehaviour: %v", err)
 			}
@@ -4159,7 +4217,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.Behaviours.String/ParseBehaviours", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.Behaviours.String/ParseBehaviours", func() string {
-			r, err := build54(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseBehaviours: %v", err)
 			}
@@ -4382,7 +4440,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Do/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Do/NewRuntime", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -4399,7 +4457,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Due/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Due/NewRuntime", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -4416,7 +4474,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Runtime).Next/NewRuntime", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Next/NewRuntime", func() string {
-			r, err := build55(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRuntime: %v", err)
 			}
@@ -4433,7 +4491,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Trace).String/Run", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Trace).String/Run", func() string {
-			r, err := build57(ctx)
+			r, err := build60(ctx)
 			if err != nil {
 				return fmt.Sprintf("Run: %v", err)
 			}
@@ -4520,7 +4578,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Explanation.String/Explain", func(t *testing.T) {
 		guard(t, "podphase.Explanation.String/Explain", func() string {
-			r, err := build58(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("Explain: %v", err)
 			}
@@ -4561,7 +4619,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Columns/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Columns/DefaultOptions", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4571,7 +4629,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Columns/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Columns/DefaultOptionsFor", func() string {
-			r, err := build60(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4588,7 +4646,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Conditions/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/DefaultOptions", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4598,7 +4656,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Conditions/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/DefaultOptionsFor", func() string {
-			r, err := build60(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4615,7 +4673,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.DisplayStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.DisplayStatus/DefaultOptions", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4625,7 +4683,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.DisplayStatus/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.DisplayStatus/DefaultOptionsFor", func() string {
-			r, err := build60(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4642,7 +4700,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Explain/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/DefaultOptions", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4652,7 +4710,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Explain/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/DefaultOptionsFor", func() string {
-			r, err := build60(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4669,7 +4727,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.GenerateStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.GenerateStatus/DefaultOptions", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4679,7 +4737,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.GenerateStatus/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.GenerateStatus/DefaultOptionsFor", func() string {
-			r, err := build60(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4696,7 +4754,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.KubeletOwned/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.KubeletOwned/DefaultOptions", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4706,7 +4764,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.KubeletOwned/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.KubeletOwned/DefaultOptionsFor", func() string {
-			r, err := build60(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4723,7 +4781,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptions", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4733,7 +4791,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptionsFor", func() string {
-			r, err := build60(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4750,7 +4808,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Phase/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/DefaultOptions", func() string {
-			r, err := build59(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4760,7 +4818,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Phase/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/DefaultOptionsFor", func() string {
-			r, err := build60(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4891,7 +4949,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).BackfillResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).BackfillResizeConditions/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4908,7 +4966,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Changed/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Changed/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4925,7 +4983,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizeInProgress/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4942,7 +5000,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizePending/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4959,7 +5017,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).GetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).GetPodStatus/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4976,7 +5034,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeDeferred/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeDeferred/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -4993,7 +5051,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeInfeasible/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeInfeasible/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5010,7 +5068,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Len/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Len/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5027,7 +5085,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).RemoveOrphans/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).RemoveOrphans/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5044,7 +5102,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ResizeConditions/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5061,7 +5119,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerReadiness/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerReadiness/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5078,7 +5136,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerStartup/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerStartup/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5095,7 +5153,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetPodStatus/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5112,7 +5170,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizeInProgress/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5129,7 +5187,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizePending/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5146,7 +5204,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).TerminatePod/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).TerminatePod/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5163,7 +5221,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Version/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Version/NewCache", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5183,6 +5241,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync.DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "statussync.DefaultOptionsFor", func() string {
+			_ = statussync.DefaultOptionsFor(0)
+			return ""
+		})
+	})
 	t.Run("statussync.DefaultPlannerOptions", func(t *testing.T) {
 		guard(t, "statussync.DefaultPlannerOptions", func() string {
 			_ = statussync.DefaultPlannerOptions()
@@ -5198,7 +5262,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Observe/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Observe/NewEngine", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5215,7 +5279,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Run/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Run/NewEngine", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5232,7 +5296,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).SyncOnce/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).SyncOnce/NewEngine", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5299,9 +5363,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptions", func() string {
-			r, err := build61(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.EqualByKubelet(nil, nil)
+			return ""
+		})
+	})
+	t.Run("statussync.Options.EqualByKubelet/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "statussync.Options.EqualByKubelet/DefaultOptionsFor", func() string {
+			r, err := build69(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_ = r.EqualByKubelet(nil, nil)
 			return ""
@@ -5316,9 +5390,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptions", func() string {
-			r, err := build61(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.Merge(nil, nil, false)
+			return ""
+		})
+	})
+	t.Run("statussync.Options.Merge/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "statussync.Options.Merge/DefaultOptionsFor", func() string {
+			r, err := build69(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_ = r.Merge(nil, nil, false)
 			return ""
@@ -5333,9 +5417,19 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptions", func() string {
-			r, err := build61(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.OwnershipOf("")
+			return ""
+		})
+	})
+	t.Run("statussync.Options.OwnershipOf/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "statussync.Options.OwnershipOf/DefaultOptionsFor", func() string {
+			r, err := build69(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_ = r.OwnershipOf("")
 			return ""
@@ -5363,7 +5457,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Begin/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Begin/NewPlanner", func() string {
-			r, err := build67(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5380,7 +5474,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Done/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Done/NewPlanner", func() string {
-			r, err := build67(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5397,7 +5491,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).End/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).End/NewPlanner", func() string {
-			r, err := build67(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5414,7 +5508,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Next/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Next/NewPlanner", func() string {
-			r, err := build67(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5431,7 +5525,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).NextWake/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).NextWake/NewPlanner", func() string {
-			r, err := build67(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5448,7 +5542,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Observe/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Observe/NewPlanner", func() string {
-			r, err := build67(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5493,7 +5587,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5510,7 +5604,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPI", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5527,7 +5621,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPI", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5544,7 +5638,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPI", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5561,7 +5655,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPI", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5578,7 +5672,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPI", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5595,7 +5689,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5612,7 +5706,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPI", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5629,7 +5723,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPI", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5646,7 +5740,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPI", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5663,7 +5757,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPI", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5680,7 +5774,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPI", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5697,7 +5791,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPI", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5721,7 +5815,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build68(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5738,7 +5832,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build68(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5755,7 +5849,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build68(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5772,7 +5866,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build68(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5789,7 +5883,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build68(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6008,41 +6102,68 @@ func build34(ctx context.Context) (r *nodecondition.Controller, err error) {
 	return nodecondition.NewController(a0)
 }
 
-// build35 builds a *nodecondition.Evictor with nodecondition.NewEvictor.
-func build35(ctx context.Context) (r *nodecondition.Evictor, err error) {
+// build35 builds a nodecondition.ControllerOptions with nodecondition.DefaultControllerOptionsFor.
+func build35(ctx context.Context) (r nodecondition.ControllerOptions, err error) {
+	a0, err := build3(ctx)
+	if err != nil {
+		return r, err
+	}
+	return nodecondition.DefaultControllerOptionsFor(a0), nil
+}
+
+// build36 builds a *nodecondition.Evictor with nodecondition.NewEvictor.
+func build36(ctx context.Context) (r *nodecondition.Evictor, err error) {
 	return nodecondition.NewEvictor(), nil
 }
 
-// build36 builds a nodecondition.KubeletOptions with nodecondition.DefaultKubeletOptions.
-func build36(ctx context.Context) (r nodecondition.KubeletOptions, err error) {
+// build37 builds a nodecondition.KubeletOptions with nodecondition.DefaultKubeletOptions.
+func build37(ctx context.Context) (r nodecondition.KubeletOptions, err error) {
 	return nodecondition.DefaultKubeletOptions(), nil
 }
 
-// build37 builds a *nodecondition.Kubelet with nodecondition.NewKubelet.
-func build37(ctx context.Context) (r *nodecondition.Kubelet, err error) {
-	a0, _ := build36(ctx)
+// build38 builds a *nodecondition.Kubelet with nodecondition.NewKubelet.
+func build38(ctx context.Context) (r *nodecondition.Kubelet, err error) {
+	a0, _ := build37(ctx)
 	return nodecondition.NewKubelet(a0)
 }
 
-// build38 builds a *nodecondition.LeaseRenewer with nodecondition.NewLeaseRenewer.
-func build38(ctx context.Context) (r *nodecondition.LeaseRenewer, err error) {
-	a0, _ := build36(ctx)
+// build39 builds a nodecondition.KubeletOptions with nodecondition.DefaultKubeletOptionsFor.
+func build39(ctx context.Context) (r nodecondition.KubeletOptions, err error) {
+	a0, err := build3(ctx)
+	if err != nil {
+		return r, err
+	}
+	return nodecondition.DefaultKubeletOptionsFor(a0), nil
+}
+
+// build40 builds a *nodecondition.LeaseRenewer with nodecondition.NewLeaseRenewer.
+func build40(ctx context.Context) (r *nodecondition.LeaseRenewer, err error) {
+	a0, _ := build37(ctx)
 	return nodecondition.NewLeaseRenewer(a0, "")
 }
 
-// build39 builds a nodecondition.Options with nodecondition.DefaultOptions.
-func build39(ctx context.Context) (r nodecondition.Options, err error) {
+// build41 builds a nodecondition.Options with nodecondition.DefaultOptions.
+func build41(ctx context.Context) (r nodecondition.Options, err error) {
 	return nodecondition.DefaultOptions(), nil
 }
 
-// build40 builds a nodecondition.RunnerOptions with nodecondition.DefaultRunnerOptions.
-func build40(ctx context.Context) (r nodecondition.RunnerOptions, err error) {
+// build42 builds a nodecondition.Options with nodecondition.DefaultOptionsFor.
+func build42(ctx context.Context) (r nodecondition.Options, err error) {
+	a0, err := build3(ctx)
+	if err != nil {
+		return r, err
+	}
+	return nodecondition.DefaultOptionsFor(a0), nil
+}
+
+// build43 builds a nodecondition.RunnerOptions with nodecondition.DefaultRunnerOptions.
+func build43(ctx context.Context) (r nodecondition.RunnerOptions, err error) {
 	return nodecondition.DefaultRunnerOptions(), nil
 }
 
-// build41 builds a *nodecondition.Runner with nodecondition.NewRunner.
-func build41(ctx context.Context) (r *nodecondition.Runner, err error) {
-	a0, _ := build40(ctx)
+// build44 builds a *nodecondition.Runner with nodecondition.NewRunner.
+func build44(ctx context.Context) (r *nodecondition.Runner, err error) {
+	a0, _ := build43(ctx)
 	a1, err := build34(ctx)
 	if err != nil {
 		return r, err
@@ -6050,109 +6171,109 @@ func build41(ctx context.Context) (r *nodecondition.Runner, err error) {
 	return nodecondition.NewRunner(a0, a1, nil, nil, nil)
 }
 
-// build42 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
-func build42(ctx context.Context) (r nodecondition.ZoneState, err error) {
+// build45 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
+func build45(ctx context.Context) (r nodecondition.ZoneState, err error) {
 	return nodecondition.ComputeZoneState(0, 0, 0), nil
 }
 
-// build43 builds a simulation.Scenario with nodecondition/simulation.ParseScenario.
-func build43(ctx context.Context) (r simulation.Scenario, err error) {
+// build46 builds a simulation.Scenario with nodecondition/simulation.ParseScenario.
+func build46(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ParseScenario("")
 }
 
-// build44 builds a simulation.Scenario with nodecondition/simulation.ScenarioClusterOutage.
-func build44(ctx context.Context) (r simulation.Scenario, err error) {
+// build47 builds a simulation.Scenario with nodecondition/simulation.ScenarioClusterOutage.
+func build47(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioClusterOutage(), nil
 }
 
-// build45 builds a simulation.Scenario with nodecondition/simulation.ScenarioFlappingNetwork.
-func build45(ctx context.Context) (r simulation.Scenario, err error) {
+// build48 builds a simulation.Scenario with nodecondition/simulation.ScenarioFlappingNetwork.
+func build48(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioFlappingNetwork(), nil
 }
 
-// build46 builds a simulation.Scenario with nodecondition/simulation.ScenarioKubeletStops.
-func build46(ctx context.Context) (r simulation.Scenario, err error) {
+// build49 builds a simulation.Scenario with nodecondition/simulation.ScenarioKubeletStops.
+func build49(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioKubeletStops(), nil
 }
 
-// build47 builds a simulation.Scenario with nodecondition/simulation.ScenarioMemoryPressure.
-func build47(ctx context.Context) (r simulation.Scenario, err error) {
+// build50 builds a simulation.Scenario with nodecondition/simulation.ScenarioMemoryPressure.
+func build50(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioMemoryPressure(), nil
 }
 
-// build48 builds a simulation.Scenario with nodecondition/simulation.ScenarioZoneOutage.
-func build48(ctx context.Context) (r simulation.Scenario, err error) {
+// build51 builds a simulation.Scenario with nodecondition/simulation.ScenarioZoneOutage.
+func build51(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioZoneOutage(), nil
 }
 
-// build49 builds a simulation.Timeline with nodecondition/simulation.Simulate.
-func build49(ctx context.Context) (r simulation.Timeline, err error) {
-	a0, _ := build44(ctx)
+// build52 builds a simulation.Timeline with nodecondition/simulation.Simulate.
+func build52(ctx context.Context) (r simulation.Timeline, err error) {
+	a0, _ := build47(ctx)
 	return simulation.Simulate(a0)
 }
 
-// build50 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
-func build50(ctx context.Context) (r podlifecycle.Options, err error) {
+// build53 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
+func build53(ctx context.Context) (r podlifecycle.Options, err error) {
 	return podlifecycle.DefaultOptions(), nil
 }
 
-// build51 builds a *podlifecycle.Machine with podlifecycle.New.
-func build51(ctx context.Context) (r *podlifecycle.Machine, err error) {
-	a0, _ := build50(ctx)
+// build54 builds a *podlifecycle.Machine with podlifecycle.New.
+func build54(ctx context.Context) (r *podlifecycle.Machine, err error) {
+	a0, _ := build53(ctx)
 	return podlifecycle.New(a0, nil)
 }
 
-// build52 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.DefaultBehaviour.
-func build52(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
+// build55 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.DefaultBehaviour.
+func build55(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
 	return podlifecycletest.DefaultBehaviour(false), nil
 }
 
-// build53 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.ParseBehaviour.
-func build53(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
+// build56 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.ParseBehaviour.
+func build56(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
 	return podlifecycletest.ParseBehaviour("")
 }
 
-// build54 builds a podlifecycletest.Behaviours with podlifecycle/podlifecycletest.ParseBehaviours.
-func build54(ctx context.Context) (r podlifecycletest.Behaviours, err error) {
+// build57 builds a podlifecycletest.Behaviours with podlifecycle/podlifecycletest.ParseBehaviours.
+func build57(ctx context.Context) (r podlifecycletest.Behaviours, err error) {
 	return podlifecycletest.ParseBehaviours("")
 }
 
-// build55 builds a *podlifecycletest.Runtime with podlifecycle/podlifecycletest.NewRuntime.
-func build55(ctx context.Context) (r *podlifecycletest.Runtime, err error) {
-	a1, err := build54(ctx)
+// build58 builds a *podlifecycletest.Runtime with podlifecycle/podlifecycletest.NewRuntime.
+func build58(ctx context.Context) (r *podlifecycletest.Runtime, err error) {
+	a1, err := build57(ctx)
 	if err != nil {
 		return r, err
 	}
 	return podlifecycletest.NewRuntime(nil, a1)
 }
 
-// build56 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
-func build56(ctx context.Context) (r podlifecycletest.Options, err error) {
+// build59 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
+func build59(ctx context.Context) (r podlifecycletest.Options, err error) {
 	return podlifecycletest.DefaultOptions(), nil
 }
 
-// build57 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
-func build57(ctx context.Context) (r *podlifecycletest.Trace, err error) {
-	a1, err := build54(ctx)
+// build60 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
+func build60(ctx context.Context) (r *podlifecycletest.Trace, err error) {
+	a1, err := build57(ctx)
 	if err != nil {
 		return r, err
 	}
-	a2, _ := build56(ctx)
+	a2, _ := build59(ctx)
 	return podlifecycletest.Run(nil, a1, a2)
 }
 
-// build58 builds a podphase.Explanation with podphase.Explain.
-func build58(ctx context.Context) (r podphase.Explanation, err error) {
+// build61 builds a podphase.Explanation with podphase.Explain.
+func build61(ctx context.Context) (r podphase.Explanation, err error) {
 	return podphase.Explain(podphase.Input{})
 }
 
-// build59 builds a podphase.Options with podphase.DefaultOptions.
-func build59(ctx context.Context) (r podphase.Options, err error) {
+// build62 builds a podphase.Options with podphase.DefaultOptions.
+func build62(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptions(), nil
 }
 
-// build60 builds a podphase.Options with podphase.DefaultOptionsFor.
-func build60(ctx context.Context) (r podphase.Options, err error) {
+// build63 builds a podphase.Options with podphase.DefaultOptionsFor.
+func build63(ctx context.Context) (r podphase.Options, err error) {
 	a0, err := build3(ctx)
 	if err != nil {
 		return r, err
@@ -6160,55 +6281,64 @@ func build60(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptionsFor(a0), nil
 }
 
-// build61 builds a statussync.Options with statussync.DefaultOptions.
-func build61(ctx context.Context) (r statussync.Options, err error) {
+// build64 builds a statussync.Options with statussync.DefaultOptions.
+func build64(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptions(), nil
 }
 
-// build62 builds a *statussync.Cache with statussync.NewCache.
-func build62(ctx context.Context) (r *statussync.Cache, err error) {
-	a0, _ := build61(ctx)
+// build65 builds a *statussync.Cache with statussync.NewCache.
+func build65(ctx context.Context) (r *statussync.Cache, err error) {
+	a0, _ := build64(ctx)
 	return statussync.NewCache(a0)
 }
 
-// build63 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
-func build63(ctx context.Context) (r *statussynctest.API, err error) {
+// build66 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
+func build66(ctx context.Context) (r *statussynctest.API, err error) {
 	return statussynctest.NewAPI(0), nil
 }
 
-// build64 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
-func build64(ctx context.Context) (r statussync.EngineOptions, err error) {
+// build67 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
+func build67(ctx context.Context) (r statussync.EngineOptions, err error) {
 	return statussync.DefaultEngineOptions(), nil
 }
 
-// build65 builds a *statussync.Engine with statussync.NewEngine.
-func build65(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, err := build62(ctx)
-	if err != nil {
-		return r, err
-	}
-	a1, _ := build63(ctx)
-	a2, _ := build64(ctx)
-	return statussync.NewEngine(a0, a1, a2)
-}
-
-// build66 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
-func build66(ctx context.Context) (r statussync.PlannerOptions, err error) {
-	return statussync.DefaultPlannerOptions(), nil
-}
-
-// build67 builds a *statussync.Planner with statussync.NewPlanner.
-func build67(ctx context.Context) (r *statussync.Planner, err error) {
-	a0, err := build62(ctx)
+// build68 builds a *statussync.Engine with statussync.NewEngine.
+func build68(ctx context.Context) (r *statussync.Engine, err error) {
+	a0, err := build65(ctx)
 	if err != nil {
 		return r, err
 	}
 	a1, _ := build66(ctx)
+	a2, _ := build67(ctx)
+	return statussync.NewEngine(a0, a1, a2)
+}
+
+// build69 builds a statussync.Options with statussync.DefaultOptionsFor.
+func build69(ctx context.Context) (r statussync.Options, err error) {
+	a0, err := build3(ctx)
+	if err != nil {
+		return r, err
+	}
+	return statussync.DefaultOptionsFor(a0), nil
+}
+
+// build70 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
+func build70(ctx context.Context) (r statussync.PlannerOptions, err error) {
+	return statussync.DefaultPlannerOptions(), nil
+}
+
+// build71 builds a *statussync.Planner with statussync.NewPlanner.
+func build71(ctx context.Context) (r *statussync.Planner, err error) {
+	a0, err := build65(ctx)
+	if err != nil {
+		return r, err
+	}
+	a1, _ := build70(ctx)
 	return statussync.NewPlanner(a0, a1)
 }
 
-// build68 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build68(ctx context.Context) (r *statussynctest.History, err error) {
+// build72 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build72(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 

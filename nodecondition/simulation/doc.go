@@ -4,7 +4,14 @@
 // result is a Timeline of every condition change, taint change, pod marked
 // not ready, scheduled, cancelled and performed deletion, zone change and
 // kubelet eviction, printable with Table and Mermaid. It follows Kubernetes
-// v1.37.2 with default settings, as nodecondition does.
+// v1.37.2 with default settings, as nodecondition does; Scenario.Version (or
+// the "version 1.34" line of scenario text) runs the kubelets and the
+// controller as another minor, 1.33 to 1.37, with nodecondition's
+// DefaultKubeletOptionsFor and DefaultControllerOptionsFor: before 1.34 the
+// NoExecute taint, and so the deletions it starts, come one monitor pass
+// later and unchanged statuses are reported every 5 minutes without jitter;
+// before 1.37 there is no live Lease lookup (docs/versions.md rows NC-V1 to
+// NC-V3). The named scenarios' checks against a real controller are 1.37's.
 //
 // A Scenario schedules, per node, kubelet outages, failing lease renewals,
 // failing status reports, runtime and network failures, eviction-signal

@@ -12,8 +12,9 @@ var ErrInvalidInput = errors.New("simulation: invalid input")
 
 // ScenarioError reports a scenario that cannot be run or scenario text that
 // cannot be read. When the cause is a nodecondition error (options that do not
-// validate), Err holds it and errors.Is matches both ErrInvalidInput and the
-// nodecondition sentinel.
+// validate) or a kubeversion error (a version the scenario text names that
+// is not supported), Err holds it and errors.Is matches both ErrInvalidInput
+// and that package's sentinel.
 type ScenarioError struct {
 	Line   int    // the line of the scenario text, 0 when not parsing
 	Node   string // the node concerned, "" for the scenario itself
@@ -35,7 +36,7 @@ func (e *ScenarioError) Error() string {
 	}
 	reason := e.Reason
 	if e.Err != nil {
-		inner := strings.TrimPrefix(e.Err.Error(), "nodecondition: ")
+		inner := strings.TrimPrefix(strings.TrimPrefix(e.Err.Error(), "nodecondition: "), "kubeversion: ")
 		if reason == "" {
 			reason = inner
 		} else {

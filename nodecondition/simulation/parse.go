@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/nodestate/nodestate/kubeversion"
 	nc "github.com/nodestate/nodestate/nodecondition"
 )
 
@@ -45,6 +46,7 @@ func ParseIntervals(s string) ([]Interval, error) {
 // starts a comment):
 //
 //	name kubelet stops
+//	version 1.34          # the kubelets' and controller's minor (default 1.37)
 //	duration 7m
 //	seed 1
 //	grace 50s
@@ -90,7 +92,7 @@ func ParseScenario(text string) (Scenario, error) {
 
 func (sc *Scenario) controller() *nc.ControllerOptions {
 	if sc.Controller == (nc.ControllerOptions{}) {
-		sc.Controller = nc.DefaultControllerOptions()
+		sc.Controller = nc.DefaultControllerOptionsFor(sc.Version)
 	}
 	return &sc.Controller
 }
@@ -121,6 +123,21 @@ func (sc *Scenario) directive(fields []string) error {
 	switch fields[0] {
 	case "name":
 		sc.Name = strings.Join(fields[1:], " ")
+	case "version":
+		if len(fields) != 2 {
+			return invalid("version takes one Kubernetes version")
+		}
+		var v kubeversion.Version
+		if v, err = kubeversion.Parse(fields[1]); err != nil {
+			return &ScenarioError{Err: err}
+		}
+		sc.Version = v
+		if sc.Controller != (nc.ControllerOptions{}) {
+			// a "grace" line came first: the rest of the controller's
+			// options follow the version.
+			d := nc.DefaultControllerOptionsFor(v)
+			sc.Controller.Version, sc.Controller.LeaseCircuitBreaker = d.Version, d.LeaseCircuitBreaker
+		}
 	case "duration":
 		sc.Duration, err = oneDuration()
 	case "grace":

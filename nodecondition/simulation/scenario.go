@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/nodestate/nodestate/kubeversion"
 	nc "github.com/nodestate/nodestate/nodecondition"
 )
 
@@ -87,10 +88,16 @@ type Scenario struct {
 	Name       string               // a title for the timeline
 	Start      time.Time            // the wall time of t=0; zero means 2026-01-01 00:00 UTC
 	Duration   time.Duration        // how much scenario time to run
-	Kubelet    nc.KubeletOptions    // zero value means nc.DefaultKubeletOptions; Rand is ignored (Seed is used)
-	Controller nc.ControllerOptions // zero value means nc.DefaultControllerOptions
+	Kubelet    nc.KubeletOptions    // zero value means nc.DefaultKubeletOptionsFor(Version); Rand is ignored (Seed is used)
+	Controller nc.ControllerOptions // zero value means nc.DefaultControllerOptionsFor(Version)
 	Seed       uint64               // seeds the report jitter
 	Nodes      []Node               // the nodes and their kubelets' schedules
+
+	// Version is the Kubernetes minor of the kubelets and the controller
+	// whose options are left zero (docs/versions.md rows NC-V1 to NC-V3);
+	// options set explicitly carry their own Version. The zero Version is
+	// 1.37.
+	Version kubeversion.Version
 
 	// MonitorPhase is when the controller's first monitor pass runs, in
 	// [0, MonitorPeriod). 0 runs it at t=0, right after the kubelets' first
@@ -126,7 +133,7 @@ func (s *Scenario) withDefaults() Scenario {
 	}
 	if out.Kubelet.StatusUpdateFrequency == 0 && out.Kubelet.LeaseDuration == 0 {
 		th := out.Kubelet.Thresholds
-		out.Kubelet = nc.DefaultKubeletOptions()
+		out.Kubelet = nc.DefaultKubeletOptionsFor(out.Version)
 		if th != nil {
 			out.Kubelet.Thresholds = th
 		}
@@ -135,7 +142,7 @@ func (s *Scenario) withDefaults() Scenario {
 		out.Kubelet.Thresholds = nc.DefaultHardThresholds()
 	}
 	if out.Controller == (nc.ControllerOptions{}) {
-		out.Controller = nc.DefaultControllerOptions()
+		out.Controller = nc.DefaultControllerOptionsFor(out.Version)
 	}
 	return out
 }

@@ -1,0 +1,177 @@
+package statussync
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"pgregory.net/rapid"
+
+	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/kubeversion"
+)
+
+// TestDefaultOptionsFor: DefaultOptions is the zero Version's, and each
+// minor's options carry containerstate's gates for it and the minor.
+func TestDefaultOptionsFor(t *testing.T) {
+	if d, z := DefaultOptions(), DefaultOptionsFor(kubeversion.Version(0)); d.Features != z.Features || d.Version != z.Version || d.Mirrors != nil {
+		t.Fatalf("DefaultOptions %+v is not 1.37's %+v", d, z)
+	}
+	for _, v := range kubeversion.Supported() {
+		o := DefaultOptionsFor(v)
+		if o.Features != containerstate.DefaultFeaturesFor(v) || o.Version != v || o.Mirrors != nil {
+			t.Errorf("DefaultOptionsFor(%v) = %+v", v, o)
+		}
+		if _, err := NewCache(o); err != nil {
+			t.Errorf("NewCache(DefaultOptionsFor(%v)): %v", v, err)
+		}
+	}
+}
+
+// TestVersionSSV1 is docs/versions.md row SS-V1: from 1.34
+// status.observedGeneration is the pod's generation; in 1.33
+// (PodObservedGenerationTracking alpha and off) only when the pod's status
+// already carries one, and then it follows the generation.
+func TestVersionSSV1(t *testing.T) {
+	tests := []struct {
+		row, reason string
+		v           kubeversion.Version
+		apiObserved int64 // the pod's status.observedGeneration as the kubelet received it
+		want        int64
+	}{
+		{row: "SS-V1", reason: "1.33: gate off and no value yet, so none is written", v: kubeversion.V1_33, want: 0},
+		{row: "SS-V1", reason: "1.33: a value set while the gate was on is kept current, not cleared", v: kubeversion.V1_33, apiObserved: 2, want: 5},
+		{row: "SS-V1", reason: "1.34: the gate is on, the generation is observed", v: kubeversion.V1_34, want: 5},
+		{row: "SS-V1", reason: "1.37: the gate is locked on", v: kubeversion.V1_37, want: 5},
+	}
+	for _, tt := range tests {
+		h := newHarness(t, DefaultOptionsFor(tt.v))
+		pod := testPod("u1", "p1")
+		pod.Generation = 5
+		pod.Status.ObservedGeneration = tt.apiObserved
+		h.set(pod, runningStatus("app"))
+		s, _ := h.cache.GetPodStatus("u1")
+		if s.ObservedGeneration != tt.want {
+			t.Errorf("%s %v: %s: observedGeneration %d, want %d", tt.row, tt.v, tt.reason, s.ObservedGeneration, tt.want)
+		}
+	}
+}
+
+// TestVersionSSV1Conditions: the Ready and ContainersReady conditions the
+// cache regenerates on a readiness change follow podphase's rule of the same
+// profile (docs/versions.md row PP-V3; kubelet SetContainerReadiness, spec
+// section 7): in 1.33 no observedGeneration where the old condition had none,
+// from 1.34 the pod's generation.
+func TestVersionSSV1Conditions(t *testing.T) {
+	for _, tc := range []struct {
+		row  string
+		v    kubeversion.Version
+		want int64
+	}{
+		{"PP-V3 through SS", kubeversion.V1_33, 0},
+		{"PP-V3 through SS", kubeversion.V1_34, 5},
+		{"PP-V3 through SS", kubeversion.V1_37, 5},
+	} {
+		c, err := NewCache(DefaultOptionsFor(tc.v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod := testPod("u1", "p1")
+		pod.Generation = 5
+		if _, _, err := c.SetPodStatus(pod, runningStatus("app"), t0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.SetContainerReadiness("u1", "c://app", true, t0.Add(time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := c.GetPodStatus("u1")
+		for _, typ := range []v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
+			var got *v1.PodCondition
+			for i := range s.Conditions {
+				if s.Conditions[i].Type == typ {
+					got = &s.Conditions[i]
+				}
+			}
+			if got == nil || got.Status != v1.ConditionTrue || got.ObservedGeneration != tc.want {
+				t.Errorf("%s %v: %s = %+v, want True with observedGeneration %d", tc.row, tc.v, typ, got, tc.want)
+			}
+		}
+	}
+}
+
+// TestVersionSSV4 is docs/versions.md row SS-V4, where the profile changes
+// nothing: extendedResourceClaimStatus (API types of 1.34),
+// nodeAllocatableResourceClaimStatuses (1.36) and volumeHealth (1.37) reach
+// the kubelet in the same minor as the rule that keeps them, so an older
+// kubelet, which cannot decode them, leaves the server's value alone, as
+// the keep does: in every profile the merge keeps the API's claim
+// statuses, the patch does not touch them, and a status without volume
+// health keeps the cached one.
+func TestVersionSSV4(t *testing.T) {
+	api := v1.PodStatus{
+		Phase:                                v1.PodRunning,
+		ExtendedResourceClaimStatus:          &v1.PodExtendedResourceClaimStatus{ResourceClaimName: "ext"},
+		NodeAllocatableResourceClaimStatuses: []v1.NodeAllocatableResourceClaimStatus{{ResourceClaimName: "alloc"}},
+	}
+	health := []v1.PodVolumeHealth{{Name: "data"}}
+	for _, v := range []kubeversion.Version{kubeversion.V1_33, kubeversion.V1_35, kubeversion.V1_37} {
+		o := DefaultOptionsFor(v)
+		kubelet := runningStatus("app")
+		merged := o.Merge(&api, &kubelet, false)
+		if merged.ExtendedResourceClaimStatus == nil || len(merged.NodeAllocatableResourceClaimStatuses) != 1 {
+			t.Errorf("SS-V4 %v: the merge dropped the API's claim statuses: %+v", v, merged)
+		}
+		patch, _, err := Patch("u1", "", &api, &merged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(patch, []byte("ResourceClaimStatus")) {
+			t.Errorf("SS-V4 %v: the patch touches a claim status: %s", v, patch)
+		}
+
+		h := newHarness(t, o)
+		pod := testPod("u1", "p1")
+		withHealth := runningStatus("app")
+		withHealth.VolumeHealth = health
+		h.set(pod, withHealth)
+		without := runningStatus("app")
+		without.Message = "changed"
+		h.set(pod, without)
+		if s, _ := h.cache.GetPodStatus("u1"); len(s.VolumeHealth) != 1 {
+			t.Errorf("SS-V4 %v: volumeHealth not kept from the cached status: %+v", v, s.VolumeHealth)
+		}
+	}
+}
+
+// TestPropertySSV1 models row SS-V1 over any sequence of SetPodStatus calls
+// of one pod, in every profile: the cached observedGeneration is the highest
+// generation written so far (spec section 6 step 5: it never goes down),
+// where a call writes the pod's generation from 1.34 on, and in 1.33 only
+// when the pod's status already carries an observedGeneration.
+func TestPropertySSV1(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		v := rapid.SampledFrom(kubeversion.Supported()).Draw(t, "version")
+		c, err := NewCache(DefaultOptionsFor(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want int64
+		steps := rapid.IntRange(1, 8).Draw(t, "steps")
+		for i := range steps {
+			pod := testPod("u1", "p1")
+			pod.Generation = rapid.Int64Range(1, 6).Draw(t, "generation")
+			pod.Status.ObservedGeneration = rapid.SampledFrom([]int64{0, 0, 1, pod.Generation}).Draw(t, "apiObserved")
+			if v.AtLeast(kubeversion.V1_34) || pod.Status.ObservedGeneration != 0 {
+				want = max(want, pod.Generation)
+			}
+			s, _, err := c.SetPodStatus(pod, runningStatus("app"), t0.Add(time.Duration(i)*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.ObservedGeneration != want {
+				t.Fatalf("%v, step %d (generation %d, API observed %d): observedGeneration %d, want %d", v, i, pod.Generation, pod.Status.ObservedGeneration, s.ObservedGeneration, want)
+			}
+		}
+	})
+}
