@@ -134,6 +134,7 @@ type result struct {
 	checked, mismatches int
 	mismatch            []string
 	profile             string // nodestate: go tool pprof -top of the run's CPU profile
+	load                string // the machine's 1-minute load average when the Deployments were created
 }
 
 const (
@@ -267,6 +268,9 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result,
 	before, err := requestCounts(ctx, admin)
 	if err != nil {
 		return r, err
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		r.load = strings.Fields(string(b))[0]
 	}
 	cpu0 := procCPU(cmd.Process.Pid)
 	t0 := time.Now()
@@ -546,24 +550,25 @@ func render(cfg *config, rs []result) string {
 	w("`--kube-api-qps`/`--kube-api-burst` %d): %d simulated nodes, then Deployments of at most 100 pods each (%s pods in all)\n", cfg.qps, cfg.nodes, sizes(cfg.sizes))
 	w("created at once. *plain*: one container, no probe. *init-probe*: an init container before it and an exec readiness probe\n")
 	w("(initialDelaySeconds 5, periodSeconds 5).\n\n")
-	w("| simulator | workload | nodes | pods | create to all Ready | pod Ready p50 / p99 | CPU from create to Ready | CPU per pod | CPU in all | RSS nodes idle | RSS per pod | peak RSS | API requests per pod | podphase check |\n")
-	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	w("| simulator | workload | nodes | pods | create to all Ready | pod Ready p50 / p99 | CPU from create to Ready | CPU per pod | CPU in all | RSS nodes idle | RSS per pod | peak RSS | API requests per pod | podphase check | load |\n")
+	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		total := 0.0
 		for _, v := range r.requests {
 			total += v
 		}
-		w("| %s | %s | %d | %d | %.1f s | %.1f / %.1f s | %.2f s | %.2f ms | %.2f s | %.0f MB | %.1f KB | %.0f MB | %.1f | %d of %d differ |\n",
+		w("| %s | %s | %d | %d | %.1f s | %.1f / %.1f s | %.2f s | %.2f ms | %.2f s | %.0f MB | %.1f KB | %.0f MB | %.1f | %d of %d differ | %s |\n",
 			r.sim, r.workload, r.nodes, r.pods, r.ready.Seconds(), r.p50.Seconds(), r.p99.Seconds(), r.workCPU.Seconds(),
 			float64(r.workCPU.Microseconds())/1000/float64(r.pods), r.cpu.Seconds(), r.idleRSS,
-			(r.readyRSS-r.idleRSS)*1024/float64(r.pods), r.peakRSS, total, r.mismatches, r.checked)
+			(r.readyRSS-r.idleRSS)*1024/float64(r.pods), r.peakRSS, total, r.mismatches, r.checked, r.load)
 	}
 	w("\nCPU is the simulator process's user+system time (from /proc while the pods start; \"in all\" from its rusage at exit,\n")
 	w("start and node registration included). RSS nodes idle: VmRSS with every node Ready and no pod; RSS per pod: the growth\n")
 	w("of VmRSS from there to every pod Ready, per pod; peak RSS: VmHWM. The podphase check takes every 10th pod at the end and\n")
 	w("compares its phase and the status of each condition the kubelet owns with what podphase computes from the pod, and\n")
 	w("that each init container exited 0 (reason Completed) before the main container started, and that every container\n")
-	w("runs, started and ready, with restartCount 0 and no last state: what podlifecycle does with containers that never exit.\n\n")
+	w("runs, started and ready, with restartCount 0 and no last state: what podlifecycle does with containers that never exit.\n")
+	w("Load: the machine's 1-minute load average when the Deployments were created (2: both cores already busy).\n\n")
 	w("## API requests per pod, by verb and resource\n\n")
 	w("From the API server's apiserver_request_total, between creating the Deployments and the last pod Ready, divided by the\n")
 	w("pods: every client's requests (controllers, scheduler, the simulator, the benchmark's own informer). The simulators'\n")
