@@ -34,7 +34,10 @@ type Options struct {
 	// Features expresses the difference (docs/versions.md, row CS-V6):
 	// before 1.36 the kubelet does not infer that a regular init container
 	// the runtime no longer lists completed once a regular container was
-	// created; it stays Waiting. The zero Version is 1.37.
+	// created; it stays Waiting. The zero Version is 1.37. A value that is
+	// none of kubeversion's constants (kubeversion.Version(99)) is refused
+	// by NewMachine and Convert with an *OptionError matching both
+	// ErrInvalidOptions and kubeversion.ErrUnsupportedVersion.
 	Version kubeversion.Version
 }
 
@@ -45,7 +48,12 @@ func DefaultOptions() Options {
 	return DefaultOptionsFor(kubeversion.Default)
 }
 
+// validate returns an *OptionError for the first field out of range: a
+// Version that is none of kubeversion's constants, a negative UnknownGrace.
 func (o Options) validate() error {
+	if err := versionError(o.Version); err != nil {
+		return err
+	}
 	if o.UnknownGrace < 0 {
 		return &OptionError{Field: "UnknownGrace", Reason: "must not be negative, got " + o.UnknownGrace.String()}
 	}
@@ -111,8 +119,9 @@ func Convert(in Input) (v1.ContainerStatus, error) {
 // container from the runtime's view of it, the previous status and the
 // prober's results, following spec/containerstate.md sections 4 and 9.
 //
-// It returns an [*InputError] for a nil pod spec, a name the spec lacks, or
-// an instance with no ID or an undefined runtime state.
+// It returns an [*OptionError] (ErrInvalidOptions) for invalid options, and
+// an [*InputError] for a nil pod spec, a name the spec lacks, or an
+// instance with no ID or an undefined runtime state.
 func (o Options) Convert(in Input) (v1.ContainerStatus, error) {
 	if err := o.validate(); err != nil {
 		return v1.ContainerStatus{}, err

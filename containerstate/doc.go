@@ -80,6 +80,12 @@
 //     stays Waiting after a regular container was created; 1.36 and later
 //     infer it Completed. This one is not a gate: [Options].Version keys it.
 //
+// A Version that is none of kubeversion's constants (kubeversion.Version(99))
+// is refused by [NewMachine] and [Options.Convert] with an [*OptionError]
+// that matches both ErrInvalidOptions and kubeversion.ErrUnsupportedVersion;
+// the DefaultXFor functions give it 1.37's defaults (DefaultOptionsFor keeps
+// the Version, so that the constructor refuses it).
+//
 // nodestate differs from the kubelet in one place, on purpose: when the
 // runtime reports UNKNOWN for a container last seen Running, the kubelet
 // reports it Terminated with reason ContainerStatusUnknown and exit code 137

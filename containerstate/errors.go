@@ -2,7 +2,10 @@ package containerstate
 
 import (
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // The package's sentinel errors. Every error this package returns wraps one
@@ -111,12 +114,17 @@ func (e *InputError) Unwrap() error {
 	return orInput(e.Err)
 }
 
-// OptionError reports an option out of range.
+// OptionError reports an option out of range. It matches ErrInvalidOptions
+// and, when set, Err.
 type OptionError struct {
 	// Field is the option's name.
 	Field string
-	// Reason says what is wrong with it.
+	// Reason says what is wrong with it, with the value.
 	Reason string
+	// Err is the underlying error, if any: for Field "Version", the
+	// *kubeversion.ValueError, so that errors.Is also matches
+	// kubeversion.ErrUnsupportedVersion.
+	Err error
 }
 
 // Error names the option and what is wrong with it.
@@ -127,8 +135,23 @@ func (e *OptionError) Error() string {
 	return fmt.Sprintf("%v: %s: %s", ErrInvalidOptions, e.Field, e.Reason)
 }
 
-// Unwrap returns ErrInvalidOptions.
-func (e *OptionError) Unwrap() error { return ErrInvalidOptions }
+// Unwrap returns ErrInvalidOptions and, when set, Err.
+func (e *OptionError) Unwrap() []error {
+	if e == nil || e.Err == nil {
+		return []error{ErrInvalidOptions}
+	}
+	return []error{ErrInvalidOptions, e.Err}
+}
+
+// versionError returns nil for a valid v and otherwise the *OptionError of
+// field Version, wrapping the *kubeversion.ValueError.
+func versionError(v kubeversion.Version) error {
+	err := v.Validate()
+	if err == nil {
+		return nil
+	}
+	return &OptionError{Field: "Version", Reason: strings.TrimPrefix(err.Error(), "kubeversion: "), Err: err}
+}
 
 // StepError reports an event the machine refused. The machine is unchanged.
 type StepError struct {

@@ -14,7 +14,8 @@ import "github.com/nodestate/nodestate/kubeversion"
 //     (started and ready start over after a kubelet restart); off from 1.35.
 //
 // The zero Version is 1.37: DefaultFeaturesFor(kubeversion.Default) is
-// [DefaultFeatures].
+// [DefaultFeatures]. A Version that is none of kubeversion's constants
+// gets 1.37's gates, as the zero Version does.
 func DefaultFeaturesFor(v kubeversion.Version) Features {
 	return Features{
 		ContainerRestartRules:                 v.AtLeast(kubeversion.V1_35),
@@ -25,7 +26,9 @@ func DefaultFeaturesFor(v kubeversion.Version) Features {
 
 // DefaultOptionsFor returns the options of Kubernetes minor v: the feature
 // gates of [DefaultFeaturesFor] and Version v. The UNKNOWN grace,
-// nodestate's own, is the same for every minor.
+// nodestate's own, is the same for every minor. A Version that is none of
+// kubeversion's constants is kept as it is, with 1.37's gates, so that
+// [NewMachine] and [Options.Convert] refuse it.
 func DefaultOptionsFor(v kubeversion.Version) Options {
 	return Options{Features: DefaultFeaturesFor(v), UnknownGrace: DefaultUnknownGrace, Version: v}
 }
@@ -35,7 +38,8 @@ func DefaultOptionsFor(v kubeversion.Version) Options {
 // and off in 1.33 and 1.34, so a configured MaxContainerRestartPeriod is
 // ignored there, and on from 1.35. ReduceDefaultCrashLoopBackOffDecay is
 // alpha and off in every supported minor, so the default back-off is 10s
-// doubling to 300s in all of them.
+// doubling to 300s in all of them. A Version that is none of kubeversion's
+// constants gets 1.37's settings, as the zero Version does.
 func DefaultCrashLoopOptionsFor(v kubeversion.Version) CrashLoopOptions {
 	return CrashLoopOptions{KubeletCrashLoopBackOffMax: v.AtLeast(kubeversion.V1_35)}
 }

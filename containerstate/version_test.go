@@ -186,3 +186,47 @@ func TestVersionDifferences(t *testing.T) {
 		}
 	})
 }
+
+// TestInvalidVersionRefused: every entry point that validates Options
+// refuses a Version that is none of kubeversion's constants, with an
+// *OptionError naming the field and the value that matches both
+// ErrInvalidOptions and kubeversion.ErrUnsupportedVersion, instead of
+// treating it as 1.37.
+func TestInvalidVersionRefused(t *testing.T) {
+	pod := onePod(v1.RestartPolicyAlways, "a")
+	bad := DefaultOptions()
+	bad.Version = kubeversion.Version(99)
+	tests := []struct {
+		name string
+		opts Options
+		call func(Options) error
+		ok   bool
+	}{
+		{"NewMachine: invalid Version refused", bad, func(o Options) error { _, err := NewMachine(o, pod, "a"); return err }, false},
+		{"Convert: invalid Version refused", bad, func(o Options) error { _, err := o.Convert(Input{Pod: pod, Name: "a"}); return err }, false},
+		{"NewMachine: DefaultOptionsFor(invalid) keeps the Version and is refused", DefaultOptionsFor(kubeversion.Version(5)),
+			func(o Options) error { _, err := NewMachine(o, pod, "a"); return err }, false},
+		{"NewMachine: the oldest supported Version accepted", DefaultOptionsFor(kubeversion.Oldest),
+			func(o Options) error { _, err := NewMachine(o, pod, "a"); return err }, true},
+		{"Convert: the zero Version accepted", Options{}, func(o Options) error { _, err := o.Convert(Input{Pod: pod, Name: "a"}); return err }, true},
+	}
+	for _, tt := range tests {
+		err := tt.call(tt.opts)
+		if tt.ok {
+			if err != nil {
+				t.Errorf("%s: error %v", tt.name, err)
+			}
+			continue
+		}
+		var oe *OptionError
+		var ve *kubeversion.ValueError
+		if !errors.Is(err, ErrInvalidOptions) || !errors.Is(err, kubeversion.ErrUnsupportedVersion) ||
+			!errors.As(err, &oe) || oe.Field != "Version" || !errors.As(err, &ve) || ve.Version != tt.opts.Version {
+			t.Errorf("%s: error %v; want an *OptionError on Version matching ErrInvalidOptions and ErrUnsupportedVersion", tt.name, err)
+		}
+	}
+	want := "containerstate: invalid options: Version: unsupported Kubernetes version kubeversion.Version(99): supported are 1.33 to 1.37"
+	if _, err := NewMachine(bad, pod, "a"); err == nil || err.Error() != want {
+		t.Errorf("error text %v; want %s", err, want)
+	}
+}

@@ -3,6 +3,9 @@ package kube
 import (
 	"errors"
 	"fmt"
+	"strconv"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 var (
@@ -27,19 +30,39 @@ func invalid(typ, method, what string) error {
 }
 
 // OptionError is the error NewNode and NewFleet return for a field of their
-// options they refuse; it unwraps to ErrInvalidOptions.
+// options they refuse; it unwraps to ErrInvalidOptions and, when set, Err.
 type OptionError struct {
 	// Field names the field ("Nodes", "Node.PodCIDR"); Value is its value as
 	// text; Reason says what is wrong with it.
 	Field, Value, Reason string
+	// Err is the underlying error, if any: for a Version field
+	// ("Lifecycle.Version", "Kubelet.Version"), the *kubeversion.ValueError,
+	// so that errors.Is also matches kubeversion.ErrUnsupportedVersion.
+	Err error
 }
 
 func (e *OptionError) Error() string {
 	return fmt.Sprintf("kube: invalid options: %s %s: %s", e.Field, e.Value, e.Reason)
 }
 
-// Unwrap returns ErrInvalidOptions.
-func (e *OptionError) Unwrap() error { return ErrInvalidOptions }
+// Unwrap returns ErrInvalidOptions and, when set, Err.
+func (e *OptionError) Unwrap() []error {
+	if e == nil || e.Err == nil {
+		return []error{ErrInvalidOptions}
+	}
+	return []error{ErrInvalidOptions, e.Err}
+}
+
+// versionError returns nil for a valid v and otherwise the *OptionError of
+// field, wrapping the *kubeversion.ValueError.
+func versionError(field string, v kubeversion.Version) error {
+	err := v.Validate()
+	if err == nil {
+		return nil
+	}
+	return &OptionError{Field: field, Value: strconv.Quote(v.String()),
+		Reason: "unsupported Kubernetes version, supported are " + kubeversion.Oldest.String() + " to " + kubeversion.Newest.String(), Err: err}
+}
 
 func optionError(field string, value any, reason string) error {
 	return &OptionError{Field: field, Value: fmt.Sprintf("%q", fmt.Sprint(value)), Reason: reason}

@@ -110,7 +110,10 @@ type FleetStats struct {
 // NewFleet returns a fleet for opts that talks to the API server through
 // client. Each field of opts is checked; a refused one gives an
 // *OptionError (unwrapping to ErrInvalidOptions), a field of the node
-// template named "Node.<field>". It starts no goroutine.
+// template named "Node.<field>" (an unsupported Version in the template,
+// "Node.Lifecycle.Version" or "Node.Kubelet.Version", also matches
+// kubeversion.ErrUnsupportedVersion, as with NewNode). It starts no
+// goroutine.
 //
 // The client needs more than a node's identity, which may read and write
 // only its own Node, Lease and pods: see FleetClusterRole.
@@ -186,7 +189,7 @@ func NewFleet(client kubernetes.Interface, opts FleetOptions) (*Fleet, error) {
 		if err != nil {
 			var oe *OptionError
 			if errors.As(err, &oe) {
-				return nil, &OptionError{Field: "Node." + oe.Field, Value: oe.Value, Reason: oe.Reason}
+				return nil, &OptionError{Field: "Node." + oe.Field, Value: oe.Value, Reason: oe.Reason, Err: oe.Err}
 			}
 			return nil, err
 		}

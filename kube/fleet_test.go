@@ -19,6 +19,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodestate/nodestate/kube"
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // TestNewFleetRefuses: every field of FleetOptions is checked, and a refused
@@ -292,5 +293,56 @@ func TestFleetServes(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run: %v", err)
+	}
+}
+
+// TestInvalidVersionRefused: NewNode and NewFleet refuse a Version in the
+// node options that is none of kubeversion's constants, whether set in
+// Lifecycle or Kubelet or kept by DefaultNodeOptionsFor, with an
+// *OptionError naming the field that matches ErrInvalidOptions and
+// kubeversion.ErrUnsupportedVersion, instead of running the node as 1.37.
+func TestInvalidVersionRefused(t *testing.T) {
+	const bad = kubeversion.Version(99)
+	cs := fake.NewClientset()
+	cases := []struct {
+		name  string
+		field string
+		edit  func(*kube.NodeOptions)
+	}{
+		{"invalid Version refused (Lifecycle)", "Lifecycle.Version", func(o *kube.NodeOptions) { o.Lifecycle.Version = bad }},
+		{"invalid Version refused (Kubelet)", "Kubelet.Version", func(o *kube.NodeOptions) { o.Kubelet.Version = bad }},
+		{"invalid Version refused (DefaultNodeOptionsFor keeps it)", "Lifecycle.Version", func(o *kube.NodeOptions) {
+			*o = kube.DefaultNodeOptionsFor(o.Name, bad)
+		}},
+	}
+	check := func(call, name, field string, err error) {
+		t.Helper()
+		var oe *kube.OptionError
+		var ve *kubeversion.ValueError
+		if !errors.Is(err, kube.ErrInvalidOptions) || !errors.Is(err, kubeversion.ErrUnsupportedVersion) ||
+			!errors.As(err, &oe) || oe.Field != field || !errors.As(err, &ve) || ve.Version != bad {
+			t.Errorf("%s: %s: %v; want an *OptionError on %s matching ErrInvalidOptions and ErrUnsupportedVersion", call, name, err, field)
+		}
+	}
+	for _, tc := range cases {
+		node := kube.DefaultNodeOptions("node-1")
+		tc.edit(&node)
+		n, err := kube.NewNode(cs, node)
+		if n != nil {
+			t.Errorf("NewNode: %s: returned a node", tc.name)
+		}
+		check("NewNode", tc.name, tc.field, err)
+
+		fleet := kube.DefaultFleetOptions("fleet-", 2)
+		tc.edit(&fleet.Node)
+		fleet.Node.Name, fleet.Node.PodCIDR = "", ""
+		_, err = kube.NewFleet(cs, fleet)
+		check("NewFleet", tc.name, "Node."+tc.field, err)
+	}
+	node := kube.DefaultNodeOptions("node-1")
+	node.Kubelet.Version = bad
+	want := `kube: invalid options: Kubelet.Version "kubeversion.Version(99)": unsupported Kubernetes version, supported are 1.33 to 1.37`
+	if _, err := kube.NewNode(cs, node); err == nil || err.Error() != want {
+		t.Errorf("error text %v; want %s", err, want)
 	}
 }

@@ -88,7 +88,9 @@ type NodeOptions struct {
 // through Lifecycle statussync's), its node status loop takes
 // nodecondition.DefaultKubeletOptionsFor(v), and its nodeInfo reports v's
 // release (v.Release(), for example "v1.34.4"). The events package has no
-// version-dependent rule (docs/versions.md row EV-V1).
+// version-dependent rule (docs/versions.md row EV-V1). A v that is none of
+// kubeversion's constants is kept in Lifecycle and Kubelet, so that NewNode
+// refuses it.
 func DefaultNodeOptionsFor(name string, v kubeversion.Version) NodeOptions {
 	opts := DefaultNodeOptions(name)
 	opts.Lifecycle = podlifecycle.DefaultOptionsFor(v)
@@ -187,7 +189,11 @@ type NodeStats struct {
 }
 
 // NewNode returns a node for opts that talks to the API server through
-// client.
+// client. A refused field of opts gives an *OptionError (unwrapping to
+// ErrInvalidOptions); a Version in Lifecycle or Kubelet that is none of
+// kubeversion's constants is refused as "Lifecycle.Version" or
+// "Kubelet.Version", and the error also matches
+// kubeversion.ErrUnsupportedVersion.
 func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 	if client == nil {
 		return nil, optionError("client", "nil", "a client is required")
@@ -207,6 +213,12 @@ func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 	}
 	if opts.Port < 0 {
 		return nil, optionError("Port", opts.Port, "must not be negative")
+	}
+	if err := versionError("Lifecycle.Version", opts.Lifecycle.Version); err != nil {
+		return nil, err
+	}
+	if err := versionError("Kubelet.Version", opts.Kubelet.Version); err != nil {
+		return nil, err
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}

@@ -33,6 +33,13 @@
 //
 // [Parse] refuses anything but 1.N, v1.N, 1.N.P or v1.N.P for a supported N
 // with a [*ParseError] that matches [ErrUnsupportedVersion].
+// [Version.Validate] refuses a Version value that is none of the constants
+// (Version(99)) with a [*ValueError] that matches it too. Every constructor
+// or validation that takes options with a Version (containerstate,
+// podphase, podlifecycle, statussync, nodecondition and its simulation)
+// refuses such a value with its own option error, which matches both its
+// package's sentinel and ErrUnsupportedVersion; the functions that return
+// no error treat it as [Default].
 //
 // Everything here is a pure function of its arguments and safe for
 // simultaneous use.

@@ -33,3 +33,23 @@ func (e *ParseError) Error() string {
 
 // Unwrap returns [ErrUnsupportedVersion].
 func (e *ParseError) Unwrap() error { return ErrUnsupportedVersion }
+
+// ValueError is the error of [Version.Validate]: a Version converted from
+// an integer that is none of the constants, such as Version(99) set in an
+// Options struct. It unwraps to [ErrUnsupportedVersion]. The packages that
+// take a Version in their options wrap it in their own option error, so
+// that errors.Is matches both their sentinel and ErrUnsupportedVersion.
+type ValueError struct {
+	// Version is the refused value.
+	Version Version
+}
+
+// Error names the refused value and the supported range:
+//
+//	kubeversion: unsupported Kubernetes version kubeversion.Version(99): supported are 1.33 to 1.37
+func (e *ValueError) Error() string {
+	return ErrUnsupportedVersion.Error() + " " + e.Version.String() + ": supported are " + Oldest.String() + " to " + Newest.String()
+}
+
+// Unwrap returns [ErrUnsupportedVersion].
+func (e *ValueError) Unwrap() error { return ErrUnsupportedVersion }

@@ -43,3 +43,15 @@ func ExampleVersion_AtLeast() {
 	fmt.Println(v.AtLeast(kubeversion.V1_33), v.AtLeast(kubeversion.V1_35))
 	// Output: true false
 }
+
+func ExampleVersion_Validate() {
+	v := kubeversion.Version(99) // an integer converted without Parse
+	err := v.Validate()
+	fmt.Println(errors.Is(err, kubeversion.ErrUnsupportedVersion))
+	fmt.Println(err)
+	fmt.Println(kubeversion.V1_34.Validate())
+	// Output:
+	// true
+	// kubeversion: unsupported Kubernetes version kubeversion.Version(99): supported are 1.33 to 1.37
+	// <nil>
+}

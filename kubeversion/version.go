@@ -7,8 +7,9 @@ import (
 
 // Version is a supported Kubernetes minor. The zero value is [Default]
 // (1.37). A Version converted from an integer other than the constants' is
-// not valid: [Version.Valid] reports false, [Version.String] shows the
-// number, and every other method treats it as Default.
+// not valid: [Version.Valid] reports false, [Version.Validate] returns a
+// [*ValueError], [Version.String] shows the number, [Version.MarshalText]
+// refuses it, and every other method treats it as Default.
 type Version uint8
 
 // The supported minors. The constants count back from the newest, so that
@@ -58,6 +59,17 @@ func Supported() []Version {
 
 // Valid reports whether v is one of the constants.
 func (v Version) Valid() bool { return v < count }
+
+// Validate returns nil for one of the constants and a [*ValueError]
+// (matching [ErrUnsupportedVersion]) for any other value. The constructors
+// of the packages that take a Version in their options call it, so that an
+// out-of-range Version is refused rather than silently treated as Default.
+func (v Version) Validate() error {
+	if !v.Valid() {
+		return &ValueError{Version: v}
+	}
+	return nil
+}
 
 // norm maps an invalid v to Default.
 func (v Version) norm() Version {

@@ -179,3 +179,41 @@ func TestText(t *testing.T) {
 		t.Errorf("flag = %v, %v; want 1.33", fv, err)
 	}
 }
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		v      kubeversion.Version
+		ok     bool
+		reason string
+	}{
+		{kubeversion.Default, true, "the zero Version is 1.37"},
+		{kubeversion.V1_33, true, "the oldest constant"},
+		{kubeversion.V1_36, true, "a constant in the middle"},
+		{kubeversion.Version(5), false, "invalid Version refused: one past the oldest constant"},
+		{kubeversion.Version(99), false, "invalid Version refused: far out of range"},
+		{kubeversion.Version(255), false, "invalid Version refused: the largest value"},
+	}
+	for _, tc := range tests {
+		err := tc.v.Validate()
+		if tc.ok {
+			if err != nil {
+				t.Errorf("%v.Validate() = %v; want nil (%s)", tc.v, err, tc.reason)
+			}
+			continue
+		}
+		var ve *kubeversion.ValueError
+		if !errors.Is(err, kubeversion.ErrUnsupportedVersion) || !errors.As(err, &ve) || ve.Version != tc.v {
+			t.Errorf("%v.Validate() = %v; want a *ValueError for it matching ErrUnsupportedVersion (%s)", tc.v, err, tc.reason)
+		}
+	}
+	for i := 0; i <= 255; i++ {
+		v := kubeversion.Version(i)
+		if (v.Validate() == nil) != v.Valid() {
+			t.Errorf("Version(%d): Validate() = %v but Valid() = %v", i, v.Validate(), v.Valid())
+		}
+	}
+	want := "kubeversion: unsupported Kubernetes version kubeversion.Version(99): supported are 1.33 to 1.37"
+	if err := kubeversion.Version(99).Validate(); err == nil || err.Error() != want {
+		t.Errorf("Version(99).Validate() = %v; want %s", err, want)
+	}
+}

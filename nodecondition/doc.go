@@ -82,6 +82,14 @@
 // periods, and the conditions' reasons and messages are the same in every
 // supported minor.
 //
+// A Version that is none of kubeversion's constants (kubeversion.Version(99))
+// is refused by [KubeletOptions.Validate], [ControllerOptions.Validate],
+// [Options.Validate] and so by [NewKubelet], [NewLeaseRenewer] and
+// [NewController], with an [*OptionError] on the Version field that matches
+// both [ErrInvalidOptions] and kubeversion.ErrUnsupportedVersion. The
+// DefaultXFor functions keep such a Version (with 1.37's settings), so that
+// the constructor refuses it.
+//
 // # Concurrency
 //
 // Kubelet, LeaseRenewer, Controller and Evictor are values with no

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // The package's sentinels (docs/conventions.md section 3). Every error the
@@ -27,11 +29,16 @@ var (
 // prefix starts every message of the package, once.
 const prefix = "nodecondition: "
 
-// OptionError reports one rejected option.
+// OptionError reports one rejected option. It matches ErrInvalidOptions
+// and, when set, Err.
 type OptionError struct {
 	Field  string // the option, for example "GracePeriod" or "Controller.GracePeriod"
 	Value  string // the rejected value as text
 	Reason string // why it was rejected
+	// Err is the underlying error, if any: for a Version field, the
+	// *kubeversion.ValueError, so that errors.Is also matches
+	// kubeversion.ErrUnsupportedVersion.
+	Err error
 }
 
 // Error renders "nodecondition: invalid options: FIELD VALUE: REASON".
@@ -39,8 +46,24 @@ func (e *OptionError) Error() string {
 	return fmt.Sprintf("%sinvalid options: %s %s: %s", prefix, e.Field, e.Value, e.Reason)
 }
 
-// Unwrap returns ErrInvalidOptions.
-func (e *OptionError) Unwrap() error { return ErrInvalidOptions }
+// Unwrap returns ErrInvalidOptions and, when set, Err.
+func (e *OptionError) Unwrap() []error {
+	if e == nil || e.Err == nil {
+		return []error{ErrInvalidOptions}
+	}
+	return []error{ErrInvalidOptions, e.Err}
+}
+
+// versionError returns nil for a valid v and otherwise the *OptionError of
+// field Version, wrapping the *kubeversion.ValueError.
+func versionError(v kubeversion.Version) error {
+	err := v.Validate()
+	if err == nil {
+		return nil
+	}
+	return &OptionError{Field: "Version", Value: v.String(),
+		Reason: "unsupported Kubernetes version, supported are " + kubeversion.Oldest.String() + " to " + kubeversion.Newest.String(), Err: err}
+}
 
 // InputError reports an argument a call refused.
 type InputError struct {

@@ -59,7 +59,7 @@ func (o Options) Validate() error {
 	prefixed := func(part string, err error) error {
 		var oe *OptionError
 		if errors.As(err, &oe) {
-			return &OptionError{Field: part + "." + oe.Field, Value: oe.Value, Reason: oe.Reason}
+			return &OptionError{Field: part + "." + oe.Field, Value: oe.Value, Reason: oe.Reason, Err: oe.Err}
 		}
 		return err
 	}
@@ -108,7 +108,8 @@ type KubeletOptions struct {
 	// Version is the Kubernetes minor of the kubelet (docs/versions.md row
 	// NC-V3): before 1.34 an unchanged status is reported exactly every
 	// StatusReportFrequency, with no one-time jitter (and none is drawn from
-	// Rand). The zero Version is 1.37.
+	// Rand). The zero Version is 1.37; Validate refuses a value that is none
+	// of kubeversion's constants.
 	Version kubeversion.Version
 }
 
@@ -120,7 +121,8 @@ func DefaultKubeletOptions() KubeletOptions {
 
 // DefaultKubeletOptionsFor returns the kubelet defaults of Kubernetes minor
 // v on Linux: the settings are the same in every supported minor, and
-// Version is v.
+// Version is v, kept as it is when it is none of kubeversion's constants
+// so that NewKubelet and NewLeaseRenewer refuse it.
 func DefaultKubeletOptionsFor(v kubeversion.Version) KubeletOptions {
 	return KubeletOptions{
 		Version:                    v,
@@ -141,8 +143,13 @@ func (c KubeletOptions) LeaseRenewInterval() time.Duration {
 }
 
 // Validate reports the first invalid setting as a *OptionError. A nil
-// Thresholds is valid (DefaultHardThresholds).
+// Thresholds is valid (DefaultHardThresholds). A Version that is none of
+// kubeversion's constants is refused first, with an error that also matches
+// kubeversion.ErrUnsupportedVersion.
 func (c KubeletOptions) Validate() error {
+	if err := versionError(c.Version); err != nil {
+		return err
+	}
 	if err := allPositive(
 		namedPeriod{"StatusUpdateFrequency", c.StatusUpdateFrequency},
 		namedPeriod{"StatusReportFrequency", c.StatusReportFrequency},
@@ -196,7 +203,8 @@ type ControllerOptions struct {
 	// expresses the difference (docs/versions.md row NC-V1): before 1.34 the
 	// NoExecute decision of a pass reads the Ready condition the pass started
 	// with, not the one it ends with, so a node marked Unknown is queued for
-	// its taint one pass later. The zero Version is 1.37.
+	// its taint one pass later. The zero Version is 1.37; Validate refuses
+	// a value that is none of kubeversion's constants.
 	Version kubeversion.Version
 }
 
@@ -209,7 +217,8 @@ func DefaultControllerOptions() ControllerOptions {
 // DefaultControllerOptionsFor returns the controller defaults of Kubernetes
 // minor v: the periods, grace periods and rates are the same in every
 // supported minor; LeaseCircuitBreaker is on from 1.37 (the gate is absent
-// before); Version is v.
+// before); Version is v, kept as it is (with 1.37's settings) when it is
+// none of kubeversion's constants so that NewController refuses it.
 func DefaultControllerOptionsFor(v kubeversion.Version) ControllerOptions {
 	return ControllerOptions{
 		Version:                v,
@@ -225,8 +234,13 @@ func DefaultControllerOptionsFor(v kubeversion.Version) ControllerOptions {
 	}
 }
 
-// Validate reports the first invalid setting as a *OptionError.
+// Validate reports the first invalid setting as a *OptionError. A Version
+// that is none of kubeversion's constants is refused first, with an error
+// that also matches kubeversion.ErrUnsupportedVersion.
 func (c ControllerOptions) Validate() error {
+	if err := versionError(c.Version); err != nil {
+		return err
+	}
 	if err := allPositive(
 		namedPeriod{"MonitorPeriod", c.MonitorPeriod},
 		namedPeriod{"GracePeriod", c.GracePeriod},

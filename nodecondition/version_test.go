@@ -1,6 +1,7 @@
 package nodecondition_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -170,5 +171,50 @@ func TestVersionNCV2(t *testing.T) {
 		if len(p.Writes) != tc.wantWrites || len(p.Skipped) != tc.wantSkipped {
 			t.Errorf("%s %v: %d writes, %d skipped; want %d, %d", tc.row, tc.v, len(p.Writes), len(p.Skipped), tc.wantWrites, tc.wantSkipped)
 		}
+	}
+}
+
+// TestInvalidVersionRefused: every entry point that takes options with a
+// Version refuses one that is none of kubeversion's constants, set in the
+// options or kept by a DefaultXFor, with an *OptionError naming the Version
+// field that matches ErrInvalidOptions and kubeversion.ErrUnsupportedVersion.
+func TestInvalidVersionRefused(t *testing.T) {
+	const bad = kubeversion.Version(99)
+	kset := nc.DefaultKubeletOptions()
+	kset.Version = bad
+	cset := nc.DefaultControllerOptions()
+	cset.Version = bad
+	oboth := nc.DefaultOptions()
+	oboth.Kubelet.Version = bad
+	octrl := nc.DefaultOptions()
+	octrl.Controller.Version = bad
+	tests := []struct {
+		name  string
+		call  func() error
+		field string
+	}{
+		{"KubeletOptions.Validate: invalid Version refused", kset.Validate, "Version"},
+		{"ControllerOptions.Validate: invalid Version refused", cset.Validate, "Version"},
+		{"Options.Validate: invalid Kubelet.Version refused", oboth.Validate, "Kubelet.Version"},
+		{"Options.Validate: invalid Controller.Version refused", octrl.Validate, "Controller.Version"},
+		{"Options.Validate: DefaultOptionsFor(invalid) keeps it and is refused", nc.DefaultOptionsFor(bad).Validate, "Kubelet.Version"},
+		{"NewKubelet: invalid Version refused", func() error { _, err := nc.NewKubelet(kset); return err }, "Version"},
+		{"NewKubelet: DefaultKubeletOptionsFor(invalid) refused", func() error { _, err := nc.NewKubelet(nc.DefaultKubeletOptionsFor(bad)); return err }, "Version"},
+		{"NewLeaseRenewer: invalid Version refused", func() error { _, err := nc.NewLeaseRenewer(kset, "node-a"); return err }, "Version"},
+		{"NewController: invalid Version refused", func() error { _, err := nc.NewController(cset); return err }, "Version"},
+		{"NewController: DefaultControllerOptionsFor(invalid) refused", func() error { _, err := nc.NewController(nc.DefaultControllerOptionsFor(bad)); return err }, "Version"},
+	}
+	for _, tt := range tests {
+		err := tt.call()
+		var oe *nc.OptionError
+		var ve *kubeversion.ValueError
+		if !errors.Is(err, nc.ErrInvalidOptions) || !errors.Is(err, kubeversion.ErrUnsupportedVersion) ||
+			!errors.As(err, &oe) || oe.Field != tt.field || !errors.As(err, &ve) || ve.Version != bad {
+			t.Errorf("%s: err = %v; want a *OptionError on %s matching ErrInvalidOptions and ErrUnsupportedVersion", tt.name, err, tt.field)
+		}
+	}
+	want := "nodecondition: invalid options: Controller.Version kubeversion.Version(99): unsupported Kubernetes version, supported are 1.33 to 1.37"
+	if err := octrl.Validate(); err == nil || err.Error() != want {
+		t.Errorf("error text %v; want %s", err, want)
 	}
 }

@@ -217,4 +217,10 @@
 // (PL-V7: initialization judged in the current sandbox), the event reasons
 // added by later minors (PL-V3) and probes during termination (PL-V5) are
 // still 1.37's for every Version.
+//
+// A Version that is none of kubeversion's constants (kubeversion.Version(99))
+// is refused by [New] with an [*OptionError] that matches both
+// [ErrInvalidOptions] and kubeversion.ErrUnsupportedVersion;
+// [CreatedMessage] and [StartedMessage], which return no error, treat it as
+// 1.37.
 package podlifecycle

@@ -31,13 +31,18 @@ func sentinelText(err error) string {
 	return strings.TrimPrefix(err.Error(), "podlifecycle: ")
 }
 
-// OptionError reports an option New refused. It unwraps to ErrInvalidOptions.
+// OptionError reports an option New refused. It unwraps to
+// ErrInvalidOptions and, when set, Err.
 type OptionError struct {
 	// Field is the option's name, Value its value.
 	Field string
 	Value any
 	// Reason says what is wrong with it.
 	Reason string
+	// Err is the underlying error, if any: for Field "Version", the
+	// *kubeversion.ValueError, so that errors.Is also matches
+	// kubeversion.ErrUnsupportedVersion.
+	Err error
 }
 
 // Error names the option, its value and what is wrong with it.
@@ -45,8 +50,13 @@ func (e *OptionError) Error() string {
 	return fmt.Sprintf("podlifecycle: invalid options: %s %v: %s", e.Field, e.Value, e.Reason)
 }
 
-// Unwrap returns ErrInvalidOptions.
-func (e *OptionError) Unwrap() error { return ErrInvalidOptions }
+// Unwrap returns ErrInvalidOptions and, when set, Err.
+func (e *OptionError) Unwrap() []error {
+	if e == nil || e.Err == nil {
+		return []error{ErrInvalidOptions}
+	}
+	return []error{ErrInvalidOptions, e.Err}
+}
 
 // InputError reports a pod or an observation Step refused; the machine is
 // unchanged. It unwraps to ErrInvalidInput or ErrTimeWentBackwards.

@@ -101,7 +101,8 @@ func PulledMessage(image string, pull, total time.Duration, size int64) string {
 
 // CreatedMessage is the Created message for container under Kubernetes
 // minor v: [MessageCreated] from 1.35, "Created container: <name>" before
-// (kubernetes#134043; docs/versions.md row PL-V6).
+// (kubernetes#134043; docs/versions.md row PL-V6). A v that is none of
+// kubeversion's constants gives 1.37's message.
 func CreatedMessage(container string, v kubeversion.Version) string {
 	if v.AtLeast(kubeversion.V1_35) {
 		return MessageCreated
@@ -110,7 +111,8 @@ func CreatedMessage(container string, v kubeversion.Version) string {
 }
 
 // StartedMessage is the Started message for container under Kubernetes
-// minor v: [MessageStarted] from 1.35, "Started container <name>" before.
+// minor v: [MessageStarted] from 1.35, "Started container <name>" before. A
+// v that is none of kubeversion's constants gives 1.37's message.
 func StartedMessage(container string, v kubeversion.Version) string {
 	if v.AtLeast(kubeversion.V1_35) {
 		return MessageStarted

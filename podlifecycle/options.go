@@ -40,7 +40,10 @@ type Options struct {
 	// Version is the Kubernetes minor whose rules apply where no gate above
 	// expresses the difference; it is handed to containerstate and podphase
 	// (docs/versions.md rows CS-V6, PP-V3 to PP-V5). The zero Version is
-	// 1.37. DefaultOptionsFor sets it with the gates of the same minor.
+	// 1.37. DefaultOptionsFor sets it with the gates of the same minor. A
+	// value that is none of kubeversion's constants
+	// (kubeversion.Version(99)) is refused by New with an *OptionError
+	// matching both ErrInvalidOptions and kubeversion.ErrUnsupportedVersion.
 	Version kubeversion.Version
 	// Rand, when set, adds the kubelet's jitter: up to 50 % to requeues and
 	// a random first probe delay. Nil means no jitter, so runs are
@@ -60,7 +63,8 @@ func DefaultOptions() Options {
 // KubeletEnsureSecretPulledImages on from 1.35 (alpha and off in 1.33 and
 // 1.34, docs/versions.md row PL-V2), and Version v. The image-pull
 // back-off, the sync frequency and the error requeue are the same in every
-// supported minor.
+// supported minor. A v that is none of kubeversion's constants is kept as it
+// is, with 1.37's gates, so that New refuses it.
 func DefaultOptionsFor(v kubeversion.Version) Options {
 	return Options{
 		Features:                 containerstate.DefaultFeaturesFor(v),
@@ -75,6 +79,9 @@ func DefaultOptionsFor(v kubeversion.Version) Options {
 
 // validate checks every field; it returns an *OptionError.
 func (o Options) validate() error {
+	if err := o.Version.Validate(); err != nil {
+		return &OptionError{Field: "Version", Value: o.Version, Reason: unsupportedVersion, Err: err}
+	}
 	if o.SyncFrequency <= 0 {
 		return &OptionError{Field: "SyncFrequency", Value: o.SyncFrequency, Reason: "must be positive"}
 	}
@@ -89,3 +96,6 @@ func (o Options) validate() error {
 	}
 	return nil
 }
+
+// unsupportedVersion is the reason of an *OptionError on Version.
+var unsupportedVersion = "unsupported Kubernetes version, supported are " + kubeversion.Oldest.String() + " to " + kubeversion.Newest.String()

@@ -1,6 +1,7 @@
 package podlifecycle
 
 import (
+	"errors"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -126,4 +127,38 @@ func presentImageSandboxReady(t *testing.T, v kubeversion.Version) (*Machine, *v
 		}
 	}
 	return m, pod, r
+}
+
+// TestInvalidVersionRefused: New refuses a Version that is none of
+// kubeversion's constants, set in the options or kept by DefaultOptionsFor,
+// with an *OptionError on Version matching ErrInvalidOptions and
+// kubeversion.ErrUnsupportedVersion; CreatedMessage and StartedMessage,
+// without an error, answer as 1.37.
+func TestInvalidVersionRefused(t *testing.T) {
+	set := DefaultOptions()
+	set.Version = kubeversion.Version(99)
+	tests := []struct {
+		name string
+		opts Options
+	}{
+		{"New: invalid Version refused (set in Options)", set},
+		{"New: invalid Version refused (DefaultOptionsFor keeps it)", DefaultOptionsFor(kubeversion.Version(5))},
+		{"New: invalid Version refused before another invalid field", func() Options { o := set; o.SyncFrequency = 0; return o }()},
+	}
+	for _, tt := range tests {
+		m, err := New(tt.opts, onePod("busybox:1"))
+		var oe *OptionError
+		var ve *kubeversion.ValueError
+		if m != nil || !errors.Is(err, ErrInvalidOptions) || !errors.Is(err, kubeversion.ErrUnsupportedVersion) ||
+			!errors.As(err, &oe) || oe.Field != "Version" || !errors.As(err, &ve) || ve.Version != tt.opts.Version {
+			t.Errorf("%s: New = %v, %v; want an *OptionError on Version matching ErrInvalidOptions and ErrUnsupportedVersion", tt.name, m, err)
+		}
+	}
+	if _, err := New(set, onePod("busybox:1")); err == nil ||
+		err.Error() != "podlifecycle: invalid options: Version kubeversion.Version(99): unsupported Kubernetes version, supported are 1.33 to 1.37" {
+		t.Errorf("error text %v", err)
+	}
+	if CreatedMessage("a", set.Version) != CreatedMessage("a", kubeversion.Default) || StartedMessage("a", set.Version) != StartedMessage("a", kubeversion.Default) {
+		t.Error("CreatedMessage or StartedMessage: an invalid Version does not give 1.37's message")
+	}
 }

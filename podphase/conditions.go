@@ -132,9 +132,13 @@ func Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 // except that a condition whose status equals the old one of its type keeps
 // the old time.
 //
-// It returns [ErrNilPod] for a nil in.Pod and an error wrapping
+// It returns an [*OptionError] for an invalid o.Version (see
+// [Options].Version), [ErrNilPod] for a nil in.Pod and an error wrapping
 // [ErrInvalidInput] for a nil in.Status.
 func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
 	if in.Pod == nil {
 		return nil, ErrNilPod
 	}

@@ -76,7 +76,8 @@ func DisplayStatus(pod *v1.Pod) string {
 // do not matter; Version does: before 1.35, when the first regular
 // container completed, STATUS shows Completed (or Running, NotReady) even
 // though another container failed, where 1.35 and later show the failed
-// container's reason (docs/versions.md, row PP-V5).
+// container's reason (docs/versions.md, row PP-V5). An invalid Version
+// prints as the zero Version's kubectl, 1.37's.
 func (o Options) DisplayStatus(pod *v1.Pod) string {
 	if pod == nil {
 		return ""
@@ -97,8 +98,12 @@ func Columns(pod *v1.Pod, now time.Time) (Row, error) {
 
 // Columns returns kubectl's row for pod with the ages in RESTARTS measured
 // at now, as the kubectl of o.Version prints it (see
-// [Options.DisplayStatus]). It returns [ErrNilPod] for a nil pod.
+// [Options.DisplayStatus]). It returns an [*OptionError] for an invalid
+// o.Version (see [Options].Version) and [ErrNilPod] for a nil pod.
 func (o Options) Columns(pod *v1.Pod, now time.Time) (Row, error) {
+	if err := o.validate(); err != nil {
+		return Row{}, err
+	}
 	if pod == nil {
 		return Row{}, ErrNilPod
 	}

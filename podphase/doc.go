@@ -51,7 +51,8 @@
 // [Phase] and [DisplayStatus] return no error: a nil pod gives Pending and "".
 // The richer calls return errors that match a sentinel with errors.Is:
 // [ErrInvalidInput] for a nil pod ([ErrNilPod]) or status, an
-// [*UnknownContainerError] or a [*DuplicateStatusError]; and
+// [*UnknownContainerError], a [*DuplicateStatusError] or an [*OptionError];
+// and
 // [ErrIllegalTransition] for a [*TransitionError]. No exported function or
 // method panics on nil or zero arguments.
 //
@@ -74,6 +75,15 @@
 //   - kubectl's STATUS: before 1.35, Completed (or Running, NotReady) stays
 //     when the first container completed and another failed; from 1.35 the
 //     failed container's reason shows.
+//
+// A Version that is none of kubeversion's constants (kubeversion.Version(99))
+// is refused by the methods with an error result ([Options.Explain],
+// [Options.GenerateStatus], [Options.Conditions], [Options.Columns]) with an
+// [*OptionError] that matches both [ErrInvalidInput] and
+// kubeversion.ErrUnsupportedVersion. The methods without one
+// ([Options.Phase], [Options.DisplayStatus], [Options.KubeletOwned],
+// [Options.OwnedConditionTypes]) treat it as the zero Version, 1.37, as they
+// must answer something and may not panic.
 //
 // # Phase transitions
 //

@@ -3,6 +3,8 @@ package podphase
 import (
 	"errors"
 	"fmt"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // The package's sentinel errors. Every error this package returns wraps one
@@ -72,3 +74,46 @@ func (e *DuplicateStatusError) Error() string {
 
 // Unwrap returns ErrInvalidInput.
 func (e *DuplicateStatusError) Unwrap() error { return ErrInvalidInput }
+
+// OptionError reports Options that a method with an error result refused:
+// a Version that is none of kubeversion's constants. The Options are the
+// method's receiver, an argument like any other, so it matches
+// ErrInvalidInput; it also matches Err (errors.Is with
+// kubeversion.ErrUnsupportedVersion).
+type OptionError struct {
+	// Field is the option's name ("Version"); Value is its value as text.
+	Field, Value string
+	// Reason says what is wrong with it.
+	Reason string
+	// Err is the underlying error, if any: the *kubeversion.ValueError for
+	// Field "Version".
+	Err error
+}
+
+// Error renders "podphase: invalid options: FIELD VALUE: REASON".
+func (e *OptionError) Error() string {
+	if e == nil {
+		return ErrInvalidInput.Error()
+	}
+	return fmt.Sprintf("podphase: invalid options: %s %s: %s", e.Field, e.Value, e.Reason)
+}
+
+// Unwrap returns ErrInvalidInput and, when set, Err.
+func (e *OptionError) Unwrap() []error {
+	if e == nil || e.Err == nil {
+		return []error{ErrInvalidInput}
+	}
+	return []error{ErrInvalidInput, e.Err}
+}
+
+// validate returns nil for Options every method can use, and otherwise the
+// *OptionError of the methods that return an error.
+func (o Options) validate() error {
+	if err := o.Version.Validate(); err != nil {
+		return &OptionError{Field: "Version", Value: o.Version.String(), Reason: unsupported, Err: err}
+	}
+	return nil
+}
+
+// unsupported is the reason of an *OptionError on Version.
+var unsupported = "unsupported Kubernetes version, supported are " + kubeversion.Oldest.String() + " to " + kubeversion.Newest.String()

@@ -137,11 +137,15 @@ func Explain(in Input) (Explanation, error) {
 // it; DeadlineExceeded: it ran past its deadline) and says what the
 // container statuses alone give when that differs.
 //
-// It returns an error wrapping [ErrNilPod] for a nil pod, an
+// It returns an [*OptionError] for an invalid o.Version (see
+// [Options].Version), an error wrapping [ErrNilPod] for a nil pod, an
 // [*UnknownContainerError] for a status naming no container of the spec, and
 // a [*DuplicateStatusError] for two statuses with one name. The API server
 // rejects such pods; a kubelet never writes them.
 func (o Options) Explain(in Input) (Explanation, error) {
+	if err := o.validate(); err != nil {
+		return Explanation{}, err
+	}
 	pod := in.Pod
 	if pod == nil {
 		return Explanation{Phase: v1.PodPending, Rule: RuleNilPod, Reason: "there is no pod"}, ErrNilPod

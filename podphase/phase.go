@@ -41,7 +41,13 @@ type Options struct {
 	// before 1.37 a False PodReadyToStartContainers has no reason and no
 	// message (PP-V4); before 1.35 kubectl's STATUS shows Completed, not a
 	// failed container's reason, when the first container completed (PP-V5).
-	// The zero Version is 1.37.
+	// The zero Version is 1.37. A value that is none of kubeversion's
+	// constants (kubeversion.Version(99)) is refused by the methods with an
+	// error result (Explain, GenerateStatus, Conditions, Columns) with an
+	// [*OptionError] matching ErrInvalidInput and
+	// kubeversion.ErrUnsupportedVersion; the methods without one (Phase,
+	// DisplayStatus, KubeletOwned, OwnedConditionTypes) cannot refuse it and
+	// treat it as the zero Version, 1.37.
 	Version kubeversion.Version
 }
 
@@ -52,7 +58,9 @@ func DefaultOptions() Options {
 }
 
 // DefaultOptionsFor returns the options of Kubernetes minor v: the feature
-// gates of containerstate.DefaultFeaturesFor(v) and Version v.
+// gates of containerstate.DefaultFeaturesFor(v) and Version v. A v that is
+// none of kubeversion's constants is kept as it is, with 1.37's gates, so
+// that the methods with an error result refuse it.
 func DefaultOptionsFor(v kubeversion.Version) Options {
 	return Options{Features: containerstate.DefaultFeaturesFor(v), Version: v}
 }

@@ -141,9 +141,12 @@ func GenerateStatus(in StatusInput) (StatusResult, error) {
 // settles it against the old and the API server's statuses ([Settle]), and
 // builds the conditions ([Options.Conditions]).
 //
-// It returns the errors of [Options.Explain] for a nil pod or statuses that
-// do not match the spec.
+// It returns the errors of [Options.Explain] for an invalid o.Version, a
+// nil pod or statuses that do not match the spec.
 func (o Options) GenerateStatus(in StatusInput) (StatusResult, error) {
+	if err := o.validate(); err != nil {
+		return StatusResult{}, err
+	}
 	if in.Pod == nil {
 		return StatusResult{}, ErrNilPod
 	}

@@ -1,7 +1,9 @@
 package podphase
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -185,4 +187,54 @@ func TestVersionDifferences(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestInvalidVersionRefused: each method of Options with an error result
+// refuses a Version that is none of kubeversion's constants with an
+// *OptionError on Version matching ErrInvalidInput and
+// kubeversion.ErrUnsupportedVersion; each method without one answers as the
+// zero Version, 1.37, does.
+func TestInvalidVersionRefused(t *testing.T) {
+	pod := podOf(t, specOf(v1.RestartPolicyAlways, nil, ctr("a"), ctr("b")), "a:T0 b:T42")
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	bad := DefaultOptionsFor(kubeversion.Version(99))
+	calls := []struct {
+		name string
+		call func(Options) error
+	}{
+		{"Explain: invalid Version refused", func(o Options) error { _, err := o.Explain(Input{Pod: pod}); return err }},
+		{"GenerateStatus: invalid Version refused", func(o Options) error {
+			_, err := o.GenerateStatus(StatusInput{Input: Input{Pod: pod}, ContainerStatuses: pod.Status.ContainerStatuses, Now: now})
+			return err
+		}},
+		{"Conditions: invalid Version refused", func(o Options) error {
+			_, err := o.Conditions(ConditionsInput{Pod: pod, Status: &pod.Status, Now: now})
+			return err
+		}},
+		{"Columns: invalid Version refused", func(o Options) error { _, err := o.Columns(pod, now); return err }},
+	}
+	for _, c := range calls {
+		if err := c.call(DefaultOptions()); err != nil {
+			t.Errorf("%s: the default options give %v", c.name, err)
+		}
+		err := c.call(bad)
+		var oe *OptionError
+		var ve *kubeversion.ValueError
+		if !errors.Is(err, ErrInvalidInput) || !errors.Is(err, kubeversion.ErrUnsupportedVersion) ||
+			!errors.As(err, &oe) || oe.Field != "Version" || !errors.As(err, &ve) || ve.Version != bad.Version {
+			t.Errorf("%s: error %v; want an *OptionError on Version matching ErrInvalidInput and ErrUnsupportedVersion", c.name, err)
+		}
+	}
+	if _, err := bad.Columns(pod, now); err == nil || err.Error() != "podphase: invalid options: Version kubeversion.Version(99): unsupported Kubernetes version, supported are 1.33 to 1.37" {
+		t.Errorf("error text %v", err)
+	}
+
+	// The methods without an error treat it as the zero Version.
+	zero := bad
+	zero.Version = kubeversion.Default
+	if bad.Phase(pod) != zero.Phase(pod) || bad.DisplayStatus(pod) != zero.DisplayStatus(pod) ||
+		bad.KubeletOwned(v1.PodReadyToStartContainers) != zero.KubeletOwned(v1.PodReadyToStartContainers) ||
+		len(bad.OwnedConditionTypes()) != len(zero.OwnedConditionTypes()) {
+		t.Errorf("Phase, DisplayStatus, KubeletOwned or OwnedConditionTypes: invalid Version answers differently from 1.37")
+	}
 }

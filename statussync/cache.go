@@ -57,7 +57,12 @@ type Options struct {
 	// PodObservedGenerationTracking is off, so status.observedGeneration is
 	// the pod's generation only when the pod's status already has one (row
 	// SS-V1); it is handed to podphase for the conditions the cache
-	// regenerates (rows PP-V3, PP-V4). The zero Version is 1.37.
+	// regenerates (rows PP-V3, PP-V4). The zero Version is 1.37. A value
+	// that is none of kubeversion's constants (kubeversion.Version(99)) is
+	// refused by NewCache with an *OptionError matching both
+	// ErrInvalidOptions and kubeversion.ErrUnsupportedVersion; the methods
+	// of Options, which return no error (OwnershipOf, EqualByKubelet,
+	// Merge), treat it as the zero Version.
 	Version kubeversion.Version
 }
 
@@ -69,6 +74,8 @@ func DefaultOptions() Options {
 
 // DefaultOptionsFor returns the options of Kubernetes minor v: the feature
 // gates of containerstate.DefaultFeaturesFor(v), no Mirrors, and Version v.
+// A v that is none of kubeversion's constants is kept as it is, with 1.37's
+// gates, so that NewCache refuses it.
 func DefaultOptionsFor(v kubeversion.Version) Options {
 	return Options{Features: containerstate.DefaultFeaturesFor(v), Version: v}
 }
@@ -120,10 +127,16 @@ type Cache struct {
 	signal chan struct{}
 }
 
-// NewCache returns an empty cache. It returns an error wrapping
-// ErrInvalidOptions for options it refuses; every combination of feature
-// gates and any Mirrors (nil: no static pods) is valid today.
+// NewCache returns an empty cache. It returns an *OptionError (wrapping
+// ErrInvalidOptions) for options it refuses: a Version that is none of
+// kubeversion's constants, which also matches
+// kubeversion.ErrUnsupportedVersion. Every combination of feature gates
+// and any Mirrors (nil: no static pods) is valid.
 func NewCache(opts Options) (*Cache, error) {
+	if err := opts.Version.Validate(); err != nil {
+		return nil, &OptionError{Field: "Version", Value: opts.Version.String(),
+			Reason: "unsupported Kubernetes version, supported are " + kubeversion.Oldest.String() + " to " + kubeversion.Newest.String(), Err: err}
+	}
 	return &Cache{opts: opts, pods: make(map[types.UID]*entry), signal: make(chan struct{}, 1)}, nil
 }
 

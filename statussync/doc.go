@@ -106,8 +106,10 @@
 // # Other Kubernetes minors
 //
 // [DefaultOptionsFor] gives the defaults of Kubernetes 1.33 to 1.37 (a
-// kubeversion.Version; the zero Version is 1.37). What changes with the
-// minor (docs/versions.md, rows SS-V1 to SS-V4):
+// kubeversion.Version; the zero Version is 1.37; [NewCache] refuses a
+// Version that is none of kubeversion's constants with an [*OptionError]
+// matching both [ErrInvalidOptions] and kubeversion.ErrUnsupportedVersion).
+// What changes with the minor (docs/versions.md, rows SS-V1 to SS-V4):
 //
 //   - observedGeneration: in 1.33 (PodObservedGenerationTracking alpha and
 //     off) the cached status carries the pod's generation only when the

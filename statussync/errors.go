@@ -97,7 +97,7 @@ func (e *PodError) Unwrap() []error {
 }
 
 // OptionError reports an option a constructor refused. It wraps
-// ErrInvalidOptions.
+// ErrInvalidOptions and, when set, Err.
 type OptionError struct {
 	// Field is the option's name, as a Go selector from the options
 	// struct (Planner.RetryMax).
@@ -106,6 +106,10 @@ type OptionError struct {
 	Value string
 	// Reason says what is wrong.
 	Reason string
+	// Err is the underlying error, if any: for Field "Version", the
+	// *kubeversion.ValueError, so that errors.Is also matches
+	// kubeversion.ErrUnsupportedVersion.
+	Err error
 }
 
 func optionError(field, value, reason string) error {
@@ -120,5 +124,10 @@ func (e *OptionError) Error() string {
 	return fmt.Sprintf("%sinvalid options: %s = %s: %s", prefix, e.Field, e.Value, e.Reason)
 }
 
-// Unwrap returns ErrInvalidOptions.
-func (e *OptionError) Unwrap() error { return ErrInvalidOptions }
+// Unwrap returns ErrInvalidOptions and, when set, Err.
+func (e *OptionError) Unwrap() []error {
+	if e == nil || e.Err == nil {
+		return []error{ErrInvalidOptions}
+	}
+	return []error{ErrInvalidOptions, e.Err}
+}

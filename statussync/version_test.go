@@ -2,6 +2,7 @@ package statussync
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 	"time"
 
@@ -174,4 +175,41 @@ func TestPropertySSV1(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestInvalidVersionRefused: NewCache refuses a Version that is none of
+// kubeversion's constants, set in the options or kept by DefaultOptionsFor,
+// with an *OptionError on Version matching ErrInvalidOptions and
+// kubeversion.ErrUnsupportedVersion; the methods of Options without an error
+// answer as the zero Version.
+func TestInvalidVersionRefused(t *testing.T) {
+	set := DefaultOptions()
+	set.Version = kubeversion.Version(99)
+	tests := []struct {
+		name string
+		opts Options
+	}{
+		{"NewCache: invalid Version refused (set in Options)", set},
+		{"NewCache: invalid Version refused (DefaultOptionsFor keeps it)", DefaultOptionsFor(kubeversion.Version(5))},
+	}
+	for _, tt := range tests {
+		c, err := NewCache(tt.opts)
+		var oe *OptionError
+		var ve *kubeversion.ValueError
+		if c != nil || !errors.Is(err, ErrInvalidOptions) || !errors.Is(err, kubeversion.ErrUnsupportedVersion) ||
+			!errors.As(err, &oe) || oe.Field != "Version" || !errors.As(err, &ve) || ve.Version != tt.opts.Version {
+			t.Errorf("%s: NewCache = %v, %v; want an *OptionError on Version matching ErrInvalidOptions and ErrUnsupportedVersion", tt.name, c, err)
+		}
+	}
+	if _, err := NewCache(set); err == nil ||
+		err.Error() != "statussync: invalid options: Version = kubeversion.Version(99): unsupported Kubernetes version, supported are 1.33 to 1.37" {
+		t.Errorf("error text %v", err)
+	}
+	zero := set
+	zero.Version = kubeversion.Default
+	for _, ct := range []v1.PodConditionType{v1.PodReady, v1.PodReadyToStartContainers, v1.AllContainersRestarting, v1.DisruptionTarget, "custom"} {
+		if set.OwnershipOf(ct) != zero.OwnershipOf(ct) {
+			t.Errorf("OwnershipOf(%s): invalid Version answers differently from 1.37", ct)
+		}
+	}
 }

@@ -12,6 +12,10 @@
 // later and unchanged statuses are reported every 5 minutes without jitter;
 // before 1.37 there is no live Lease lookup (docs/versions.md rows NC-V1 to
 // NC-V3). The named scenarios' checks against a real controller are 1.37's.
+// A Version that is none of kubeversion's constants, in Scenario.Version or
+// in the Kubelet or Controller options, is refused by Scenario.Validate and
+// Simulate with a *ScenarioError matching both ErrInvalidInput and
+// kubeversion.ErrUnsupportedVersion.
 //
 // A Scenario schedules, per node, kubelet outages, failing lease renewals,
 // failing status reports, runtime and network failures, eviction-signal

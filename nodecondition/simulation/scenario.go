@@ -96,7 +96,8 @@ type Scenario struct {
 	// Version is the Kubernetes minor of the kubelets and the controller
 	// whose options are left zero (docs/versions.md rows NC-V1 to NC-V3);
 	// options set explicitly carry their own Version. The zero Version is
-	// 1.37.
+	// 1.37; Validate and Simulate refuse a value that is none of
+	// kubeversion's constants, even when both options are set.
 	Version kubeversion.Version
 
 	// MonitorPhase is when the controller's first monitor pass runs, in
@@ -148,10 +149,17 @@ func (s *Scenario) withDefaults() Scenario {
 }
 
 // Validate reports why a scenario cannot run, as a *ScenarioError (which
-// wraps the *nodecondition.OptionError when the options are at fault).
+// wraps the *nodecondition.OptionError when the options are at fault, and
+// the *kubeversion.ValueError when Version is none of kubeversion's
+// constants, so that errors.Is matches kubeversion.ErrUnsupportedVersion
+// too; an invalid Version in Kubelet or Controller matches it through the
+// nodecondition error).
 func (s *Scenario) Validate() error {
 	if s == nil {
 		return invalid("no scenario")
+	}
+	if err := s.Version.Validate(); err != nil {
+		return &ScenarioError{Reason: "Version", Err: err}
 	}
 	sc := s.withDefaults()
 	opts := nc.Options{Kubelet: sc.Kubelet, Controller: sc.Controller}

@@ -62,3 +62,43 @@ func TestParseScenarioVersion(t *testing.T) {
 		t.Errorf("version 1.32: err = %v, want %q matching both sentinels", err, want)
 	}
 }
+
+// TestInvalidVersionRefused: Scenario.Validate and Simulate refuse a
+// Version that is none of kubeversion's constants, in the scenario or in
+// its options, with a *ScenarioError matching ErrInvalidInput and
+// kubeversion.ErrUnsupportedVersion.
+func TestInvalidVersionRefused(t *testing.T) {
+	const bad = kubeversion.Version(99)
+	withVersion := sim.ScenarioKubeletStops()
+	withVersion.Version = bad
+	bothSet := sim.ScenarioKubeletStops()
+	bothSet.Version = bad
+	bothSet.Kubelet, bothSet.Controller = nc.DefaultKubeletOptions(), nc.DefaultControllerOptions()
+	kubelet := sim.ScenarioKubeletStops()
+	kubelet.Kubelet = nc.DefaultKubeletOptionsFor(bad)
+	ctrl := sim.ScenarioKubeletStops()
+	ctrl.Controller = nc.DefaultControllerOptionsFor(bad)
+	tests := []struct {
+		name string
+		s    sim.Scenario
+	}{
+		{"invalid Version refused (Scenario.Version, options left zero)", withVersion},
+		{"invalid Version refused (Scenario.Version, both options set)", bothSet},
+		{"invalid Version refused (Kubelet.Version)", kubelet},
+		{"invalid Version refused (Controller.Version)", ctrl},
+	}
+	for _, tt := range tests {
+		for call, err := range map[string]error{"Validate": tt.s.Validate(), "Simulate": func() error { _, err := sim.Simulate(tt.s); return err }()} {
+			var se *sim.ScenarioError
+			var ve *kubeversion.ValueError
+			if !errors.Is(err, sim.ErrInvalidInput) || !errors.Is(err, kubeversion.ErrUnsupportedVersion) ||
+				!errors.As(err, &se) || !errors.As(err, &ve) || ve.Version != bad {
+				t.Errorf("%s: %s: err = %v; want a *ScenarioError matching ErrInvalidInput and ErrUnsupportedVersion", call, tt.name, err)
+			}
+		}
+	}
+	want := "simulation: invalid scenario: Version: unsupported Kubernetes version kubeversion.Version(99): supported are 1.33 to 1.37"
+	if err := withVersion.Validate(); err == nil || err.Error() != want {
+		t.Errorf("error text %v; want %s", err, want)
+	}
+}
