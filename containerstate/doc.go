@@ -61,7 +61,7 @@
 // [DefaultOptionsFor], [DefaultFeaturesFor] and [DefaultCrashLoopOptionsFor]
 // give the defaults of Kubernetes 1.33 to 1.37 (a kubeversion.Version; its
 // zero value is 1.37). Only feature-gate defaults change between those
-// minors in this package's rules but one (docs/versions.md, rows CS-V1 to
+// minors in this package's rules but two (docs/versions.md, rows CS-V1 to
 // CS-V6):
 //
 //   - before 1.35, ContainerRestartRules is off: a container's own
@@ -78,7 +78,14 @@
 //     supported minor;
 //   - before 1.36, a regular init container the runtime no longer lists
 //     stays Waiting after a regular container was created; 1.36 and later
-//     infer it Completed. This one is not a gate: [Options].Version keys it.
+//     infer it Completed. This one is not a gate: [Options].Version keys it;
+//   - the API server's status transition check
+//     ([Options.ValidateStatusTransition], row CS-V5) reads the gates by
+//     minor: 1.33 looks at the pod's restartPolicy only, 1.34 asks
+//     ContainerShouldRestart for regular containers only and only with
+//     ContainerRestartRules on, and from 1.35 also when the old spec
+//     already uses a container policy or rule. [Features.ValidateStatusTransition]
+//     is the 1.37 rule.
 //
 // A Version that is none of kubeversion's constants (kubeversion.Version(99))
 // is refused by [NewMachine] and [Options.Convert] with an [*OptionError]

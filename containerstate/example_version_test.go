@@ -50,3 +50,27 @@ func ExampleDefaultOptionsFor() {
 	// 1.34 started: false
 	// 1.37 started: true
 }
+
+// The API server's check of a status update in which a failed container
+// with its own restartPolicy OnFailure, in a pod with restartPolicy Never,
+// is reported Running again: 1.33 and 1.34 look at the pod's policy only
+// (ContainerRestartRules is absent or off), 1.35 and later at the
+// container's.
+func ExampleOptions_ValidateStatusTransition() {
+	onFailure := v1.ContainerRestartPolicyOnFailure
+	spec := &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "app", RestartPolicy: &onFailure}}}
+	old := &v1.PodStatus{ContainerStatuses: []v1.ContainerStatus{{Name: "app",
+		State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 1}}}}}
+	running := &v1.PodStatus{ContainerStatuses: []v1.ContainerStatus{{Name: "app",
+		State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}}}
+	for _, v := range kubeversion.Supported() {
+		err := containerstate.DefaultOptionsFor(v).ValidateStatusTransition(spec, old, running)
+		fmt.Printf("%v allowed=%v\n", v, err == nil)
+	}
+	// Output:
+	// 1.33 allowed=false
+	// 1.34 allowed=false
+	// 1.35 allowed=true
+	// 1.36 allowed=true
+	// 1.37 allowed=true
+}

@@ -2,6 +2,8 @@ package containerstate
 
 import (
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // CheckStatusTransition is the kubelet status manager's check of a new pod
@@ -65,21 +67,54 @@ func (f Features) checkOne(spec *v1.PodSpec, c *v1.Container, kind Kind, old *v1
 // (spec section 12.1), evaluated against the old pod's spec: a terminated
 // container may go back to a non-terminated state only if it may restart.
 // Ephemeral containers never may. It returns a [*TransitionError] for the
-// first container that breaks the rule, or nil.
+// first container that breaks the rule, or nil. It is the rule of
+// Kubernetes 1.37 (and 1.35, 1.36); [Options.ValidateStatusTransition]
+// applies the rule of the Options' Version.
 func (f Features) ValidateStatusTransition(oldSpec *v1.PodSpec, old, new *v1.PodStatus) error {
+	return f.validateTransition(kubeversion.Default, oldSpec, old, new)
+}
+
+// ValidateStatusTransition is [Features.ValidateStatusTransition] as the API
+// server of Kubernetes minor o.Version applies it (docs/versions.md, row
+// CS-V5). From 1.35 ContainerShouldRestart decides for init and regular
+// containers when the ContainerRestartRules gate is on or the old spec
+// already uses a container restart policy or rule, and any transition is
+// allowed when the RestartAllContainersOnContainerExits gate is on or the
+// old spec already has a RestartAllContainers rule (and restart rules are
+// allowed). In 1.34 ContainerShouldRestart decides for regular containers
+// only, and only with the ContainerRestartRules gate on; init containers and
+// every container with the gate off follow the pod's restartPolicy (sidecars
+// always may restart). In 1.33 the pod's restartPolicy decides for every
+// container, whatever the gates.
+func (o Options) ValidateStatusTransition(oldSpec *v1.PodSpec, old, new *v1.PodStatus) error {
+	return o.Features.validateTransition(o.Version, oldSpec, old, new)
+}
+
+func (f Features) validateTransition(v kubeversion.Version, oldSpec *v1.PodSpec, old, new *v1.PodStatus) error {
 	if oldSpec == nil || old == nil || new == nil {
 		return nil
 	}
-	rules := f.ContainerRestartRules || usesContainerPolicies(oldSpec)
-	restartAll := f.RestartAllContainersOnContainerExits || AnyRestartAllRule(oldSpec)
-	if rules && restartAll && AnyRestartAllRule(oldSpec) {
-		return nil
+	// rulesFor says whether ContainerShouldRestart decides for a container
+	// of that kind (CS-V5).
+	var rulesFor func(Kind) bool
+	switch {
+	case v.AtLeast(kubeversion.V1_35):
+		rules := f.ContainerRestartRules || usesContainerPolicies(oldSpec)
+		restartAll := f.RestartAllContainersOnContainerExits || AnyRestartAllRule(oldSpec)
+		if rules && restartAll && AnyRestartAllRule(oldSpec) {
+			return nil
+		}
+		rulesFor = func(Kind) bool { return rules }
+	case v.AtLeast(kubeversion.V1_34):
+		rulesFor = func(k Kind) bool { return f.ContainerRestartRules && k == Regular }
+	default:
+		rulesFor = func(Kind) bool { return false }
 	}
 	allowed := func(c *v1.Container, kind Kind, exit int32) bool {
 		if kind == Ephemeral {
 			return false
 		}
-		if rules {
+		if rulesFor(kind) {
 			return c != nil && f.ShouldRestart(oldSpec, c, exit)
 		}
 		if kind == Init && IsSidecar(c) {

@@ -230,3 +230,74 @@ func TestInvalidVersionRefused(t *testing.T) {
 		t.Errorf("error text %v; want %s", err, want)
 	}
 }
+
+// TestVersionCSV5 shows row CS-V5 of docs/versions.md: the API server's
+// container status transition check (spec/containerstate.md section 12.1)
+// by minor, through Options.ValidateStatusTransition.
+func TestVersionCSV5(t *testing.T) {
+	onFailure := containerPolicy(v1.ContainerRestartPolicyOnFailure)
+	failedThenRunning := func(init bool) (*v1.PodSpec, *v1.PodStatus, *v1.PodStatus) {
+		spec := &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "a"}}}
+		old := podStatus(nil, []v1.ContainerStatus{named("a", terminatedState(1, ReasonError, ""))})
+		new := podStatus(nil, []v1.ContainerStatus{named("a", runningState(at(1)))})
+		if init {
+			spec.InitContainers = []v1.Container{{Name: "i"}}
+			old = podStatus([]v1.ContainerStatus{named("i", terminatedState(1, ReasonError, ""))}, nil)
+			new = podStatus([]v1.ContainerStatus{named("i", runningState(at(1)))}, nil)
+		}
+		return spec, old, new
+	}
+	type check struct {
+		v       kubeversion.Version
+		gateOn  bool // ContainerRestartRules turned on by hand
+		allowed bool
+	}
+	tests := []struct {
+		name   string
+		init   bool
+		checks []check
+	}{
+		// A regular container with its own restartPolicy OnFailure in a
+		// pod with policy Never fails and is reported Running again.
+		{"CS-V5 regular", false, []check{
+			{kubeversion.V1_33, false, false}, // pod policy only
+			{kubeversion.V1_33, true, false},  // the gate does not exist in 1.33
+			{kubeversion.V1_34, false, false}, // gate off: pod policy
+			{kubeversion.V1_34, true, true},   // gate on: ContainerShouldRestart
+			{kubeversion.V1_35, false, true},  // gate on by default; and the old spec uses the policy
+			{kubeversion.V1_37, false, true},
+		}},
+		// The same with a regular init container: 1.34's gate branch
+		// covers regular containers only.
+		{"CS-V5 init", true, []check{
+			{kubeversion.V1_33, false, false},
+			{kubeversion.V1_34, true, false},
+			{kubeversion.V1_35, false, true},
+			{kubeversion.V1_37, false, true},
+		}},
+	}
+	for _, tt := range tests {
+		for _, c := range tt.checks {
+			spec, old, new := failedThenRunning(tt.init)
+			if tt.init {
+				spec.InitContainers[0].RestartPolicy = onFailure
+			} else {
+				spec.Containers[0].RestartPolicy = onFailure
+			}
+			o := DefaultOptionsFor(c.v)
+			if c.gateOn {
+				o.Features.ContainerRestartRules = true
+			}
+			err := o.ValidateStatusTransition(spec, old, new)
+			if (err == nil) != c.allowed || (err != nil && !errors.Is(err, ErrTransition)) {
+				t.Errorf("%s: %v (ContainerRestartRules %v): error %v, want allowed %v", tt.name, c.v, o.Features.ContainerRestartRules, err, c.allowed)
+			}
+		}
+	}
+	// Without a Version the Features method is 1.37's rule.
+	spec, old, new := failedThenRunning(true)
+	spec.InitContainers[0].RestartPolicy = onFailure
+	if err := DefaultFeaturesFor(kubeversion.V1_34).ValidateStatusTransition(spec, old, new); err != nil {
+		t.Errorf("Features.ValidateStatusTransition applies 1.37's rule (the old spec uses a container policy); got %v", err)
+	}
+}

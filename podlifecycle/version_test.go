@@ -3,6 +3,7 @@ package podlifecycle
 import (
 	"errors"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -160,5 +161,52 @@ func TestInvalidVersionRefused(t *testing.T) {
 	}
 	if CreatedMessage("a", set.Version) != CreatedMessage("a", kubeversion.Default) || StartedMessage("a", set.Version) != StartedMessage("a", kubeversion.Default) {
 		t.Error("CreatedMessage or StartedMessage: an invalid Version does not give 1.37's message")
+	}
+}
+
+// TestVersionPLV1 is docs/versions.md row PL-V1 (CS-V1 through the
+// machine): a container with its own restartPolicy OnFailure in a pod with
+// restartPolicy Never exits 1. With DefaultOptionsFor(1.35) the container
+// policy is honoured (ContainerRestartRules on): after the crash-loop
+// back-off the machine starts it again and the pod stays Running. With
+// 1.34's (the gate off) the pod's Never decides: no new start, the pod
+// ends Failed.
+func TestVersionPLV1(t *testing.T) {
+	for _, tc := range []struct {
+		v       kubeversion.Version
+		restart bool
+	}{{kubeversion.V1_34, false}, {kubeversion.V1_35, true}, {kubeversion.V1_37, true}} {
+		pod := onePod("app:1")
+		pod.Spec.RestartPolicy = v1.RestartPolicyNever
+		pod.Spec.Containers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyOnFailure)
+		name := pod.Spec.Containers[0].Name
+		s := newSim(t, pod, DefaultOptionsFor(tc.v))
+		s.settle()
+		s.exit(name, 1)
+		s.settle()
+		s.now = s.now.Add(containerstate.CrashLoopInitial + time.Second)
+		s.settle()
+		starts := 0
+		for _, r := range s.all {
+			for _, a := range r.Actions {
+				if a.Kind == StartContainer && a.Container == name {
+					starts++
+				}
+			}
+		}
+		var phase v1.PodPhase
+		for _, r := range s.all {
+			if n := len(r.Statuses); n > 0 {
+				phase = r.Statuses[n-1].Phase
+			}
+		}
+		last := s.all[len(s.all)-1]
+		wantStarts, wantPhase := 1, v1.PodFailed
+		if tc.restart {
+			wantStarts, wantPhase = 2, v1.PodRunning
+		}
+		if starts != wantStarts || phase != wantPhase {
+			t.Errorf("PL-V1 %v: %d starts, phase %q; want %d starts, phase %q (actions %v)", tc.v, starts, phase, wantStarts, wantPhase, actionsOf(&last))
+		}
 	}
 }

@@ -2,6 +2,7 @@ package statussync
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/kubeversion"
+	"github.com/nodestate/nodestate/podphase"
 )
 
 // TestDefaultOptionsFor: DefaultOptions is the zero Version's, and each
@@ -210,6 +212,118 @@ func TestInvalidVersionRefused(t *testing.T) {
 	for _, ct := range []v1.PodConditionType{v1.PodReady, v1.PodReadyToStartContainers, v1.AllContainersRestarting, v1.DisruptionTarget, "custom"} {
 		if set.OwnershipOf(ct) != zero.OwnershipOf(ct) {
 			t.Errorf("OwnershipOf(%s): invalid Version answers differently from 1.37", ct)
+		}
+	}
+}
+
+// serverCondition returns the condition of type ct of the server's copy of
+// pod default/p1, or nil.
+func serverCondition(t *testing.T, h *harness, ct v1.PodConditionType) *v1.PodCondition {
+	t.Helper()
+	p, ok := h.api.Pod("default", "p1")
+	if !ok {
+		t.Fatal("pod default/p1 is gone from the server")
+	}
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == ct {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// driftPass makes change to the server's copy of default/p1 (another
+// writer), shows the engine the new copy and runs a full pass (drift
+// detection, spec section 4), returning the requests it made.
+func driftPass(h *harness, change func(*v1.Pod)) map[string]int {
+	if err := h.api.Update("default", "p1", change); err != nil {
+		h.t.Fatal(err)
+	}
+	last := h.api.Requests()
+	server, _ := h.api.Pod("default", "p1")
+	h.engine.Observe(server)
+	h.engine.SyncOnce(context.Background(), true)
+	return h.requests(&last)
+}
+
+// TestVersionSSV2 is docs/versions.md row SS-V2, through the cache and the
+// planner: an AllContainersRestarting condition another writer puts on the
+// server is the kubelet's to correct from 1.36 (the
+// RestartAllContainersOnContainerExits gate on: the kubelet owns it, its
+// status has none, so a full pass sees drift and the patch removes it) and
+// left alone in 1.35 (gate off: not the kubelet's, kept from the API by the
+// merge, no drift).
+func TestVersionSSV2(t *testing.T) {
+	for _, tc := range []struct {
+		v     kubeversion.Version
+		owned bool
+	}{{kubeversion.V1_35, false}, {kubeversion.V1_36, true}, {kubeversion.V1_37, true}} {
+		h := newHarness(t, DefaultOptionsFor(tc.v))
+		pod := h.create(testPod("u1", "p1"))
+		h.set(pod, runningStatus("app"))
+		h.sync()
+		reqs := driftPass(h, func(p *v1.Pod) {
+			p.Status.Conditions = append(p.Status.Conditions, cond(v1.AllContainersRestarting, v1.ConditionTrue))
+		})
+		got := serverCondition(t, h, v1.AllContainersRestarting)
+		if tc.owned && (got != nil || reqs["patch"] != 1) {
+			t.Errorf("SS-V2 %v: the kubelet owns AllContainersRestarting: want it removed by one patch; got %+v, requests %v", tc.v, got, reqs)
+		}
+		if !tc.owned && (got == nil || got.Status != v1.ConditionTrue || reqs["patch"] != 0) {
+			t.Errorf("SS-V2 %v: AllContainersRestarting is not the kubelet's: want it kept, no patch; got %+v, requests %v", tc.v, got, reqs)
+		}
+	}
+}
+
+// TestVersionSSV3 is docs/versions.md row SS-V3, through podphase, the
+// cache and the planner: the kubelet of each profile computes a pending
+// pod's conditions with no sandbox yet (podphase of the same minor) and
+// syncs them; another writer then sets PodReadyToStartContainers as the
+// other minor writes it. Drift detection compares reason and message, so
+// a 1.37 kubelet writes back reason PodSandboxNotReady and its message
+// over 1.36's bare False, and a 1.36 kubelet removes 1.37's.
+func TestVersionSSV3(t *testing.T) {
+	for _, tc := range []struct {
+		v, other            kubeversion.Version
+		wantReason, wantMsg string
+	}{
+		{kubeversion.V1_36, kubeversion.V1_37, "", ""},
+		{kubeversion.V1_37, kubeversion.V1_36, podphase.ReasonPodSandboxNotReady, "no pod sandbox exists"},
+	} {
+		h := newHarness(t, DefaultOptionsFor(tc.v))
+		pod := h.create(testPod("u1", "p1"))
+		conditions := func(v kubeversion.Version) []v1.PodCondition {
+			s := v1.PodStatus{Phase: v1.PodPending}
+			conds, err := podphase.DefaultOptionsFor(v).Conditions(podphase.ConditionsInput{Pod: pod, Status: &s, Sandbox: podphase.SandboxMissing, Now: t0})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return conds
+		}
+		status := v1.PodStatus{Phase: v1.PodPending, Conditions: conditions(tc.v)}
+		h.set(pod, status)
+		h.sync()
+		c := serverCondition(t, h, v1.PodReadyToStartContainers)
+		if c == nil || c.Status != v1.ConditionFalse || c.Reason != tc.wantReason || c.Message != tc.wantMsg {
+			t.Fatalf("SS-V3 %v: synced PodReadyToStartContainers %+v; want False %q %q", tc.v, c, tc.wantReason, tc.wantMsg)
+		}
+		var others v1.PodCondition
+		for _, oc := range conditions(tc.other) {
+			if oc.Type == v1.PodReadyToStartContainers {
+				others = oc
+			}
+		}
+		reqs := driftPass(h, func(p *v1.Pod) {
+			for i := range p.Status.Conditions {
+				if p.Status.Conditions[i].Type == v1.PodReadyToStartContainers {
+					p.Status.Conditions[i].Reason, p.Status.Conditions[i].Message = others.Reason, others.Message
+				}
+			}
+		})
+		c = serverCondition(t, h, v1.PodReadyToStartContainers)
+		if reqs["patch"] != 1 || c == nil || c.Reason != tc.wantReason || c.Message != tc.wantMsg {
+			t.Errorf("SS-V3 %v: over %v's reason %q and message %q, want one patch writing %q %q back; got %+v, requests %v",
+				tc.v, tc.other, others.Reason, others.Message, tc.wantReason, tc.wantMsg, c, reqs)
 		}
 	}
 }
