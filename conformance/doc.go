@@ -177,7 +177,7 @@
 //     memoryThrottlingFactor a pointer). Not done yet.
 //
 // The driver builds each release's command once (cold, on two shared
-// cores: v1.33 19 min on a loaded machine, v1.34 7.5 min, v1.35 4 min; a
+// cores: v1.33 19 min on a loaded machine, v1.34 7.5 min, v1.35 and v1.36 4 min; a
 // few seconds once built; the report gives the time) and runs the properties
 // against every release; `go test . -versions v1.33,v1.35` selects some.
 // -versions v1.37 runs the driver against cmd/upstream built in this
