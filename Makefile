@@ -1,10 +1,18 @@
 # The commands the README names. Every Go module of the repository (the root
-# one and the nested ones, kube/ and conformance/) is covered.
+# one and the nested ones: kube/, conformance/, its driver for the older
+# minors conformance/versions/ and their generated modules
+# conformance/versions/v1.*/) is covered.
 
 # The tools module under kube/hack builds the control plane (etcd,
 # kube-apiserver, kube-controller-manager, kube-scheduler, kubectl); it is
 # built by kube/hack/build-control-plane.sh, never linted or tested.
 MODULES := $(filter-out %/hack/tools/,$(dir $(shell git ls-files --cached --others --exclude-standard -- 'go.mod' '*/go.mod')))
+# The generated modules of the older minors are not vetted or staticchecked:
+# their main.go is a copy of conformance/cmd/upstream, which is (in
+# conformance/), their shims are compiled by conformance/versions, and each
+# pass would analyse that release's whole kubelet graph again (3.5 minutes of
+# two cores per release for vet alone, caches warm).
+LINT_MODULES := $(filter-out conformance/versions/v1.%/,$(MODULES))
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 5s
 
@@ -12,9 +20,11 @@ SHELL := /bin/bash
 
 .PHONY: test test-short lint fuzz example conformance mutation bench-fleet
 
-# All tests of all modules, with the race detector (not for conformance/, whose
-# single-goroutine comparisons of pure functions gain nothing from it and whose
-# upstream packages would compile twice), including the integration
+# All tests of all modules, with the race detector (not for conformance/ and
+# conformance/versions/..., whose single-goroutine comparisons of pure
+# functions gain nothing from it and whose upstream packages would compile
+# twice; the modules of the older minors have no tests, their commands are
+# built and run by conformance/versions), including the integration
 # tests of kube/ against a real control plane (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler and kubectl, built from Go modules
 # into a cache outside the clone on first use: about 13 minutes of two cores
@@ -25,7 +35,7 @@ SHELL := /bin/bash
 test:
 	@set -e; export NODESTATE_CONTROL_PLANE="$$(bash kube/hack/build-control-plane.sh)"; \
 	for m in $(MODULES); do \
-	  race=-race; [ "$$m" = conformance/ ] && race=; \
+	  race=-race; case $$m in conformance/*) race=;; esac; \
 	  echo "== go test $$race ($$m) $$(date -u +%T)"; (cd $$m && go test $$race -vet=off -count=1 -timeout 30m ./...); \
 	done
 
@@ -36,14 +46,16 @@ test-short:
 # gofmt, go vet and staticcheck over every module; the modules build the
 # dependencies they share with the control plane at the same versions (so a
 # cold build compiles them once); every spec reference resolves
-# in docs/spec/; the generated no-panic test is current.
+# in docs/spec/; the generated no-panic test is current; the generated files
+# of the older minors' conformance modules are current.
 lint:
 	@bash kube/hack/check-aligned.sh
 	@go run ./internal/cmd/specrefs
 	@tmp=$$(mktemp); trap 'rm -f $$tmp' EXIT; go run ./internal/cmd/apigen -o $$tmp && \
 	  diff -u internal/apitest/zz_generated_test.go $$tmp || { echo "internal/apitest/zz_generated_test.go is stale: run go generate ./internal/apitest"; exit 1; }
+	@go run ./internal/cmd/genversions -check
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	@set -e; for m in $(MODULES); do echo "== go vet ($$m) $$(date -u +%T)"; (cd $$m && go vet ./...); \
+	@set -e; for m in $(LINT_MODULES); do echo "== go vet ($$m) $$(date -u +%T)"; (cd $$m && go vet ./...); \
 	  echo "== staticcheck ($$m) $$(date -u +%T)"; (cd $$m && go run $(STATICCHECK) ./...); done
 
 # Each fuzz target of the root module for FUZZTIME. Go 1.26's fuzz coordinator
@@ -82,9 +94,13 @@ example:
 	go run ./examples/nodeagent
 
 # The conformance suite's report: inputs and mismatches per property against
-# upstream Kubernetes.
+# upstream Kubernetes, a section per release: v1.37.2 in-process
+# (conformance/), then v1.33.13 to v1.36.3 through their commands
+# (conformance/versions/, which builds each release's command once, one after
+# the other).
 conformance:
 	@set -o pipefail; cd conformance && go test -vet=off -count=1 -v . | sed -n '/^conformance against/,$$p'
+	@set -o pipefail; cd conformance/versions && go test -vet=off -count=1 -timeout 60m -v . | sed -n '/^conformance against/,$$p'
 
 # A nodestate fleet beside KWOK v0.8.0 (built from its Go module with its
 # default stages into ~/.cache/nodestate/kwok on first use, about 90 s of two

@@ -1,16 +1,12 @@
 package conformance
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	featuregatetesting "k8s.io/component-base/featuregate/testing"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"pgregory.net/rapid"
 
 	"github.com/nodestate/nodestate/podphase"
@@ -21,183 +17,6 @@ import (
 	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
 	utilpod "k8s.io/kubernetes/pkg/util/pod"
 )
-
-// conditionsCase is one input of the conditions property: the pod as the
-// API server has it, the kubelet's new status and its cached old one, and
-// the runtime's sandboxes.
-type conditionsCase struct {
-	pod       *v1.Pod
-	status    *v1.PodStatus
-	old       *v1.PodStatus // nil: the pod's status
-	sandbox   podphase.Sandbox
-	sandboxes []*runtimeapi.PodSandboxStatus
-	// runtime is the runtime's view of the containers, derived from status;
-	// cleanedUp says it holds no container of the spec.
-	runtime   []*kubecontainer.Status
-	cleanedUp bool
-}
-
-var sandboxNames = map[podphase.Sandbox]string{podphase.SandboxReady: "Ready", podphase.SandboxMissing: "Missing",
-	podphase.SandboxMultipleReady: "MultipleReady", podphase.SandboxNotReady: "NotReady",
-	podphase.SandboxNetworkChanged: "NetworkChanged", podphase.SandboxNoIP: "NoIP"}
-
-var kubeletPhases = []v1.PodPhase{v1.PodRunning, v1.PodPending, v1.PodSucceeded, v1.PodFailed}
-
-func conditionsGen(anchor time.Time) *rapid.Generator[conditionsCase] {
-	return rapid.Custom(func(t *rapid.T) conditionsCase {
-		pod := podGen(anchor).Draw(t, "pod")
-		pod.Spec.HostNetwork = rapid.IntRange(0, 3).Draw(t, "hostNetwork") == 3
-		// The kubelet's new status: the container statuses as they are, and
-		// the phase getPhase gives, which is one of four.
-		s := pod.Status.DeepCopy()
-		s.Conditions = nil
-		if !isKubeletPhase(s.Phase) || rapid.IntRange(0, 3).Draw(t, "newPhase") == 3 {
-			s.Phase = rapid.SampledFrom(kubeletPhases).Draw(t, "phase")
-		}
-		c := conditionsCase{pod: pod, status: s}
-		if rapid.Bool().Draw(t, "cached") {
-			c.old = &v1.PodStatus{Phase: rapid.SampledFrom(kubeletPhases).Draw(t, "oldPhase")}
-			n := rapid.IntRange(0, 3).Draw(t, "oldConditions")
-			for i := 0; i < n; i++ {
-				c.old.Conditions = append(c.old.Conditions, v1.PodCondition{
-					Type:               rapid.SampledFrom([]v1.PodConditionType{v1.PodInitialized, v1.DisruptionTarget, v1.PodReady, v1.AllContainersRestarting}).Draw(t, "oldType"),
-					Status:             rapid.SampledFrom(conditionStatuses).Draw(t, "oldStatus"),
-					Reason:             rapid.SampledFrom(conditionReasons).Draw(t, "oldReason"),
-					ObservedGeneration: rapid.Int64Range(0, 2).Draw(t, "oldGeneration"),
-					LastTransitionTime: metav1.NewTime(anchor.Add(-time.Hour)),
-				})
-			}
-		}
-		c.sandbox = rapid.SampledFrom([]podphase.Sandbox{podphase.SandboxReady, podphase.SandboxMissing, podphase.SandboxMultipleReady,
-			podphase.SandboxNotReady, podphase.SandboxNetworkChanged, podphase.SandboxNoIP}).Draw(t, "sandbox")
-		if c.sandbox == podphase.SandboxNoIP {
-			pod.Spec.HostNetwork = false
-		}
-		c.sandboxes = sandboxesFor(t, c.sandbox, pod.Spec.HostNetwork)
-		c.runtime, c.cleanedUp = runtimeFor(t, pod, s)
-		return c
-	})
-}
-
-func isKubeletPhase(p v1.PodPhase) bool {
-	for _, k := range kubeletPhases {
-		if p == k {
-			return true
-		}
-	}
-	return false
-}
-
-// sandboxesFor draws a runtime's sandbox list, newest first, that is in
-// the state s describes, for a pod with or without host network. It is the
-// reading of podphase.Sandbox's documentation in the runtime's terms.
-func sandboxesFor(t *rapid.T, s podphase.Sandbox, hostNetwork bool) []*runtimeapi.PodSandboxStatus {
-	podMode := runtimeapi.NamespaceMode_POD
-	if hostNetwork {
-		podMode = runtimeapi.NamespaceMode_NODE
-	}
-	box := func(ready bool, mode runtimeapi.NamespaceMode, network *runtimeapi.PodSandboxNetworkStatus) *runtimeapi.PodSandboxStatus {
-		st := runtimeapi.PodSandboxState_SANDBOX_NOTREADY
-		if ready {
-			st = runtimeapi.PodSandboxState_SANDBOX_READY
-		}
-		b := &runtimeapi.PodSandboxStatus{Id: "sandbox", Metadata: &runtimeapi.PodSandboxMetadata{Attempt: 1}, State: st, Network: network}
-		if mode != runtimeapi.NamespaceMode_POD || rapid.Bool().Draw(t, "linux") {
-			b.Linux = &runtimeapi.LinuxPodSandboxStatus{Namespaces: &runtimeapi.Namespace{Options: &runtimeapi.NamespaceOption{Network: mode}}}
-		}
-		return b
-	}
-	withIP := func() *runtimeapi.PodSandboxNetworkStatus {
-		switch rapid.IntRange(0, 2).Draw(t, "network") {
-		case 0:
-			return &runtimeapi.PodSandboxNetworkStatus{Ip: "10.0.0.7"}
-		case 1:
-			return nil // the runtime reports no network status
-		}
-		if hostNetwork {
-			return &runtimeapi.PodSandboxNetworkStatus{} // ignored for host network
-		}
-		return &runtimeapi.PodSandboxNetworkStatus{Ip: "10.0.0.9"}
-	}
-	older := func(list []*runtimeapi.PodSandboxStatus) []*runtimeapi.PodSandboxStatus {
-		n := rapid.IntRange(0, 2).Draw(t, "olderSandboxes")
-		for i := 0; i < n; i++ {
-			list = append(list, box(false, podMode, withIP()))
-		}
-		return list
-	}
-	switch s {
-	case podphase.SandboxMissing:
-		return nil
-	case podphase.SandboxMultipleReady:
-		n := rapid.IntRange(2, 4).Draw(t, "sandboxes")
-		a := rapid.IntRange(0, n-1).Draw(t, "readyA")
-		b := (a + 1 + rapid.IntRange(0, n-2).Draw(t, "readyB")) % n
-		var list []*runtimeapi.PodSandboxStatus
-		for i := 0; i < n; i++ {
-			ready := i == a || i == b || rapid.Bool().Draw(t, "alsoReady")
-			list = append(list, box(ready, podMode, withIP()))
-		}
-		return list
-	case podphase.SandboxNotReady:
-		list := older([]*runtimeapi.PodSandboxStatus{box(false, podMode, withIP())})
-		if len(list) > 1 && rapid.Bool().Draw(t, "olderReady") {
-			list[len(list)-1].State = runtimeapi.PodSandboxState_SANDBOX_READY
-		}
-		return list
-	case podphase.SandboxNetworkChanged:
-		modes := []runtimeapi.NamespaceMode{runtimeapi.NamespaceMode_NODE, runtimeapi.NamespaceMode_POD, runtimeapi.NamespaceMode_CONTAINER, runtimeapi.NamespaceMode_TARGET}
-		var other []runtimeapi.NamespaceMode
-		for _, m := range modes {
-			if m != podMode {
-				other = append(other, m)
-			}
-		}
-		return older([]*runtimeapi.PodSandboxStatus{box(true, rapid.SampledFrom(other).Draw(t, "mode"), withIP())})
-	case podphase.SandboxNoIP:
-		return older([]*runtimeapi.PodSandboxStatus{box(true, podMode, &runtimeapi.PodSandboxNetworkStatus{})})
-	}
-	return older([]*runtimeapi.PodSandboxStatus{box(true, podMode, withIP())})
-}
-
-// runtimeFor returns the runtime's containers behind the kubelet's new
-// status s, which podphase reads as its container states: a Terminated
-// status is an exited container with its exit code, a Running one a running
-// container, any other a created one. Sometimes, when no status is
-// Terminated, the runtime has removed every container instead (the end of
-// an in-place restart of all containers); podphase then gets
-// RuntimeCleanedUp.
-func runtimeFor(t *rapid.T, pod *v1.Pod, s *v1.PodStatus) ([]*kubecontainer.Status, bool) {
-	inSpec := map[string]bool{}
-	for _, c := range pod.Spec.InitContainers {
-		inSpec[c.Name] = true
-	}
-	for _, c := range pod.Spec.Containers {
-		inSpec[c.Name] = true
-	}
-	var runtime []*kubecontainer.Status
-	terminated := false
-	for _, list := range [][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses} {
-		for _, st := range list {
-			if !inSpec[st.Name] {
-				continue
-			}
-			rs := &kubecontainer.Status{Name: st.Name, State: kubecontainer.ContainerStateCreated}
-			switch {
-			case st.State.Terminated != nil:
-				rs.State, rs.ExitCode = kubecontainer.ContainerStateExited, int(st.State.Terminated.ExitCode)
-				terminated = true
-			case st.State.Running != nil:
-				rs.State = kubecontainer.ContainerStateRunning
-			}
-			runtime = append(runtime, rs)
-		}
-	}
-	if len(runtime) == 0 || !terminated && rapid.IntRange(0, 3).Draw(t, "cleanedUp") == 3 {
-		return nil, true
-	}
-	return runtime, false
-}
 
 // upstreamConditions builds the conditions as the kubelet's
 // generateAPIPodStatus assembles them, calling the exported generators of
@@ -222,7 +41,11 @@ func upstreamConditions(c conditionsCase) []v1.PodCondition {
 	if _, dt := podutil.GetPodConditionFromList(old.Conditions, v1.DisruptionTarget); dt != nil {
 		conds = utilpod.ReplaceOrAppendPodCondition(conds, dt)
 	}
-	runtime := &kubecontainer.PodStatus{SandboxStatuses: c.sandboxes, ContainerStatuses: c.runtime}
+	runtime := &kubecontainer.PodStatus{SandboxStatuses: c.sandboxes}
+	for _, rc := range c.runtime {
+		runtime.ContainerStatuses = append(runtime.ContainerStatuses, &kubecontainer.Status{
+			Name: rc.Name, State: kubecontainer.State(rc.State), ExitCode: rc.ExitCode})
+	}
 	conds = append(conds, status.GeneratePodReadyToStartContainersCondition(pod, old, runtime))
 	all := append(s.InitContainerStatuses, s.ContainerStatuses...)
 	conds = append(conds, status.GeneratePodInitializedCondition(pod, old, all, s.Phase))
@@ -239,21 +62,6 @@ func upstreamConditions(c conditionsCase) []v1.PodCondition {
 	return conds
 }
 
-// comparable drops what the property does not compare: the
-// lastTransitionTime of the conditions the status manager stamps (no
-// upstream function to compare it with is exported).
-func comparable(conds []v1.PodCondition) []v1.PodCondition {
-	out := []v1.PodCondition{}
-	for _, c := range conds {
-		switch c.Type {
-		case v1.ContainersReady, v1.PodReady, v1.PodInitialized, v1.PodReadyToStartContainers, v1.PodScheduled, v1.DisruptionTarget, v1.AllContainersRestarting:
-			c.LastTransitionTime = metav1.Time{}
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
 // TestConditionsMatchUpstream compares podphase's conditions with the
 // kubelet's generators (GeneratePodReadyToStartContainersCondition,
 // GeneratePodInitializedCondition, GeneratePodReadyCondition,
@@ -261,7 +69,7 @@ func comparable(conds []v1.PodCondition) []v1.PodCondition {
 // does, with RestartAllContainersOnContainerExits at its 1.37 default (on)
 // and off.
 func TestConditionsMatchUpstream(t *testing.T) {
-	if up, ours := utilfeature.DefaultFeatureGate.Enabled(features.RestartAllContainersOnContainerExits), podphase.DefaultOptions().Features.RestartAllContainersOnContainerExits; up != ours {
+	if up, ours := utilfeature.DefaultFeatureGate.Enabled(features.RestartAllContainersOnContainerExits), podphase.DefaultOptionsFor(profile).Features.RestartAllContainersOnContainerExits; up != ours {
 		t.Fatalf("RestartAllContainersOnContainerExits defaults to %v upstream, %v in podphase.DefaultOptions", up, ours)
 	}
 	for _, gate := range []bool{true, false} {
@@ -271,7 +79,7 @@ func TestConditionsMatchUpstream(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.RestartAllContainersOnContainerExits, gate)
-			opts := podphase.DefaultOptions()
+			opts := podphase.DefaultOptionsFor(profile)
 			opts.Features.RestartAllContainersOnContainerExits = gate
 			anchor := time.Now().Truncate(time.Second)
 			inputs, mismatches := 0, 0
@@ -298,67 +106,4 @@ func TestConditionsMatchUpstream(t *testing.T) {
 			}
 		})
 	}
-}
-
-// knownDifference names the documented difference c falls on, or "".
-//
-// The kubelet passes its generators append(initContainerStatuses,
-// containerStatuses...), which is nil, and so "UnknownContainerStatuses",
-// when the init list is nil and the regular list is empty but not nil.
-// podphase reads "nil" as both lists nil, so that an empty, non-nil list
-// reaches its rules as it reaches the upstream generators in their own
-// tests (spec/podphase.md cases N02, N11, N13, N14, N19). A kubelet never
-// builds such a status (it reports one status per regular container) and a
-// status decoded from the API has nil for an empty list.
-func knownDifference(c conditionsCase, gate bool) string {
-	if c.status.InitContainerStatuses == nil && c.status.ContainerStatuses != nil && len(c.status.ContainerStatuses) == 0 {
-		return "initContainerStatuses nil with containerStatuses empty, not nil"
-	}
-	return ""
-}
-
-func equalConditions(a, b []v1.PodCondition) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func conditionsString(conds []v1.PodCondition) string {
-	var b strings.Builder
-	for _, c := range conds {
-		fmt.Fprintf(&b, "\n    %s=%s reason=%q message=%q observedGeneration=%d", c.Type, c.Status, c.Reason, c.Message, c.ObservedGeneration)
-	}
-	return b.String()
-}
-
-func describeCase(c conditionsCase, anchor time.Time) string {
-	var b strings.Builder
-	b.WriteString(describe(c.pod, anchor))
-	fmt.Fprintf(&b, "\nnew status phase=%q (container statuses as the pod's)", c.status.Phase)
-	if c.old == nil {
-		b.WriteString("\nold status: the pod's")
-	} else {
-		fmt.Fprintf(&b, "\nold status phase=%q conditions:", c.old.Phase)
-		for _, o := range c.old.Conditions {
-			fmt.Fprintf(&b, " %s=%s(%s, gen %d)", o.Type, o.Status, o.Reason, o.ObservedGeneration)
-		}
-	}
-	fmt.Fprintf(&b, "\nsandbox %s:", sandboxNames[c.sandbox])
-	for _, s := range c.sandboxes {
-		fmt.Fprintf(&b, " [%s netns=%s network=%v]", s.State, s.GetLinux().GetNamespaces().GetOptions().GetNetwork(), s.Network)
-	}
-	fmt.Fprintf(&b, "\nruntime containers (cleaned up %v):", c.cleanedUp)
-	for _, r := range c.runtime {
-		fmt.Fprintf(&b, " %s=%s", r.Name, r.State)
-		if r.State == kubecontainer.ContainerStateExited {
-			fmt.Fprintf(&b, "(%d)", r.ExitCode)
-		}
-	}
-	return b.String()
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // minChecks is how many generated inputs each differential property runs at
@@ -15,8 +17,11 @@ import (
 const minChecks = 5000
 
 // upstreamVersion is the Kubernetes release the suite compares against; it
-// must match the k8s.io/kubernetes requirement in go.mod.
+// must match the k8s.io/kubernetes requirement in go.mod. profile is
+// nodestate's profile of that release.
 const upstreamVersion = "v1.37.2"
+
+const profile = kubeversion.V1_37
 
 var report = struct {
 	sync.Mutex

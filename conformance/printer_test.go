@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -16,16 +15,6 @@ import (
 	"k8s.io/kubernetes/pkg/printers"
 	"k8s.io/kubernetes/pkg/printers/internalversion"
 )
-
-// kubectlRow is what upstream's pod table printer gives for one pod: the
-// cells after NAME (READY, STATUS, RESTARTS, AGE, then IP, NODE, NOMINATED
-// NODE and READINESS GATES for -o wide) and the row conditions.
-type kubectlRow struct {
-	ready, status, restarts           string
-	ip, node, nominated, gates        string
-	completed                         bool
-	completedReason, completedMessage string
-}
 
 // upstreamRow prints pod as `kubectl get pods` receives it from the API
 // server: the server decodes the pod with the v1 defaults (which, among
@@ -47,24 +36,14 @@ func upstreamRow(t *rapid.T, gen *printers.HumanReadableGenerator, pod *v1.Pod) 
 		t.Fatalf("upstream printer gave %d rows, want 1 with 9 cells: %v", len(table.Rows), table.Rows)
 	}
 	c := table.Rows[0].Cells
-	r := kubectlRow{ready: c[1].(string), status: c[2].(string), restarts: c[3].(string),
-		ip: c[5].(string), node: c[6].(string), nominated: c[7].(string), gates: c[8].(string)}
+	r := kubectlRow{Ready: c[1].(string), Status: c[2].(string), Restarts: c[3].(string),
+		IP: c[5].(string), Node: c[6].(string), Nominated: c[7].(string), Gates: c[8].(string)}
 	for _, rc := range table.Rows[0].Conditions {
 		if rc.Type == metav1.RowCompleted && rc.Status == metav1.ConditionTrue {
-			r.completed, r.completedReason, r.completedMessage = true, rc.Reason, rc.Message
+			r.Completed, r.CompletedReason, r.CompletedMessage = true, rc.Reason, rc.Message
 		}
 	}
 	return r
-}
-
-func nodestateRow(t *rapid.T, pod *v1.Pod, now time.Time) kubectlRow {
-	row, err := podphase.Columns(pod, now)
-	if err != nil {
-		t.Fatalf("podphase.Columns: %v", err)
-	}
-	return kubectlRow{ready: row.Ready, status: row.Status, restarts: row.Restarts,
-		ip: row.IP, node: row.Node, nominated: row.NominatedNode, gates: row.ReadinessGates,
-		completed: row.Completed, completedReason: row.CompletedReason, completedMessage: row.CompletedMessage}
 }
 
 // TestDisplayMatchesUpstream compares podphase.DisplayStatus and
@@ -75,6 +54,7 @@ func nodestateRow(t *rapid.T, pod *v1.Pod, now time.Time) kubectlRow {
 func TestDisplayMatchesUpstream(t *testing.T) {
 	const name = "DisplayStatus, Columns vs printers/internalversion printPod"
 	gen := printers.NewTableGenerator().With(internalversion.AddHandlers)
+	opts := podphase.DefaultOptionsFor(profile)
 	anchor := time.Now().Truncate(time.Second)
 	inputs, mismatches := 0, 0
 	defer func() { record(name, inputs, mismatches) }()
@@ -87,14 +67,14 @@ func TestDisplayMatchesUpstream(t *testing.T) {
 		before := time.Now()
 		want := upstreamRow(t, gen, pod)
 		after := time.Now()
-		got := nodestateRow(t, pod, before)
+		got := nodestateRow(t, opts, pod, before)
 		if got != want {
-			if late := nodestateRow(t, pod, after); late == want {
+			if late := nodestateRow(t, opts, pod, after); late == want {
 				got = late
 			}
 		}
-		status := podphase.DisplayStatus(pod)
-		if got != want || status != want.status {
+		status := opts.DisplayStatus(pod)
+		if got != want || status != want.Status {
 			mismatches++
 			t.Fatalf("pod:\n%s\nnodestate: DisplayStatus %q, Columns %s\nupstream:  %s", describe(pod, anchor), status, got, want)
 		}
@@ -102,12 +82,4 @@ func TestDisplayMatchesUpstream(t *testing.T) {
 	if inputs < checks() {
 		t.Fatalf("ran %d inputs, want at least %d", inputs, checks())
 	}
-}
-
-func (r kubectlRow) String() string {
-	s := fmt.Sprintf("READY %q STATUS %q RESTARTS %q IP %q NODE %q NOMINATED %q GATES %q", r.ready, r.status, r.restarts, r.ip, r.node, r.nominated, r.gates)
-	if r.completed {
-		s += fmt.Sprintf(" Completed(%q, %q)", r.completedReason, r.completedMessage)
-	}
-	return s
 }

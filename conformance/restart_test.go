@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/nodestate/nodestate/containerstate"
@@ -25,7 +24,7 @@ func TestShouldRestartMatchesUpstream(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, features.RestartAllContainersOnContainerExits, gate)
-			f := containerstate.DefaultFeatures()
+			f := containerstate.DefaultFeaturesFor(profile)
 			f.RestartAllContainersOnContainerExits = gate
 			inputs, mismatches := 0, 0
 			defer func() { record(name, inputs, mismatches) }()
@@ -50,10 +49,4 @@ func TestShouldRestartMatchesUpstream(t *testing.T) {
 			}
 		})
 	}
-}
-
-// describeTarget prints the container a restart decision is about and the
-// pod policy it falls back to.
-func describeTarget(target containerstatetest.TargetContainer) string {
-	return fmt.Sprintf("pod restartPolicy=%s\n%s %s%s", target.Pod.Spec.RestartPolicy, target.Kind, target.Name, containerSpec(target.Container))
 }

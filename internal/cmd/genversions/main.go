@@ -1,0 +1,203 @@
+// Command genversions writes the conformance suite's modules for the older
+// Kubernetes minors (conformance/doc.go, "Older minors"); run it from the
+// repository root:
+//
+//	go run ./internal/cmd/genversions          # write the files
+//	go run ./internal/cmd/genversions -check   # fail when a file is stale
+//
+// For each minor before 1.37 it writes conformance/versions/v1.N/, the
+// module of the upstream answering command for that release: main.go, a copy
+// of conformance/cmd/upstream/main.go; version.go, a copy of that release's
+// hand-written shim conformance/cmd/upstream/testdata/v1.N/version.go; and,
+// when -tidy is given or the module has none yet, a go.mod that requires
+// k8s.io/kubernetes at the release with its staging modules replaced by
+// their published versions, completed with go.sum by `go mod tidy`. It
+// also copies the input generators conformance/gen_test.go and
+// conformance/cases_test.go into the driver module conformance/versions,
+// which runs the properties against every release's command.
+//
+// -check regenerates the copies in memory and compares them with the files,
+// and checks that each go.mod requires and replaces what it should; it runs
+// no go command, so make lint stays cheap.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// release is one older minor: its directory under conformance/versions, the
+// k8s.io/kubernetes release and the version of its staging modules.
+type release struct {
+	dir, kubernetes, staging string
+	// extra are the staging modules of this release beyond [staging].
+	extra []string
+}
+
+// releases are the reference releases of docs/versions.md.
+var releases = []release{
+	{"v1.33", "v1.33.13", "v0.33.13", nil},
+	{"v1.34", "v1.34.4", "v0.34.4", nil},
+	{"v1.35", "v1.35.4", "v0.35.4", nil},
+	{"v1.36", "v1.36.3", "v0.36.3", []string{"cri-streaming", "streaming"}},
+}
+
+// staging are the staging modules k8s.io/kubernetes requires at v0.0.0 and
+// replaces with its own tree; a module outside that tree must replace them
+// with their published versions. Every one of the five releases has these
+// (sample-cli-plugin and sample-controller, which no package the command
+// builds needs, aside).
+var staging = []string{
+	"api", "apiextensions-apiserver", "apimachinery", "apiserver", "cli-runtime", "client-go",
+	"cloud-provider", "cluster-bootstrap", "code-generator", "component-base", "component-helpers",
+	"controller-manager", "cri-api", "cri-client", "csi-translation-lib", "dynamic-resource-allocation",
+	"endpointslice", "externaljwt", "kms", "kube-aggregator", "kube-controller-manager", "kube-proxy",
+	"kube-scheduler", "kubectl", "kubelet", "metrics", "mount-utils", "pod-security-admission",
+	"sample-apiserver",
+}
+
+const (
+	source   = "conformance/cmd/upstream"
+	versions = "conformance/versions"
+)
+
+func main() {
+	check := flag.Bool("check", false, "compare instead of writing; exit 1 when a file is stale")
+	tidy := flag.Bool("tidy", false, "rewrite every go.mod and run go mod tidy")
+	flag.Parse()
+	files, err := generated()
+	if err != nil {
+		fail(err)
+	}
+	stale := 0
+	for _, f := range files {
+		old, err := os.ReadFile(f.path)
+		if err == nil && bytes.Equal(old, f.data) {
+			continue
+		}
+		if *check {
+			fmt.Fprintf(os.Stderr, "%s is stale\n", f.path)
+			stale++
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+			fail(err)
+		}
+		if err := os.WriteFile(f.path, f.data, 0o644); err != nil {
+			fail(err)
+		}
+	}
+	for _, r := range releases {
+		gomod := filepath.Join(versions, r.dir, "go.mod")
+		data, err := os.ReadFile(gomod)
+		switch {
+		case *check && err != nil:
+			fmt.Fprintf(os.Stderr, "%s: %v\n", gomod, err)
+			stale++
+		case *check:
+			for _, line := range modLines(r) {
+				if !bytes.Contains(data, []byte(line)) {
+					fmt.Fprintf(os.Stderr, "%s lacks %q\n", gomod, line)
+					stale++
+				}
+			}
+		case *tidy || err != nil:
+			if err := os.WriteFile(gomod, modFile(r), 0o644); err != nil {
+				fail(err)
+			}
+			cmd := exec.Command("go", "mod", "tidy")
+			cmd.Dir = filepath.Dir(gomod)
+			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+			if err := cmd.Run(); err != nil {
+				fail(fmt.Errorf("go mod tidy in %s: %v", cmd.Dir, err))
+			}
+		}
+	}
+	if stale > 0 {
+		fmt.Fprintln(os.Stderr, "run go run ./internal/cmd/genversions")
+		os.Exit(1)
+	}
+}
+
+type file struct {
+	path string
+	data []byte
+}
+
+// generated returns every copied file with its content.
+func generated() ([]file, error) {
+	var files []file
+	main, err := copied(filepath.Join(source, "main.go"), "")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range releases {
+		shim, err := copied(filepath.Join(source, "testdata", r.dir, "version.go"), "")
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, file{filepath.Join(versions, r.dir, "main.go"), main},
+			file{filepath.Join(versions, r.dir, "version.go"), shim})
+	}
+	for _, name := range []string{"gen_test.go", "cases_test.go"} {
+		data, err := copied(filepath.Join("conformance", name), "versions")
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, file{filepath.Join(versions, name), data})
+	}
+	return files, nil
+}
+
+// copied returns the file at path with the generated-code header and, when
+// pkg is set, its package clause renamed to pkg.
+func copied(path, pkg string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	text := string(data)
+	if pkg != "" {
+		const clause = "package conformance\n"
+		if !strings.Contains(text, clause) {
+			return nil, fmt.Errorf("%s: no %q", path, strings.TrimSpace(clause))
+		}
+		text = strings.Replace(text, clause, "package "+pkg+"\n", 1)
+	}
+	header := fmt.Sprintf("// Code generated by internal/cmd/genversions from %s. DO NOT EDIT.\n\n", filepath.ToSlash(path))
+	return []byte(header + text), nil
+}
+
+// modLines are the lines a release's go.mod must hold.
+func modLines(r release) []string {
+	lines := []string{"module github.com/nodestate/nodestate/conformance/versions/" + r.dir + "\n",
+		"\tk8s.io/kubernetes " + r.kubernetes + "\n"}
+	for _, s := range append(append([]string(nil), staging...), r.extra...) {
+		lines = append(lines, fmt.Sprintf("\tk8s.io/%s => k8s.io/%s %s\n", s, s, r.staging))
+	}
+	return lines
+}
+
+// modFile is the go.mod written before go mod tidy completes it.
+func modFile(r release) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "// Code generated by internal/cmd/genversions. DO NOT EDIT.\n\n")
+	b.WriteString(modLines(r)[0])
+	fmt.Fprintf(&b, "\ngo 1.26.0\n\nrequire (\n%s)\n\n", modLines(r)[1])
+	b.WriteString("// k8s.io/kubernetes points its staging modules at its own tree; pin them to\n// the release's published versions.\nreplace (\n")
+	for _, l := range modLines(r)[2:] {
+		b.WriteString(l)
+	}
+	b.WriteString(")\n")
+	return []byte(b.String())
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "genversions:", err)
+	os.Exit(1)
+}
