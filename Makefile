@@ -31,12 +31,14 @@ SHELL := /bin/bash
 # once). Without go test's own vet pass: go vet runs in lint, over the same
 # sources, and go test's would analyse every dependency again for each build
 # configuration (the race-instrumented one here, the fuzz-instrumented one in
-# fuzz).
+# fuzz). The conformance modules get 80 minutes: conformance/versions builds
+# the four older releases' commands before its tests start, 4 to 20 minutes
+# each on a cold two-core machine, and go test's limit covers that too.
 test:
 	@set -e; export NODESTATE_CONTROL_PLANE="$$(bash kube/hack/build-control-plane.sh)"; \
 	for m in $(MODULES); do \
-	  race=-race; case $$m in conformance/*) race=;; esac; \
-	  echo "== go test $$race ($$m) $$(date -u +%T)"; (cd $$m && go test $$race -vet=off -count=1 -timeout 30m ./...); \
+	  race=-race; timeout=30m; case $$m in conformance/*) race=; timeout=80m;; esac; \
+	  echo "== go test $$race ($$m) $$(date -u +%T)"; (cd $$m && go test $$race -vet=off -count=1 -timeout $$timeout ./...); \
 	done
 
 # The quick variant: every module's tests without the real API server.
@@ -100,7 +102,7 @@ example:
 # the other).
 conformance:
 	@set -o pipefail; cd conformance && go test -vet=off -count=1 -v . | sed -n '/^conformance against/,$$p'
-	@set -o pipefail; cd conformance/versions && go test -vet=off -count=1 -timeout 60m -v . | sed -n '/^conformance against/,$$p'
+	@set -o pipefail; cd conformance/versions && go test -vet=off -count=1 -timeout 80m -v . | sed -n '/^conformance against/,$$p'
 
 # A nodestate fleet beside KWOK v0.8.0 (built from its Go module with its
 # default stages into ~/.cache/nodestate/kwok on first use, about 90 s of two
