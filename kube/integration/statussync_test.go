@@ -91,6 +91,18 @@ func createPod(t *testing.T, admin kubernetes.Interface, ns, name, node string, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The Node authorizer learns of a pod bound to a node from its own
+	// informer, a moment after the pod is created; until then the node's
+	// GET of it is Forbidden. A kubelet never asks that early: it learns of
+	// its pods from a watch the same graph gates.
+	nodeClient, _ := client(t, controlplane.NodeUser(node))
+	waitFor(t, "the Node authorizer to let "+node+" read pod "+ns+"/"+name, 30*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := nodeClient.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsForbidden(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
 	return p
 }
 
