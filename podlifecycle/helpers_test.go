@@ -151,6 +151,9 @@ type sim struct {
 	pullOK map[string]bool  // image -> pull fails when false
 	probe  map[string]ProbeOutcome
 	hook   map[string]bool // container -> postStart fails
+	// startFail: container -> the error of its next start, which leaves
+	// the instance created (one start only).
+	startFail map[string]string
 	all    []Result
 	seen   map[string]string // container ID -> container
 }
@@ -162,7 +165,7 @@ func newSim(t *testing.T, pod *v1.Pod, opts Options) *sim {
 		t.Fatal(err)
 	}
 	return &sim{t: t, m: m, pod: pod, now: t0, exits: map[string]int32{}, pullOK: map[string]bool{},
-		probe: map[string]ProbeOutcome{}, hook: map[string]bool{}, seen: map[string]string{}}
+		probe: map[string]ProbeOutcome{}, hook: map[string]bool{}, startFail: map[string]string{}, seen: map[string]string{}}
 }
 
 // step runs one Step at the sim's time and carries the actions out,
@@ -210,6 +213,11 @@ func (s *sim) do(a Action, skip *string) {
 		id := fmt.Sprintf("containerd://%s-%d", a.Container, s.ids)
 		s.seen[id] = a.Container
 		s.emit(Observation{Kind: ContainerCreated, Container: a.Container, ContainerID: id})
+		if msg, ok := s.startFail[a.Container]; ok {
+			delete(s.startFail, a.Container)
+			s.emit(Observation{Kind: ContainerStartFailed, Container: a.Container, ContainerID: id, Message: msg})
+			return
+		}
 		s.emit(Observation{Kind: ContainerStarted, Container: a.Container, ContainerID: id})
 	case RunHook:
 		if a.Hook == PostStart {

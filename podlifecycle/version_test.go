@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/nodestate/nodestate/containerstate"
@@ -209,4 +210,122 @@ func TestVersionPLV1(t *testing.T) {
 			t.Errorf("PL-V1 %v: %d starts, phase %q; want %d starts, phase %q (actions %v)", tc.v, starts, phase, wantStarts, wantPhase, actionsOf(&last))
 		}
 	}
+}
+
+// TestVersionPLV7 is docs/versions.md row PL-V7, the init-container decision
+// of spec/podlifecycle.md section 3.5 across a sandbox change. The node
+// reboots while the regular container app of the first sandbox is created
+// and not started (its start fails, so the runtime keeps it created); the
+// new sandbox runs init1 again. 1.37 judges initialization in the current
+// sandbox: init1, init2, then app start in the new sandbox. 1.33 to 1.36
+// count the created app of the lost sandbox as initialization: app starts
+// while init1 still runs and init2 never runs again (kubernetes#137710,
+// #140309).
+func TestVersionPLV7(t *testing.T) {
+	pod := func() *v1.Pod {
+		p := onePod("app:1")
+		p.Spec.Containers[0].Name = "app"
+		p.Spec.InitContainers = []v1.Container{{Name: "init1", Image: "init:1"}, {Name: "init2", Image: "init:1"}}
+		return p
+	}
+	for _, tc := range []struct {
+		v    kubeversion.Version
+		want []string // the starts in the new sandbox
+	}{
+		{kubeversion.V1_33, []string{"init1", "app"}},
+		{kubeversion.V1_34, []string{"init1", "app"}},
+		{kubeversion.V1_35, []string{"init1", "app"}},
+		{kubeversion.V1_36, []string{"init1", "app"}},
+		{kubeversion.V1_37, []string{"init1", "init2", "app"}},
+	} {
+		s := newSim(t, pod(), DefaultOptionsFor(tc.v))
+		s.settle()
+		s.exit("init1", 0)
+		s.settle()
+		s.startFail["app"] = "context canceled"
+		s.exit("init2", 0)
+		s.step() // starts app: created, and the start fails
+		// The node reboots before the next sync: the sandbox is gone, the
+		// created container stays.
+		s.emit(Observation{Kind: SandboxNotReady, Attempt: 0})
+		from := len(s.all)
+		s.settle()
+		for _, name := range []string{"init1", "init2"} {
+			if in := s.m.find(name).insts; len(in) > 0 && in[0].sandbox == 1 && in[0].state == containerstate.RuntimeRunning {
+				s.exit(name, 0)
+				s.settle()
+			}
+		}
+		var started []string
+		for _, r := range s.all[from:] {
+			for _, a := range r.Actions {
+				if a.Kind == StartContainer {
+					started = append(started, a.Container)
+				}
+			}
+		}
+		if !equalStrings(started, tc.want) {
+			t.Errorf("PL-V7 %v: starts in the new sandbox %v; want %v", tc.v, started, tc.want)
+		}
+		if app := s.m.find("app").insts; len(app) != 2 || app[0].sandbox != 1 || app[0].state != containerstate.RuntimeRunning ||
+			app[1].sandbox != 0 || app[1].state != containerstate.RuntimeCreated {
+			t.Errorf("PL-V7 %v: app has %d instances; want one running in sandbox 1 and the created one of sandbox 0", tc.v, len(app))
+		}
+	}
+}
+
+// TestVersionPLV7Plans is row PL-V7 at the level of computePodActions
+// (spec/podlifecycle.md section 3.5), with the runtime view set directly.
+func TestVersionPLV7Plans(t *testing.T) {
+	tests := []struct {
+		name     string
+		setup    func(*snap)
+		old, now planOf // 1.33-1.36, 1.37
+	}{
+		{"PL-V7: a regular container created in an earlier sandbox", func(s *snap) {
+			s.add("foo1", containerstate.RuntimeCreated, 0).sandbox = 7
+		}, planOf{Att: 8, C: []int{0, 1, 2}}, planOf{Att: 8, I: []int{0}}},
+		{"PL-V7: a regular container running in an earlier sandbox", func(s *snap) {
+			s.add("foo2", containerstate.RuntimeRunning, 0).sandbox = 7
+		}, planOf{Att: 8, C: []int{0, 2}}, planOf{Att: 8, I: []int{0}}},
+		{"PL-V7: an exited regular container initializes only in the current sandbox", func(s *snap) {
+			s.add("foo1", containerstate.RuntimeExited, 0)
+			s.add("foo2", containerstate.RuntimeRunning, 0)
+			s.add("foo3", containerstate.RuntimeRunning, 0)
+			s.m.find("foo2").insts[0].state = containerstate.RuntimeExited
+			s.m.find("foo3").insts[0].state = containerstate.RuntimeExited
+		}, planOf{Att: 8, I: []int{0}}, planOf{Att: 8, C: []int{0, 1, 2}}},
+		{"PL-V7: an init container left over from an earlier sandbox (#137710)", func(s *snap) {
+			s.add("init1", containerstate.RuntimeExited, 0)
+			s.add("init2", containerstate.RuntimeExited, 0)
+			s.add("init3", containerstate.RuntimeExited, 0).sandbox = 7
+		}, planOf{Att: 8, C: []int{0, 1, 2}}, planOf{Att: 8, I: []int{2}}},
+	}
+	for _, tt := range tests {
+		for _, v := range kubeversion.Supported() {
+			s := newSnap(t, podPI())
+			s.m.opts.Version = v
+			s.m.sb.attempt = 8
+			tt.setup(s)
+			want := tt.now
+			if !v.AtLeast(kubeversion.V1_37) {
+				want = tt.old
+			}
+			if d := cmp.Diff(want, s.plan()); d != "" {
+				t.Errorf("%s, %v (-want +got):\n%s", tt.name, v, d)
+			}
+		}
+	}
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
