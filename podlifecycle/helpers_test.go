@@ -151,11 +151,12 @@ type sim struct {
 	pullOK map[string]bool  // image -> pull fails when false
 	probe  map[string]ProbeOutcome
 	hook   map[string]bool // container -> postStart fails
+	all    []Result
+	seen   map[string]string // container ID -> container
+
 	// startFail: container -> the error of its next start, which leaves
 	// the instance created (one start only).
 	startFail map[string]string
-	all    []Result
-	seen   map[string]string // container ID -> container
 }
 
 func newSim(t *testing.T, pod *v1.Pod, opts Options) *sim {
