@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/kubeversion"
@@ -328,4 +329,110 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestVersionPLV5 is docs/versions.md row PL-V5, probes during graceful
+// termination (spec/podlifecycle.md section 6, step 9, and section 7.3). A
+// ready container's readiness probe starts failing once the pod is deleted;
+// the container runs on through its grace. With an exec probe, 1.35 and
+// 1.36 do not run it any more (the cancelled context fails the runtime
+// call): each tick records the errored Unhealthy event, the result is
+// discarded and the container and the pod stay Ready. 1.33, 1.34 and 1.37
+// run it: Unhealthy "Readiness probe failed", container and pod not ready.
+// An HTTP probe, which takes no context, behaves as 1.37 in every minor.
+func TestVersionPLV5(t *testing.T) {
+	const errored = "Readiness probe errored and resulted in unknown state: rpc error: code = Canceled desc = context canceled"
+	const failed = "Readiness probe failed: probe output"
+	exec := v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"cat", "/tmp/ready"}}}
+	http := v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}}
+	for _, tc := range []struct {
+		name    string
+		v       kubeversion.Version
+		handler v1.ProbeHandler
+		counted bool // the failures count: not ready
+	}{
+		{"exec", kubeversion.V1_33, exec, true},
+		{"exec", kubeversion.V1_34, exec, true},
+		{"exec", kubeversion.V1_35, exec, false},
+		{"exec", kubeversion.V1_36, exec, false},
+		{"exec", kubeversion.V1_37, exec, true},
+		{"http", kubeversion.V1_35, http, true},
+		{"http", kubeversion.V1_36, http, true},
+		{"http", kubeversion.V1_37, http, true},
+	} {
+		pod := onePod("app:1")
+		pod.Spec.TerminationGracePeriodSeconds = ptr(int64(30))
+		pod.Spec.Containers[0].ReadinessProbe = &v1.Probe{ProbeHandler: tc.handler, PeriodSeconds: 5, FailureThreshold: 2}
+		name := pod.Spec.Containers[0].Name
+		s := newSim(t, pod, DefaultOptionsFor(tc.v))
+		s.settle()
+		s.now = s.now.Add(5 * time.Second)
+		s.settle()
+		if ready, podReady := readiness(s); !ready || !podReady {
+			t.Fatalf("PL-V5 %s %v: before the deletion: container ready %v, pod Ready %v", tc.name, tc.v, ready, podReady)
+		}
+		// Deleted; the container runs on through its 30 s grace.
+		s.pod = deleted(s.pod, s.now, 30)
+		s.holdKill[name] = true
+		s.probe[name] = ProbeFailure
+		from := len(s.all)
+		for i := 0; i < 4; i++ {
+			s.now = s.now.Add(5 * time.Second)
+			s.settle()
+		}
+		var runs int
+		var unhealthy []string
+		for _, r := range s.all[from:] {
+			for _, a := range r.Actions {
+				if a.Kind == RunProbe {
+					runs++
+				}
+			}
+			for _, e := range r.Events {
+				if e.Reason == ReasonUnhealthy {
+					if e.Type != v1.EventTypeWarning || e.FieldPath != FieldPath(containerstate.Regular, name) {
+						t.Errorf("PL-V5 %s %v: event %+v", tc.name, tc.v, e)
+					}
+					unhealthy = append(unhealthy, e.Message)
+				}
+			}
+		}
+		wantMsg := failed
+		if !tc.counted {
+			wantMsg = errored
+		}
+		if len(unhealthy) < 2 {
+			t.Errorf("PL-V5 %s %v: Unhealthy events %q; want one per tick", tc.name, tc.v, unhealthy)
+		}
+		for _, m := range unhealthy {
+			if m != wantMsg {
+				t.Errorf("PL-V5 %s %v: Unhealthy %q; want %q", tc.name, tc.v, m, wantMsg)
+			}
+		}
+		if (runs > 0) != tc.counted {
+			t.Errorf("PL-V5 %s %v: %d RunProbe actions during the termination; want them only when the probe runs", tc.name, tc.v, runs)
+		}
+		ready, podReady := readiness(s)
+		if ready == tc.counted || podReady == tc.counted {
+			t.Errorf("PL-V5 %s %v: container ready %v, pod Ready %v during the termination; want %v", tc.name, tc.v, ready, podReady, !tc.counted)
+		}
+		if s.m.state != Terminating || len(s.m.find(name).insts) != 1 || s.m.find(name).insts[0].state != containerstate.RuntimeRunning {
+			t.Fatalf("PL-V5 %s %v: state %v; want the container still running in Terminating", tc.name, tc.v, s.m.state)
+		}
+	}
+}
+
+// readiness is the ready flag of the first container and the pod's Ready
+// condition in the last status the sim's machine produced.
+func readiness(s *sim) (ready, podReady bool) {
+	var st *v1.PodStatus
+	for i := range s.all {
+		if n := len(s.all[i].Statuses); n > 0 {
+			st = &s.all[i].Statuses[n-1]
+		}
+	}
+	if st == nil || len(st.ContainerStatuses) == 0 {
+		return false, false
+	}
+	return st.ContainerStatuses[0].Ready, conditionTrue(st, v1.PodReady)
 }
