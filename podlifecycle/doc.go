@@ -212,11 +212,31 @@
 // Options.Version, which containerstate and podphase read for the rules no
 // gate expresses (docs/versions.md). What differs in this package's own
 // rules is covered only as far as docs/versions.md lists it: the Pulled
-// message (row PL-V2) follows the gate, the Created and Started messages
-// (PL-V6) follow Options.Version; the init-container decision of 1.37
-// (PL-V7: initialization judged in the current sandbox), the event reasons
-// added by later minors (PL-V3) and probes during termination (PL-V5) are
-// still 1.37's for every Version.
+// message (row PL-V2) follows the gate; these follow Options.Version:
+//
+//   - the Created and Started messages (PL-V6);
+//   - the init-container decision of computePodActions (PL-V7): 1.37 judges
+//     initialization by a regular container of the current sandbox, in any
+//     state, and reads the init containers' instances of the current
+//     sandbox; 1.33 to 1.36 count a regular container whose newest
+//     instance is created or running in any sandbox, and read each init
+//     container's newest instance wherever it ran, so a container created
+//     in a sandbox a node reboot lost makes them skip the init containers
+//     of the new one. The status's Initialized and phase use the current
+//     sandbox in every minor, as the kubelet's do;
+//   - exec probes during a deletion (PL-V5): in 1.35 and 1.36 the kubelet's
+//     probe workers run on the pod sync's context, which the deletion
+//     cancels, so an exec probe no longer runs: each tick records Warning
+//     Unhealthy "<Probe> probe errored and resulted in unknown state: rpc
+//     error: code = Canceled desc = context canceled" (the gRPC status the
+//     runtime client gives a cancelled call) and the result is discarded,
+//     so readiness stays what it was; the machine then issues no RunProbe
+//     for it. A run issued before the deletion counts when its result
+//     arrives. HTTP, TCP and gRPC probes, and every probe in 1.33, 1.34
+//     and 1.37, run until the container stops.
+//
+// The event reasons added by later minors (PL-V3) are still 1.37's for
+// every Version.
 //
 // A Version that is none of kubeversion's constants (kubeversion.Version(99))
 // is refused by [New] with an [*OptionError] that matches both

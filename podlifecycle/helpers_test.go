@@ -153,6 +153,13 @@ type sim struct {
 	hook   map[string]bool // container -> postStart fails
 	all    []Result
 	seen   map[string]string // container ID -> container
+
+	// startFail: container -> the error of its next start, which leaves
+	// the instance created (one start only).
+	startFail map[string]string
+	// holdKill: container -> its KillContainer is not answered; it keeps
+	// running until the test makes it exit.
+	holdKill map[string]bool
 }
 
 func newSim(t *testing.T, pod *v1.Pod, opts Options) *sim {
@@ -162,7 +169,7 @@ func newSim(t *testing.T, pod *v1.Pod, opts Options) *sim {
 		t.Fatal(err)
 	}
 	return &sim{t: t, m: m, pod: pod, now: t0, exits: map[string]int32{}, pullOK: map[string]bool{},
-		probe: map[string]ProbeOutcome{}, hook: map[string]bool{}, seen: map[string]string{}}
+		probe: map[string]ProbeOutcome{}, hook: map[string]bool{}, startFail: map[string]string{}, holdKill: map[string]bool{}, seen: map[string]string{}}
 }
 
 // step runs one Step at the sim's time and carries the actions out,
@@ -210,6 +217,11 @@ func (s *sim) do(a Action, skip *string) {
 		id := fmt.Sprintf("containerd://%s-%d", a.Container, s.ids)
 		s.seen[id] = a.Container
 		s.emit(Observation{Kind: ContainerCreated, Container: a.Container, ContainerID: id})
+		if msg, ok := s.startFail[a.Container]; ok {
+			delete(s.startFail, a.Container)
+			s.emit(Observation{Kind: ContainerStartFailed, Container: a.Container, ContainerID: id, Message: msg})
+			return
+		}
 		s.emit(Observation{Kind: ContainerStarted, Container: a.Container, ContainerID: id})
 	case RunHook:
 		if a.Hook == PostStart {
@@ -219,6 +231,9 @@ func (s *sim) do(a Action, skip *string) {
 		}
 		s.emit(Observation{Kind: HookResult, Container: a.Container, ContainerID: a.ContainerID, Hook: PreStop})
 	case KillContainer:
+		if s.holdKill[a.Container] {
+			return
+		}
 		code, ok := s.exits[a.Container]
 		if !ok {
 			code = 137

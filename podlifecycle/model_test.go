@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/podphase"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"pgregory.net/rapid"
 )
 
@@ -40,6 +42,11 @@ func genPod(t *rapid.T) *v1.Pod {
 		}
 		if rapid.Bool().Draw(t, "readiness") {
 			c.ReadinessProbe = &v1.Probe{PeriodSeconds: 5}
+			if rapid.Bool().Draw(t, "execReadiness") {
+				c.ReadinessProbe.Exec = &v1.ExecAction{Command: []string{"true"}}
+			} else {
+				c.ReadinessProbe.HTTPGet = &v1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}
+			}
 		}
 		if rapid.Bool().Draw(t, "prestop") {
 			c.Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: 1}}}
@@ -60,6 +67,8 @@ type rtCtr struct {
 	exits    []time.Time // finish times of failed exits, for the back-off check
 	stopAt   time.Time   // a pending stop (kill) time
 	exitCode int32
+	sandbox  uint32 // the sandbox attempt its newest instance was created in
+	created  bool   // the newest instance's start failed: it stays created
 }
 
 // model drives a Machine with a small runtime whose behaviour rapid draws,
@@ -86,6 +95,8 @@ type model struct {
 	grace     int64
 	probes    map[string]ProbeOutcome
 	spins     int
+	attempt   uint32          // the newest sandbox attempt asked for
+	failStart map[string]bool // the starts of the container fail
 }
 
 func (md *model) ctrSpec(name string) (*v1.Container, containerstate.Kind, int) {
@@ -177,12 +188,17 @@ func (md *model) step(t *rapid.T) {
 	} else {
 		md.spins = 0
 	}
+	// PL-V5: in 1.35 and 1.36 a deletion cancels the exec probes.
+	v := md.m.opts.Version
+	cancelling := md.pod.DeletionTimestamp != nil && (v == kubeversion.V1_35 || v == kubeversion.V1_36)
 	for _, e := range r.Events {
 		if e.FieldPath != "" && !fieldPathOK(&md.pod.Spec, e.FieldPath) {
 			t.Fatalf("invariant: event %+v names no container of the spec", e)
 		}
+		if e.Reason == ReasonUnhealthy && strings.HasSuffix(e.Message, "rpc error: code = Canceled desc = context canceled") && !cancelling {
+			t.Fatalf("invariant (PL-V5): %v records %q without a deletion cancelling its exec probes", v, e.Message)
+		}
 	}
-	feats := containerstate.DefaultFeatures()
 	for i := range r.Statuses {
 		st := &r.Statuses[i]
 		if md.terminal != "" && st.Phase != md.terminal {
@@ -195,7 +211,7 @@ func (md *model) step(t *rapid.T) {
 			if got, want := statusEqual(md.prev, st), equality.Semantic.DeepEqual(*md.prev, *st); got != want {
 				t.Fatalf("statusEqual %v, semantic equality %v", got, want)
 			}
-			if err := feats.ValidateStatusTransition(&md.pod.Spec, md.prev, st); err != nil {
+			if err := md.m.csOpts.ValidateStatusTransition(&md.pod.Spec, md.prev, st); err != nil {
 				t.Fatalf("invariant: status refused by the API server: %v", err)
 			}
 		}
@@ -211,6 +227,11 @@ func (md *model) step(t *rapid.T) {
 	for _, a := range r.Actions {
 		if a.Container != "" && !specHas(&md.pod.Spec, a.Container) {
 			t.Fatalf("invariant: action %v for a container the spec lacks", a)
+		}
+		if spec, _, _ := md.ctrSpec(a.Container); a.Kind == RunProbe && cancelling && spec != nil {
+			if ps := probeSpec(spec, a.Probe); ps != nil && ps.Exec != nil {
+				t.Fatalf("invariant (PL-V5): %v runs exec probe %v of %s during a deletion", v, a.Probe, a.Container)
+			}
 		}
 		md.check(t, a)
 		md.do(t, a)
@@ -242,8 +263,13 @@ func (md *model) check(t *rapid.T, a Action) {
 		if kind == containerstate.Init && idx > 0 && first && !md.initDone(&inits[idx-1]) && !md.regularActive() && !laterDone(idx) {
 			t.Fatalf("invariant: init container %s starts before %s is done", a.Container, inits[idx-1].Name)
 		}
-		if kind == containerstate.Regular && len(inits) > 0 && !md.regularActive() && !md.initDone(&inits[len(inits)-1]) {
-			t.Fatalf("invariant: %s starts before the last init container %s is done", a.Container, inits[len(inits)-1].Name)
+		// PL-V7: 1.37 starts a regular container once a regular container
+		// has an instance in the current sandbox or the last init container
+		// is done in it; 1.33 to 1.36 also once the newest instance of a
+		// regular container is created or running, in any sandbox.
+		if kind == containerstate.Regular && len(inits) > 0 && !md.regularActive() && !md.initDone(&inits[len(inits)-1]) &&
+			(md.m.opts.Version.AtLeast(kubeversion.V1_37) || !md.regularCreatedOrRunning()) {
+			t.Fatalf("invariant: %v: %s starts before the last init container %s is done in sandbox %d", md.m.opts.Version, a.Container, inits[len(inits)-1].Name, md.attempt)
 		}
 		if rc := md.rt[a.Container]; rc != nil && len(rc.exits) >= 2 && spec != nil {
 			last := rc.exits[len(rc.exits)-1]
@@ -281,10 +307,11 @@ func (md *model) check(t *rapid.T, a Action) {
 	}
 }
 
-// initDone: a regular init container exited 0, a sidecar runs and started.
+// initDone: in the current sandbox, a regular init container exited 0, a
+// sidecar runs and started.
 func (md *model) initDone(c *v1.Container) bool {
 	rc := md.rt[c.Name]
-	if rc == nil {
+	if rc == nil || rc.sandbox != md.attempt || rc.created {
 		return false
 	}
 	if containerstate.IsSidecar(c) {
@@ -292,6 +319,17 @@ func (md *model) initDone(c *v1.Container) bool {
 		return rc.running && len(mc.insts) > 0 && started(mc, &mc.insts[0])
 	}
 	return !rc.running && rc.id != "" && rc.exitCode == 0
+}
+
+// regularCreatedOrRunning: the newest instance of a regular container is
+// created or running, in any sandbox.
+func (md *model) regularCreatedOrRunning() bool {
+	for i := range md.pod.Spec.Containers {
+		if rc := md.rt[md.pod.Spec.Containers[i].Name]; rc != nil && (rc.running || rc.created) {
+			return true
+		}
+	}
+	return false
 }
 
 func (md *model) regularActive() bool {
@@ -308,6 +346,7 @@ func (md *model) regularActive() bool {
 func (md *model) do(t *rapid.T, a Action) {
 	switch a.Kind {
 	case CreateSandbox:
+		md.attempt = a.Attempt
 		md.emit(Observation{Kind: SandboxReady, Attempt: a.Attempt, IP: "10.1.0.1"})
 	case KillSandbox:
 		md.emit(Observation{Kind: SandboxNotReady, Attempt: a.Attempt})
@@ -326,8 +365,14 @@ func (md *model) do(t *rapid.T, a Action) {
 			rc = &rtCtr{}
 			md.rt[a.Container] = rc
 		}
-		rc.id, rc.running, rc.stopAt = id, true, time.Time{}
+		rc.id, rc.running, rc.stopAt, rc.sandbox, rc.created = id, true, time.Time{}, md.attempt, false
 		md.emit(Observation{Kind: ContainerCreated, Container: a.Container, ContainerID: id})
+		if md.failStart[a.Container] {
+			// The start fails and leaves the container created.
+			rc.running, rc.created = false, true
+			md.emit(Observation{Kind: ContainerStartFailed, Container: a.Container, ContainerID: id, Message: "start failed"})
+			return
+		}
 		md.emit(Observation{Kind: ContainerStarted, Container: a.Container, ContainerID: id})
 	case KillContainer:
 		if rc := md.rt[a.Container]; rc != nil && rc.id == a.ContainerID && rc.running {
@@ -384,24 +429,108 @@ func (md *model) advance(t *rapid.T) {
 	md.step(t)
 }
 
+// reboot is a node reboot: every running container stops, the sandbox is
+// gone, created containers stay. With betweenCreateAndStart it comes
+// between the create and the start of the regular containers whose start is
+// not yet reported: their start fails and they stay created.
+func (md *model) reboot(t *rapid.T, betweenCreateAndStart bool) {
+	if betweenCreateAndStart {
+		for i := range md.obs {
+			o := &md.obs[i]
+			rc := md.rt[o.Container]
+			if _, kind, _ := md.ctrSpec(o.Container); o.Kind != ContainerStarted || kind != containerstate.Regular ||
+				rc == nil || rc.id != o.ContainerID || !rc.running {
+				continue
+			}
+			rc.running, rc.created = false, true
+			*o = Observation{Kind: ContainerStartFailed, At: o.At, Container: o.Container, ContainerID: o.ContainerID, Message: "start failed"}
+		}
+	}
+	for name, rc := range md.rt {
+		md.stop(name, 255, false)
+		if _, kind, _ := md.ctrSpec(name); kind == containerstate.Init {
+			// The new sandbox purges the init containers' instances and
+			// with them the crash-loop reference: after the start the
+			// purging sync holds (4.2 step 1), the kubelet finds no exited
+			// instance to back off against.
+			rc.exits = nil
+		}
+	}
+	md.emit(Observation{Kind: SandboxNotReady, Attempt: md.attempt})
+	md.step(t)
+}
+
+// regularStartPending reports whether a regular container's start is
+// issued and not yet reported to the machine.
+func (md *model) regularStartPending() bool {
+	for i := range md.obs {
+		if _, kind, _ := md.ctrSpec(md.obs[i].Container); md.obs[i].Kind == ContainerStarted && kind == containerstate.Regular {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPropertyPLV7 is docs/versions.md row PL-V7 as a property: a pod with
+// init containers runs (its regular init containers exit 0 once running)
+// until the first start of a regular container; the node reboots between
+// that container's create and start, and the pod runs on in the new
+// sandbox. In every minor the model's invariants hold; in 1.37 no regular
+// container starts before the last init container is done in the new
+// sandbox (spec/podlifecycle.md section 3.5), while 1.33 to 1.36 may start
+// it on the created container of the lost sandbox.
+func TestPropertyPLV7(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		pod := genPod(t)
+		if len(pod.Spec.InitContainers) == 0 {
+			pod.Spec.InitContainers = []v1.Container{{Name: "i0", Image: "img:1"}}
+		}
+		v := rapid.SampledFrom(kubeversion.Supported()).Draw(t, "version")
+		m, err := New(DefaultOptionsFor(v), pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := &model{m: m, pod: pod, now: t0, rt: map[string]*rtCtr{}, probes: map[string]ProbeOutcome{}, failStart: map[string]bool{}}
+		md.step(t)
+		rebooted := false
+		for i := 0; i < 100 && md.state == Syncing; i++ {
+			if !rebooted && md.regularStartPending() && md.m.sb.ready {
+				md.reboot(t, true)
+				rebooted = true
+				continue
+			}
+			for j := range pod.Spec.InitContainers {
+				if c := &pod.Spec.InitContainers[j]; !containerstate.IsSidecar(c) {
+					md.exit(c.Name, 0)
+				}
+			}
+			md.advance(t)
+		}
+	})
+}
+
 // TestModel is the machine's model test: random pods, runtime behaviours,
 // crashes, probe outcomes and deletions, with the invariants checked after
 // every step.
 func TestModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		pod := genPod(t)
-		m, err := New(DefaultOptions(), pod)
+		// Every minor: the version-dependent rules (docs/versions.md rows
+		// PL-V5, PL-V7) keep the invariants too.
+		v := rapid.SampledFrom(kubeversion.Supported()).Draw(t, "version")
+		m, err := New(DefaultOptionsFor(v), pod)
 		if err != nil {
 			t.Fatal(err)
 		}
-		md := &model{m: m, pod: pod, now: t0, rt: map[string]*rtCtr{}, probes: map[string]ProbeOutcome{}}
+		md := &model{m: m, pod: pod, now: t0, rt: map[string]*rtCtr{}, probes: map[string]ProbeOutcome{}, failStart: map[string]bool{}}
 		md.step(t)
-		names := []string{}
+		names, regulars := []string{}, []string{}
 		for _, c := range pod.Spec.InitContainers {
 			names = append(names, c.Name)
 		}
 		for _, c := range pod.Spec.Containers {
 			names = append(names, c.Name)
+			regulars = append(regulars, c.Name)
 		}
 		t.Repeat(map[string]func(*rapid.T){
 			"advance": func(t *rapid.T) { md.advance(t) },
@@ -411,6 +540,17 @@ func TestModel(t *testing.T) {
 				md.deliverDue()
 				md.exit(n, int32(rapid.SampledFrom([]int{0, 1, 137}).Draw(t, "code")))
 				md.step(t)
+			},
+			"failStart": func(t *rapid.T) {
+				// From now on the starts of the container fail (or no
+				// longer fail), leaving it created.
+				md.failStart[rapid.SampledFrom(regulars).Draw(t, "container")] = rapid.Bool().Draw(t, "fail")
+			},
+			"reboot": func(t *rapid.T) {
+				if md.state != Syncing || !md.m.sb.ready {
+					t.Skip("no running sandbox")
+				}
+				md.reboot(t, rapid.Bool().Draw(t, "betweenCreateAndStart"))
 			},
 			"probe": func(t *rapid.T) {
 				n := rapid.SampledFrom(names).Draw(t, "container")

@@ -39,7 +39,10 @@ type Options struct {
 	ErrorRequeue time.Duration
 	// Version is the Kubernetes minor whose rules apply where no gate above
 	// expresses the difference; it is handed to containerstate and podphase
-	// (docs/versions.md rows CS-V6, PP-V3 to PP-V5). The zero Version is
+	// (docs/versions.md rows CS-V6, PP-V3 to PP-V5), and the machine reads
+	// it for the Created and Started messages (PL-V6), the init-container
+	// decision (PL-V7) and exec probes during a deletion (PL-V5). The zero
+	// Version is
 	// 1.37. DefaultOptionsFor sets it with the gates of the same minor. A
 	// value that is none of kubeversion's constants
 	// (kubeversion.Version(99)) is refused by New with an *OptionError

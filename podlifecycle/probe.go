@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/kubeversion"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -101,6 +102,23 @@ func started(c *ctr, in *inst) bool {
 	return c.spec.StartupProbe == nil || in.probes[Startup-1].result == containerstate.ProbeSuccess
 }
 
+// cancelledExecError is the error text of an exec probe whose context was
+// cancelled: the kubelet's CRI client returns the gRPC status of the
+// cancelled call (code Canceled, the context's own message) unchanged, and
+// the exec prober passes it on (docs/versions.md row PL-V5).
+const cancelledExecError = "rpc error: code = Canceled desc = context canceled"
+
+// execProbesCancelledAtDeletion reports whether exec probes stop running
+// once the pod is being deleted: in 1.35 and 1.36 the probe workers run on
+// the pod worker's sync context, which a deletion cancels, and only the
+// exec handler uses it; 1.33 and 1.34 ran the workers on a background
+// context and 1.37 detaches it, so their exec probes keep counting (row
+// PL-V5).
+func (m *Machine) execProbesCancelledAtDeletion() bool {
+	v := m.opts.Version
+	return v.AtLeast(kubeversion.V1_35) && !v.AtLeast(kubeversion.V1_37)
+}
+
 // probeTicks emits the probe runs due at now: the first at start +
 // initialDelaySeconds, then every periodSeconds (section 15, decision 4).
 func (m *Machine) probeTicks(now time.Time, res *Result) {
@@ -146,6 +164,13 @@ func (m *Machine) probeTicks(now time.Time, res *Result) {
 			isStarted := started(c, in)
 			if (p == Startup && isStarted) || (p != Startup && !isStarted) {
 				continue // section 6, step 8
+			}
+			if deleting && spec.Exec != nil && m.execProbesCancelledAtDeletion() {
+				// Section 6 step 9 with the error the runtime call gives
+				// for the cancelled context; the result is discarded.
+				res.Events = append(res.Events, warning(ReasonUnhealthy,
+					ProbeErroredMessage(p, "unknown", cancelledExecError), FieldPath(c.kind, c.name)))
+				continue
 			}
 			ps.inFlight = true
 			res.Actions = append(res.Actions, Action{Kind: RunProbe, Container: c.name, ContainerKind: c.kind,

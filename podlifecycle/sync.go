@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/podphase"
 	v1 "k8s.io/api/core/v1"
 )
@@ -315,18 +316,52 @@ func (m *Machine) planSandbox(p *plan) {
 	}
 }
 
+// sandboxScopedInit reports whether the init-container decision reads the
+// current sandbox only (1.37, docs/versions.md row PL-V7).
+func (m *Machine) sandboxScopedInit() bool { return m.opts.Version.AtLeast(kubeversion.V1_37) }
+
+// initializedForInit is where the walk of section 3.5 starts: from 1.37 a
+// regular container has an instance in the current sandbox, in any state;
+// before, the newest instance of a regular container, in any sandbox, is
+// created or running (an exited one does not count). The old rule is why
+// a container created in the sandbox a node reboot lost made the kubelet
+// skip the init containers of the new sandbox (row PL-V7).
+func (m *Machine) initializedForInit() bool {
+	if m.sandboxScopedInit() {
+		return m.activeInitialized()
+	}
+	rs := m.regulars()
+	for i := range rs {
+		if n := newest(&rs[i]); n != nil &&
+			(n.state == containerstate.RuntimeCreated || n.state == containerstate.RuntimeRunning) {
+			return true
+		}
+	}
+	return false
+}
+
+// initInstance is the instance of init container c the walk of section 3.5
+// reads: from 1.37 its active instance; before, its newest instance in any
+// sandbox, so a leftover of an earlier sandbox counts (row PL-V7).
+func (m *Machine) initInstance(c *ctr) *inst {
+	if m.sandboxScopedInit() {
+		return m.active(c)
+	}
+	return newest(c)
+}
+
 // planInit is section 3.5; it reports whether the pod is initialized.
 func (m *Machine) planInit(p *plan) bool {
 	if m.nInit == 0 {
 		return true
 	}
-	initialized := m.activeInitialized()
+	initialized := m.initializedForInit()
 	seen := initialized
 	is := m.inits()
 	last := len(is) - 1
 	for i := last; i >= 0; i-- {
 		c := &is[i]
-		a := m.active(c)
+		a := m.initInstance(c)
 		if a == nil {
 			if seen && c.sidecar {
 				p.initToStart = addSorted(p.initToStart, i)

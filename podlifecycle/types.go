@@ -143,7 +143,10 @@ const (
 	// same Result. Answered by HookResult.
 	RunHook
 	// RunProbe: run Probe once on instance ContainerID. Answered by
-	// ProbeResult.
+	// ProbeResult. With Options.Version 1.35 or 1.36 an exec probe is not
+	// asked for once the pod is being deleted: the machine records the
+	// errored Unhealthy event the kubelet of those minors records instead
+	// (docs/versions.md row PL-V5).
 	RunProbe
 )
 

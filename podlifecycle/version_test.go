@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/kubeversion"
@@ -209,4 +211,228 @@ func TestVersionPLV1(t *testing.T) {
 			t.Errorf("PL-V1 %v: %d starts, phase %q; want %d starts, phase %q (actions %v)", tc.v, starts, phase, wantStarts, wantPhase, actionsOf(&last))
 		}
 	}
+}
+
+// TestVersionPLV7 is docs/versions.md row PL-V7, the init-container decision
+// of spec/podlifecycle.md section 3.5 across a sandbox change. The node
+// reboots while the regular container app of the first sandbox is created
+// and not started (its start fails, so the runtime keeps it created); the
+// new sandbox runs init1 again. 1.37 judges initialization in the current
+// sandbox: init1, init2, then app start in the new sandbox. 1.33 to 1.36
+// count the created app of the lost sandbox as initialization: app starts
+// while init1 still runs and init2 never runs again (kubernetes#137710,
+// #140309).
+func TestVersionPLV7(t *testing.T) {
+	pod := func() *v1.Pod {
+		p := onePod("app:1")
+		p.Spec.Containers[0].Name = "app"
+		p.Spec.InitContainers = []v1.Container{{Name: "init1", Image: "init:1"}, {Name: "init2", Image: "init:1"}}
+		return p
+	}
+	for _, tc := range []struct {
+		v    kubeversion.Version
+		want []string // the starts in the new sandbox
+	}{
+		{kubeversion.V1_33, []string{"init1", "app"}},
+		{kubeversion.V1_34, []string{"init1", "app"}},
+		{kubeversion.V1_35, []string{"init1", "app"}},
+		{kubeversion.V1_36, []string{"init1", "app"}},
+		{kubeversion.V1_37, []string{"init1", "init2", "app"}},
+	} {
+		s := newSim(t, pod(), DefaultOptionsFor(tc.v))
+		s.settle()
+		s.exit("init1", 0)
+		s.settle()
+		s.startFail["app"] = "context canceled"
+		s.exit("init2", 0)
+		s.step() // starts app: created, and the start fails
+		// The node reboots before the next sync: the sandbox is gone, the
+		// created container stays.
+		s.emit(Observation{Kind: SandboxNotReady, Attempt: 0})
+		from := len(s.all)
+		s.settle()
+		for _, name := range []string{"init1", "init2"} {
+			if in := s.m.find(name).insts; len(in) > 0 && in[0].sandbox == 1 && in[0].state == containerstate.RuntimeRunning {
+				s.exit(name, 0)
+				s.settle()
+			}
+		}
+		var started []string
+		for _, r := range s.all[from:] {
+			for _, a := range r.Actions {
+				if a.Kind == StartContainer {
+					started = append(started, a.Container)
+				}
+			}
+		}
+		if !equalStrings(started, tc.want) {
+			t.Errorf("PL-V7 %v: starts in the new sandbox %v; want %v", tc.v, started, tc.want)
+		}
+		if app := s.m.find("app").insts; len(app) != 2 || app[0].sandbox != 1 || app[0].state != containerstate.RuntimeRunning ||
+			app[1].sandbox != 0 || app[1].state != containerstate.RuntimeCreated {
+			t.Errorf("PL-V7 %v: app has %d instances; want one running in sandbox 1 and the created one of sandbox 0", tc.v, len(app))
+		}
+	}
+}
+
+// TestVersionPLV7Plans is row PL-V7 at the level of computePodActions
+// (spec/podlifecycle.md section 3.5), with the runtime view set directly.
+func TestVersionPLV7Plans(t *testing.T) {
+	tests := []struct {
+		name     string
+		setup    func(*snap)
+		old, now planOf // 1.33-1.36, 1.37
+	}{
+		{"PL-V7: a regular container created in an earlier sandbox", func(s *snap) {
+			s.add("foo1", containerstate.RuntimeCreated, 0).sandbox = 7
+		}, planOf{Att: 8, C: []int{0, 1, 2}}, planOf{Att: 8, I: []int{0}}},
+		{"PL-V7: a regular container running in an earlier sandbox", func(s *snap) {
+			s.add("foo2", containerstate.RuntimeRunning, 0).sandbox = 7
+		}, planOf{Att: 8, C: []int{0, 2}}, planOf{Att: 8, I: []int{0}}},
+		{"PL-V7: an exited regular container initializes only in the current sandbox", func(s *snap) {
+			s.add("foo1", containerstate.RuntimeExited, 0)
+			s.add("foo2", containerstate.RuntimeRunning, 0)
+			s.add("foo3", containerstate.RuntimeRunning, 0)
+			s.m.find("foo2").insts[0].state = containerstate.RuntimeExited
+			s.m.find("foo3").insts[0].state = containerstate.RuntimeExited
+		}, planOf{Att: 8, I: []int{0}}, planOf{Att: 8, C: []int{0, 1, 2}}},
+		{"PL-V7: an init container left over from an earlier sandbox (#137710)", func(s *snap) {
+			s.add("init1", containerstate.RuntimeExited, 0)
+			s.add("init2", containerstate.RuntimeExited, 0)
+			s.add("init3", containerstate.RuntimeExited, 0).sandbox = 7
+		}, planOf{Att: 8, C: []int{0, 1, 2}}, planOf{Att: 8, I: []int{2}}},
+	}
+	for _, tt := range tests {
+		for _, v := range kubeversion.Supported() {
+			s := newSnap(t, podPI())
+			s.m.opts.Version = v
+			s.m.sb.attempt = 8
+			tt.setup(s)
+			want := tt.now
+			if !v.AtLeast(kubeversion.V1_37) {
+				want = tt.old
+			}
+			if d := cmp.Diff(want, s.plan()); d != "" {
+				t.Errorf("%s, %v (-want +got):\n%s", tt.name, v, d)
+			}
+		}
+	}
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestVersionPLV5 is docs/versions.md row PL-V5, probes during graceful
+// termination (spec/podlifecycle.md section 6, step 9, and section 7.3). A
+// ready container's readiness probe starts failing once the pod is deleted;
+// the container runs on through its grace. With an exec probe, 1.35 and
+// 1.36 do not run it any more (the cancelled context fails the runtime
+// call): each tick records the errored Unhealthy event, the result is
+// discarded and the container and the pod stay Ready. 1.33, 1.34 and 1.37
+// run it: Unhealthy "Readiness probe failed", container and pod not ready.
+// An HTTP probe, which takes no context, behaves as 1.37 in every minor.
+func TestVersionPLV5(t *testing.T) {
+	const errored = "Readiness probe errored and resulted in unknown state: rpc error: code = Canceled desc = context canceled"
+	const failed = "Readiness probe failed: probe output"
+	exec := v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"cat", "/tmp/ready"}}}
+	http := v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}}
+	for _, tc := range []struct {
+		name    string
+		v       kubeversion.Version
+		handler v1.ProbeHandler
+		counted bool // the failures count: not ready
+	}{
+		{"exec", kubeversion.V1_33, exec, true},
+		{"exec", kubeversion.V1_34, exec, true},
+		{"exec", kubeversion.V1_35, exec, false},
+		{"exec", kubeversion.V1_36, exec, false},
+		{"exec", kubeversion.V1_37, exec, true},
+		{"http", kubeversion.V1_35, http, true},
+		{"http", kubeversion.V1_36, http, true},
+		{"http", kubeversion.V1_37, http, true},
+	} {
+		pod := onePod("app:1")
+		pod.Spec.TerminationGracePeriodSeconds = ptr(int64(30))
+		pod.Spec.Containers[0].ReadinessProbe = &v1.Probe{ProbeHandler: tc.handler, PeriodSeconds: 5, FailureThreshold: 2}
+		name := pod.Spec.Containers[0].Name
+		s := newSim(t, pod, DefaultOptionsFor(tc.v))
+		s.settle()
+		s.now = s.now.Add(5 * time.Second)
+		s.settle()
+		if ready, podReady := readiness(s); !ready || !podReady {
+			t.Fatalf("PL-V5 %s %v: before the deletion: container ready %v, pod Ready %v", tc.name, tc.v, ready, podReady)
+		}
+		// Deleted; the container runs on through its 30 s grace.
+		s.pod = deleted(s.pod, s.now, 30)
+		s.holdKill[name] = true
+		s.probe[name] = ProbeFailure
+		from := len(s.all)
+		for i := 0; i < 4; i++ {
+			s.now = s.now.Add(5 * time.Second)
+			s.settle()
+		}
+		var runs int
+		var unhealthy []string
+		for _, r := range s.all[from:] {
+			for _, a := range r.Actions {
+				if a.Kind == RunProbe {
+					runs++
+				}
+			}
+			for _, e := range r.Events {
+				if e.Reason == ReasonUnhealthy {
+					if e.Type != v1.EventTypeWarning || e.FieldPath != FieldPath(containerstate.Regular, name) {
+						t.Errorf("PL-V5 %s %v: event %+v", tc.name, tc.v, e)
+					}
+					unhealthy = append(unhealthy, e.Message)
+				}
+			}
+		}
+		wantMsg := failed
+		if !tc.counted {
+			wantMsg = errored
+		}
+		if len(unhealthy) < 2 {
+			t.Errorf("PL-V5 %s %v: Unhealthy events %q; want one per tick", tc.name, tc.v, unhealthy)
+		}
+		for _, m := range unhealthy {
+			if m != wantMsg {
+				t.Errorf("PL-V5 %s %v: Unhealthy %q; want %q", tc.name, tc.v, m, wantMsg)
+			}
+		}
+		if (runs > 0) != tc.counted {
+			t.Errorf("PL-V5 %s %v: %d RunProbe actions during the termination; want them only when the probe runs", tc.name, tc.v, runs)
+		}
+		ready, podReady := readiness(s)
+		if ready == tc.counted || podReady == tc.counted {
+			t.Errorf("PL-V5 %s %v: container ready %v, pod Ready %v during the termination; want %v", tc.name, tc.v, ready, podReady, !tc.counted)
+		}
+		if s.m.state != Terminating || len(s.m.find(name).insts) != 1 || s.m.find(name).insts[0].state != containerstate.RuntimeRunning {
+			t.Fatalf("PL-V5 %s %v: state %v; want the container still running in Terminating", tc.name, tc.v, s.m.state)
+		}
+	}
+}
+
+// readiness is the ready flag of the first container and the pod's Ready
+// condition in the last status the sim's machine produced.
+func readiness(s *sim) (ready, podReady bool) {
+	var st *v1.PodStatus
+	for i := range s.all {
+		if n := len(s.all[i].Statuses); n > 0 {
+			st = &s.all[i].Statuses[n-1]
+		}
+	}
+	if st == nil || len(st.ContainerStatuses) == 0 {
+		return false, false
+	}
+	return st.ContainerStatuses[0].Ready, conditionTrue(st, v1.PodReady)
 }
