@@ -328,13 +328,13 @@ func TestCheckStatusTransitionsProfile(t *testing.T) {
 		allowed bool
 		reason  string
 	}{
-		{"rule 12.1: 1.37, own policy Never in an Always pod", kubeversion.V1_37, v1.RestartPolicyAlways, v1.ContainerRestartPolicyNever, false,
+		{"containerstate spec section 12.1: 1.37, own policy Never in an Always pod", kubeversion.V1_37, v1.RestartPolicyAlways, v1.ContainerRestartPolicyNever, false,
 			"1.37 asks ContainerShouldRestart: the container's own policy Never forbids it"},
-		{"rule 12.1: 1.34, own policy Never in an Always pod", kubeversion.V1_34, v1.RestartPolicyAlways, v1.ContainerRestartPolicyNever, true,
+		{"containerstate spec section 12.1: 1.34, own policy Never in an Always pod", kubeversion.V1_34, v1.RestartPolicyAlways, v1.ContainerRestartPolicyNever, true,
 			"1.34 with ContainerRestartRules off (its default) reads the pod's policy Always"},
-		{"rule 12.1: 1.37, own policy OnFailure in a Never pod", kubeversion.V1_37, v1.RestartPolicyNever, v1.ContainerRestartPolicyOnFailure, true,
+		{"containerstate spec section 12.1: 1.37, own policy OnFailure in a Never pod", kubeversion.V1_37, v1.RestartPolicyNever, v1.ContainerRestartPolicyOnFailure, true,
 			"the container's own policy OnFailure allows a restart after exit 1"},
-		{"rule 12.1: 1.34, own policy OnFailure in a Never pod", kubeversion.V1_34, v1.RestartPolicyNever, v1.ContainerRestartPolicyOnFailure, false,
+		{"containerstate spec section 12.1: 1.34, own policy OnFailure in a Never pod", kubeversion.V1_34, v1.RestartPolicyNever, v1.ContainerRestartPolicyOnFailure, false,
 			"1.34 with the gate off reads the pod's policy Never"},
 	}
 	for _, tt := range tests {

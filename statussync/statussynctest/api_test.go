@@ -186,15 +186,15 @@ func TestAPIVersionTransitions(t *testing.T) {
 		allowed bool
 		reason  string
 	}{
-		{"rule 12.1: 1.37, own policy Never in an Always pod", DefaultAPIOptions(), v1.RestartPolicyAlways, never, false,
+		{"containerstate spec section 12.1: 1.37, own policy Never in an Always pod", DefaultAPIOptions(), v1.RestartPolicyAlways, never, false,
 			"1.37 asks ContainerShouldRestart, and the container's own policy Never forbids the restart"},
-		{"rule 12.1: 1.34, own policy Never in an Always pod", DefaultAPIOptionsFor(kubeversion.V1_34), v1.RestartPolicyAlways, never, true,
+		{"containerstate spec section 12.1: 1.34, own policy Never in an Always pod", DefaultAPIOptionsFor(kubeversion.V1_34), v1.RestartPolicyAlways, never, true,
 			"1.34 with ContainerRestartRules off (its default) reads the pod's policy Always; the field stayed in the spec from when the gate was on"},
-		{"rule 12.1: 1.37, own policy OnFailure in a Never pod", DefaultAPIOptions(), v1.RestartPolicyNever, onFailure, true,
+		{"containerstate spec section 12.1: 1.37, own policy OnFailure in a Never pod", DefaultAPIOptions(), v1.RestartPolicyNever, onFailure, true,
 			"the container's own policy OnFailure allows a restart after exit 1"},
-		{"rule 12.1: 1.34, own policy OnFailure in a Never pod", DefaultAPIOptionsFor(kubeversion.V1_34), v1.RestartPolicyNever, onFailure, false,
+		{"containerstate spec section 12.1: 1.34, own policy OnFailure in a Never pod", DefaultAPIOptionsFor(kubeversion.V1_34), v1.RestartPolicyNever, onFailure, false,
 			"1.34 with the gate off reads the pod's policy Never"},
-		{"rule 12.1: zero options are 1.37's minor with every gate off", APIOptions{}, v1.RestartPolicyNever, onFailure, true,
+		{"containerstate spec section 12.1: zero options are 1.37's minor with every gate off", APIOptions{}, v1.RestartPolicyNever, onFailure, true,
 			"from 1.35 an old spec that already uses a container policy is validated by ContainerShouldRestart, gate or not"},
 	}
 	ctx := context.Background()
