@@ -31,10 +31,14 @@ type Options struct {
 	UnknownGrace time.Duration
 
 	// Version is the Kubernetes minor whose rules apply where no gate of
-	// Features expresses the difference (docs/versions.md, row CS-V6):
-	// before 1.36 the kubelet does not infer that a regular init container
-	// the runtime no longer lists completed once a regular container was
-	// created; it stays Waiting. The zero Version is 1.37. A value that is
+	// Features expresses the difference (docs/versions.md, rows CS-V5 to
+	// CS-V7): before 1.36 the kubelet does not infer that a regular init
+	// container the runtime no longer lists completed once a regular
+	// container was created; it stays Waiting. In 1.35 the
+	// RestartAllContainersOnContainerExits gate, when turned on, does not
+	// carry the previous status's termination into lastState. The API
+	// server's rule of [Options.ValidateStatusTransition] is the Version's.
+	// The zero Version is 1.37. A value that is
 	// none of kubeversion's constants (kubeversion.Version(99)) is refused
 	// by NewMachine and Convert with an *OptionError matching both
 	// ErrInvalidOptions and kubeversion.ErrUnsupportedVersion.
@@ -326,16 +330,29 @@ func (o Options) fromRuntime(t *target, old statusValue, hasOld bool, inst *Inst
 		if old.restartCount > v.restartCount {
 			v.restartCount = old.restartCount
 		}
-		if old.state.kind == Terminated && old.containerID != inst.ID {
-			v.last = old.state
-		} else if old.last.kind == Terminated {
-			v.last = old.last
+		if o.carriesLastState() {
+			if old.state.kind == Terminated && old.containerID != inst.ID {
+				v.last = old.state
+			} else if old.last.kind == Terminated {
+				v.last = old.last
+			}
 		}
 		if v.state.kind == Running && old.state.kind == Terminated && old.restartCount >= runtimeCount {
 			v.restartCount = old.restartCount + 1
 		}
 	}
 	return v
+}
+
+// carriesLastState reports whether the RestartAllContainers gate, when on,
+// also carries the old termination into lastState of a listed instance
+// (section 4.3). kubernetes#136964 added that in 1.36; 1.35's alpha gate
+// carries restartCount only, so lastState there is the runtime's, as with
+// the gate off (docs/versions.md, row CS-V7). 1.33 and 1.34 have no such
+// gate: turned on by hand there, it gets the rules of 1.36 as elsewhere in
+// this package.
+func (o Options) carriesLastState() bool {
+	return o.Version != kubeversion.V1_35
 }
 
 // waitingOverlay applies section 4.4: a container that will be started again

@@ -61,15 +61,19 @@
 // [DefaultOptionsFor], [DefaultFeaturesFor] and [DefaultCrashLoopOptionsFor]
 // give the defaults of Kubernetes 1.33 to 1.37 (a kubeversion.Version; its
 // zero value is 1.37). Only feature-gate defaults change between those
-// minors in this package's rules but two (docs/versions.md, rows CS-V1 to
-// CS-V6):
+// minors in this package's rules but three (docs/versions.md, rows CS-V1 to
+// CS-V7):
 //
 //   - before 1.35, ContainerRestartRules is off: a container's own
 //     restartPolicy and restartPolicyRules decide neither restarts nor
 //     whether a Terminated status may leave Terminated; the pod's policy
 //     does (sidecars always restart);
 //   - before 1.36, RestartAllContainersOnContainerExits is off: no
-//     in-place restart, no RestartingAllContainers reason;
+//     in-place restart, no RestartingAllContainers reason. Turned on by
+//     hand in 1.35, where it is alpha, it carries restartCount over from
+//     the previous status but not lastState: a new instance's lastState is
+//     only what the runtime lists, not the previous status's termination
+//     (1.36 carries it). [Options].Version keys this one too (row CS-V7);
 //   - before 1.35, a kubelet restart resets started and ready (the
 //     behaviour ChangeContainerStatusOnKubeletRestart on keeps);
 //   - before 1.35, KubeletCrashLoopBackOffMax is off: a configured

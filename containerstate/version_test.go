@@ -168,6 +168,62 @@ func TestVersionDifferences(t *testing.T) {
 			t.Errorf("1.35: stays Waiting/PodInitializing (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("CS-V7", func(t *testing.T) {
+		// Container b of the CS-V2 pod after the in-place restart: the
+		// runtime removed its old instance and lists only the new one.
+		// RestartAllContainersOnContainerExits is turned on by hand in 1.35,
+		// where it is alpha.
+		withGate := func(v kubeversion.Version, gate bool, in Input) v1.ContainerStatus {
+			t.Helper()
+			o := DefaultOptionsFor(v)
+			o.UnknownGrace = 0
+			o.Features.RestartAllContainersOnContainerExits = gate
+			s, err := o.Convert(in)
+			if err != nil {
+				t.Fatalf("%v: Convert: %v", v, err)
+			}
+			return s
+		}
+		pod := restartAll
+		pod.RestartingAllContainers = false
+		running := v1.ContainerStatus{Name: "b", Image: "img-b", ContainerID: "test://b2", State: runningState(at(5)),
+			Started: boolp(true), Ready: true, RestartCount: 1}
+
+		// The old status is the Terminated one of the removed instance b1.
+		fromTerminated := Input{Pod: pod, Name: "b", Newest: &Instance{ID: "test://b2", State: RuntimeRunning, StartedAt: at(5), Image: "img-b", RestartCount: 1},
+			Now: at(6), Old: &v1.ContainerStatus{Name: "b", ContainerID: "test://b1", State: withID(terminatedState(42, ReasonError, ""), "test://b1")}}
+		want37 := running
+		want37.LastTerminationState = withID(terminatedState(42, ReasonError, ""), "test://b1")
+		for _, v := range []kubeversion.Version{kubeversion.V1_36, kubeversion.V1_37} {
+			if diff := cmp.Diff(want37, withGate(v, true, fromTerminated)); diff != "" {
+				t.Errorf("%v: the new instance's lastState is b1's termination (-want +got):\n%s", v, diff)
+			}
+		}
+		if diff := cmp.Diff(running, withGate(kubeversion.V1_35, true, fromTerminated)); diff != "" {
+			t.Errorf("1.35, gate on: no lastState, b1's termination is gone with its instance (-want +got):\n%s", diff)
+		}
+
+		// The old status is the Waiting one of the restart, with the
+		// RestartingAllContainers termination in lastState; the runtime's
+		// count of the new instance starts over.
+		fromWaiting := Input{Pod: pod, Name: "b", Newest: &Instance{ID: "test://b2", State: RuntimeRunning, StartedAt: at(5), Image: "img-b"},
+			Now: at(6), Old: &v1.ContainerStatus{Name: "b", ContainerID: "test://b1", RestartCount: 1,
+				State:                waitingState(ReasonRestartingAllContainers, MessageRestartingAll),
+				LastTerminationState: terminatedState(137, ReasonRestartingAllContainers, MessageRestartingAll)}}
+		want37 = running
+		want37.LastTerminationState = terminatedState(137, ReasonRestartingAllContainers, MessageRestartingAll)
+		if diff := cmp.Diff(want37, withGate(kubeversion.V1_37, true, fromWaiting)); diff != "" {
+			t.Errorf("1.37: lastState carried from the old status (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(running, withGate(kubeversion.V1_35, true, fromWaiting)); diff != "" {
+			t.Errorf("1.35, gate on: restartCount carried (max of old and runtime), lastState not (-want +got):\n%s", diff)
+		}
+		gateOff := running
+		gateOff.RestartCount = 0
+		if diff := cmp.Diff(gateOff, withGate(kubeversion.V1_35, false, fromWaiting)); diff != "" {
+			t.Errorf("1.35, gate off (its default): the runtime's restartCount, no lastState (-want +got):\n%s", diff)
+		}
+	})
 	t.Run("CS-V4", func(t *testing.T) {
 		for _, tc := range []struct {
 			v   kubeversion.Version

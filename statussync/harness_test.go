@@ -29,7 +29,12 @@ func newHarness(t *testing.T, opts Options, mutate ...func(*EngineOptions)) *har
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, api: statussynctest.NewAPI(1), cache: cache, clock: clocktesting.NewFakeClock(t0)}
+	// The API server stands for the same minor and gates as the cache.
+	api, err := statussynctest.NewAPIWithOptions(statussynctest.APIOptions{Seed: 1, Features: opts.Features, Version: opts.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, api: api, cache: cache, clock: clocktesting.NewFakeClock(t0)}
 	eo := DefaultEngineOptions()
 	eo.Clock = h.clock
 	for _, m := range mutate {

@@ -35,7 +35,11 @@ type tracer struct {
 }
 
 func newTracer(t *testing.T, o statussync.Options, noGet bool) *tracer {
-	tr := &tracer{t: t, api: statussynctest.NewAPI(1), cache: newCache(t, o), now: epoch}
+	api, err := statussynctest.NewAPIWithOptions(statussynctest.APIOptions{Seed: 1, Features: o.Features, Version: o.Version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &tracer{t: t, api: api, cache: newCache(t, o), now: epoch}
 	po := statussync.DefaultPlannerOptions()
 	po.NoGet = noGet
 	p, err := statussync.NewPlanner(tr.cache, po)

@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 211 functions and 319 methods of 109 types, in 773 calls (0 skipped as
-// known panics, listed at the end); receivers built by 73 constructors.
+// Covered: 214 functions and 321 methods of 110 types, in 791 calls (0 skipped as
+// known panics, listed at the end); receivers built by 75 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -5667,6 +5667,16 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPIWithOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPIWithOptions", func() string {
+			r, err := build73(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPIWithOptions: %v", err)
+			}
+			r.BeforeNextPatch(nil)
+			return ""
+		})
+	})
 	t.Run("statussync/statussynctest.(*API).Create/zero", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/zero", func() string {
 			var r statussynctest.API
@@ -5679,6 +5689,16 @@ func TestNoPanic(t *testing.T) {
 			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
+			}
+			_, _ = r.Create(nil)
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.(*API).Create/NewAPIWithOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).Create/NewAPIWithOptions", func() string {
+			r, err := build73(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
 			_, _ = r.Create(nil)
 			return ""
@@ -5701,6 +5721,16 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPIWithOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPIWithOptions", func() string {
+			r, err := build73(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPIWithOptions: %v", err)
+			}
+			_ = r.DeletePod(ctx, "", "", "")
+			return ""
+		})
+	})
 	t.Run("statussync/statussynctest.(*API).FailNext/zero", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/zero", func() string {
 			var r statussynctest.API
@@ -5713,6 +5743,16 @@ func TestNoPanic(t *testing.T) {
 			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
+			}
+			r.FailNext("", 0)
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.(*API).FailNext/NewAPIWithOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPIWithOptions", func() string {
+			r, err := build73(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
 			r.FailNext("", 0)
 			return ""
@@ -5735,6 +5775,16 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync/statussynctest.(*API).GetPod/NewAPIWithOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPIWithOptions", func() string {
+			r, err := build73(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPIWithOptions: %v", err)
+			}
+			_, _ = r.GetPod(ctx, "", "")
+			return ""
+		})
+	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/zero", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/zero", func() string {
 			var r statussynctest.API
@@ -5747,6 +5797,16 @@ func TestNoPanic(t *testing.T) {
 			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
+			}
+			r.OnWrite(nil)
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPIWithOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPIWithOptions", func() string {
+			r, err := build73(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
 			r.OnWrite(nil)
 			return ""
@@ -5769,6 +5829,16 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPIWithOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPIWithOptions", func() string {
+			r, err := build73(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPIWithOptions: %v", err)
+			}
+			_, _ = r.PatchPodStatus(ctx, "", "", nil)
+			return ""
+		})
+	})
 	t.Run("statussync/statussynctest.(*API).Pending/zero", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/zero", func() string {
 			var r statussynctest.API
@@ -5781,6 +5851,16 @@ func TestNoPanic(t *testing.T) {
 			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
+			}
+			_ = r.Pending()
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.(*API).Pending/NewAPIWithOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).Pending/NewAPIWithOptions", func() string {
+			r, err := build73(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
 			_ = r.Pending()
 			return ""
@@ -5803,6 +5883,16 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync/statussynctest.(*API).Pod/NewAPIWithOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).Pod/NewAPIWithOptions", func() string {
+			r, err := build73(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPIWithOptions: %v", err)
+			}
+			_, _ = r.Pod("", "")
+			return ""
+		})
+	})
 	t.Run("statussync/statussynctest.(*API).Recreate/zero", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/zero", func() string {
 			var r statussynctest.API
@@ -5815,6 +5905,16 @@ func TestNoPanic(t *testing.T) {
 			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
+			}
+			_, _ = r.Recreate("", "", "")
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.(*API).Recreate/NewAPIWithOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPIWithOptions", func() string {
+			r, err := build73(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
 			_, _ = r.Recreate("", "", "")
 			return ""
@@ -5837,6 +5937,16 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync/statussynctest.(*API).Requests/NewAPIWithOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).Requests/NewAPIWithOptions", func() string {
+			r, err := build73(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPIWithOptions: %v", err)
+			}
+			_ = r.Requests()
+			return ""
+		})
+	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/zero", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/zero", func() string {
 			var r statussynctest.API
@@ -5849,6 +5959,16 @@ func TestNoPanic(t *testing.T) {
 			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
+			}
+			r.SetFaults(statussynctest.Faults{})
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPIWithOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPIWithOptions", func() string {
+			r, err := build73(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
 			r.SetFaults(statussynctest.Faults{})
 			return ""
@@ -5871,6 +5991,28 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync/statussynctest.(*API).Update/NewAPIWithOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*API).Update/NewAPIWithOptions", func() string {
+			r, err := build73(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewAPIWithOptions: %v", err)
+			}
+			_ = r.Update("", "", nil)
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.DefaultAPIOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.DefaultAPIOptions", func() string {
+			_ = statussynctest.DefaultAPIOptions()
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.DefaultAPIOptionsFor", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.DefaultAPIOptionsFor", func() string {
+			_ = statussynctest.DefaultAPIOptionsFor(0)
+			return ""
+		})
+	})
 	t.Run("statussync/statussynctest.Fault.String/zero", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.Fault.String/zero", func() string {
 			var r statussynctest.Fault
@@ -5887,7 +6029,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build72(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5904,7 +6046,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build72(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5921,7 +6063,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build72(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5938,7 +6080,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build72(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5955,7 +6097,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build72(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -5969,9 +6111,29 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("statussync/statussynctest.NewAPIWithOptions", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.NewAPIWithOptions", func() string {
+			_, _ = statussynctest.NewAPIWithOptions(statussynctest.APIOptions{})
+			return ""
+		})
+	})
 	t.Run("statussync/statussynctest.NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.NewHistory", func() string {
 			_ = statussynctest.NewHistory()
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.(*OptionError).Error/zero", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*OptionError).Error/zero", func() string {
+			var r statussynctest.OptionError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("statussync/statussynctest.(*OptionError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "statussync/statussynctest.(*OptionError).Unwrap/zero", func() string {
+			var r statussynctest.OptionError
+			_ = r.Unwrap()
 			return ""
 		})
 	})
@@ -6409,8 +6571,19 @@ func build71(ctx context.Context) (r *statussync.Planner, err error) {
 	return statussync.NewPlanner(a0, a1)
 }
 
-// build72 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build72(ctx context.Context) (r *statussynctest.History, err error) {
+// build72 builds a statussynctest.APIOptions with statussync/statussynctest.DefaultAPIOptions.
+func build72(ctx context.Context) (r statussynctest.APIOptions, err error) {
+	return statussynctest.DefaultAPIOptions(), nil
+}
+
+// build73 builds a *statussynctest.API with statussync/statussynctest.NewAPIWithOptions.
+func build73(ctx context.Context) (r *statussynctest.API, err error) {
+	a0, _ := build72(ctx)
+	return statussynctest.NewAPIWithOptions(a0)
+}
+
+// build74 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build74(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 

@@ -434,14 +434,15 @@ func CheckContainerNames(tr *Trace) error {
 
 // CheckStatusTransitions: every status version, after the pod's own and
 // each one before it, passes the API server's container-state transition
-// validation (containerstate's Features.ValidateStatusTransition with the
-// run's feature gates): a terminated container goes back to waiting or
-// running only if it may restart.
+// validation as the run's profile has it (containerstate's
+// Options.ValidateStatusTransition with the feature gates and Version of
+// tr.Options.Machine, docs/versions.md row CS-V5): a terminated container
+// goes back to waiting or running only if it may restart.
 func CheckStatusTransitions(tr *Trace) error {
 	if tr == nil || tr.Pod == nil {
 		return nil
 	}
-	f := tr.Options.Machine.Features
+	f := containerstate.Options{Features: tr.Options.Machine.Features, Version: tr.Options.Machine.Version}
 	prev := &tr.Pod.Status
 	for i := range tr.Steps {
 		s := &tr.Steps[i]

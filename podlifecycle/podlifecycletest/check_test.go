@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/podlifecycle"
 	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
 	v1 "k8s.io/api/core/v1"
@@ -311,5 +312,49 @@ func TestChecksOnNothing(t *testing.T) {
 		if err := c.Func(&podlifecycletest.Trace{}); err != nil {
 			t.Errorf("%s(empty) = %v", c.Name, err)
 		}
+	}
+}
+
+// TestCheckStatusTransitionsProfile: CheckStatusTransitions validates with
+// the run's profile (the Machine options' gates and Version), as that
+// minor's API server would (spec/containerstate.md section 12.1,
+// docs/versions.md row CS-V5), not always with 1.37's rule.
+func TestCheckStatusTransitionsProfile(t *testing.T) {
+	tests := []struct {
+		name    string
+		v       kubeversion.Version
+		pod     v1.RestartPolicy
+		own     v1.ContainerRestartPolicy
+		allowed bool
+		reason  string
+	}{
+		{"containerstate spec section 12.1: 1.37, own policy Never in an Always pod", kubeversion.V1_37, v1.RestartPolicyAlways, v1.ContainerRestartPolicyNever, false,
+			"1.37 asks ContainerShouldRestart: the container's own policy Never forbids it"},
+		{"containerstate spec section 12.1: 1.34, own policy Never in an Always pod", kubeversion.V1_34, v1.RestartPolicyAlways, v1.ContainerRestartPolicyNever, true,
+			"1.34 with ContainerRestartRules off (its default) reads the pod's policy Always"},
+		{"containerstate spec section 12.1: 1.37, own policy OnFailure in a Never pod", kubeversion.V1_37, v1.RestartPolicyNever, v1.ContainerRestartPolicyOnFailure, true,
+			"the container's own policy OnFailure allows a restart after exit 1"},
+		{"containerstate spec section 12.1: 1.34, own policy OnFailure in a Never pod", kubeversion.V1_34, v1.RestartPolicyNever, v1.ContainerRestartPolicyOnFailure, false,
+			"1.34 with the gate off reads the pod's policy Never"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},
+				Spec: v1.PodSpec{RestartPolicy: tt.pod, Containers: []v1.Container{{Name: "app", Image: "app:1", RestartPolicy: ptr(tt.own)}}}}
+			status := func(s v1.ContainerState) v1.PodStatus {
+				return v1.PodStatus{ContainerStatuses: []v1.ContainerStatus{{Name: "app", State: s}}}
+			}
+			opts := podlifecycletest.DefaultOptions()
+			opts.Machine = podlifecycle.DefaultOptionsFor(tt.v)
+			tr := &podlifecycletest.Trace{Pod: pod, Options: opts, Start: time.Unix(0, 0), Steps: []podlifecycletest.Step{{
+				At: time.Unix(1, 0), Pod: pod, Result: podlifecycle.Result{Statuses: []v1.PodStatus{
+					status(v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}),
+					status(v1.ContainerState{Running: &v1.ContainerStateRunning{}}),
+				}}}}}
+			err := podlifecycletest.CheckStatusTransitions(tr)
+			if tt.allowed && err != nil || !tt.allowed && !errors.Is(err, podlifecycletest.ErrViolation) {
+				t.Errorf("Terminated(1) to Running under %v: %v, want allowed %v (%s)", tt.v, err, tt.allowed, tt.reason)
+			}
+		})
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 var podsResource = schema.GroupResource{Resource: "pods"}
@@ -94,7 +95,9 @@ func (f Fault) String() string {
 }
 
 // API is an in-memory pod API. It is safe for simultaneous use. Its zero
-// value is an empty API whose faults draw from seed 0.
+// value is an empty API whose faults draw from seed 0, standing for the
+// Kubernetes 1.37 API server with its default feature gates (as
+// [DefaultAPIOptions]).
 type API struct {
 	mu       sync.Mutex
 	pods     map[string]*v1.Pod // by namespace/name
@@ -102,19 +105,69 @@ type API struct {
 	rand     *rand.Rand
 	faults   Faults
 	requests map[string]int
-	features containerstate.Features
-	script   map[string][]Fault // scripted faults by verb, in order
-	before   []func(*v1.Pod)    // foreign writes before the next PATCH
-	late     []lateWrite        // PATCHes to store after the next one
+	server   containerstate.Options // the API server's gates and minor
+	script   map[string][]Fault     // scripted faults by verb, in order
+	before   []func(*v1.Pod)        // foreign writes before the next PATCH
+	late     []lateWrite            // PATCHes to store after the next one
 	// OnWrite, if set, is called with every status the API stores, after
 	// a patch or a foreign write, under the API's lock.
 	onWrite func(pod *v1.Pod, by string)
 }
 
-// NewAPI returns an empty API whose faults draw from seed.
+// NewAPI returns an empty API whose faults draw from seed, standing for the
+// API server of Kubernetes 1.37 with its default feature gates:
+// [NewAPIWithOptions] with [DefaultAPIOptions] and Seed seed.
 func NewAPI(seed int64) *API {
-	return &API{pods: map[string]*v1.Pod{}, rand: rand.New(rand.NewSource(seed)), requests: map[string]int{},
-		features: containerstate.DefaultFeatures()}
+	o := DefaultAPIOptions()
+	o.Seed = seed
+	return newAPI(o)
+}
+
+// APIOptions configures an [API]: the seed of its faults and the API server
+// it stands for. Start from [DefaultAPIOptions], or [DefaultAPIOptionsFor]
+// to stand for another Kubernetes minor.
+type APIOptions struct {
+	// Seed seeds the source the fault rates draw from; zero is seed 0.
+	Seed int64
+	// Features are the API server's feature gates its status validation
+	// reads (ContainerRestartRules, RestartAllContainersOnContainerExits).
+	// The zero value has every gate off.
+	Features containerstate.Features
+	// Version is the API server's Kubernetes minor: a status update whose
+	// container states break that minor's transition rule
+	// (containerstate.Options.ValidateStatusTransition, docs/versions.md
+	// row CS-V5) is refused with 422 Invalid. The zero Version is 1.37.
+	Version kubeversion.Version
+}
+
+// DefaultAPIOptions returns the options of the Kubernetes 1.37 API server
+// with its default feature gates, seed 0: [DefaultAPIOptionsFor] the zero
+// kubeversion.Version.
+func DefaultAPIOptions() APIOptions {
+	return DefaultAPIOptionsFor(kubeversion.Default)
+}
+
+// DefaultAPIOptionsFor returns the options of the API server of Kubernetes
+// minor v: the feature gates of containerstate.DefaultFeaturesFor(v),
+// Version v and seed 0. A Version that is none of kubeversion's constants
+// is kept as it is, so that [NewAPIWithOptions] refuses it.
+func DefaultAPIOptionsFor(v kubeversion.Version) APIOptions {
+	return APIOptions{Features: containerstate.DefaultFeaturesFor(v), Version: v}
+}
+
+// NewAPIWithOptions returns an empty API configured by opts. It returns an
+// [*OptionError] (ErrInvalidOptions, and kubeversion.ErrUnsupportedVersion)
+// for a Version that is none of kubeversion's constants.
+func NewAPIWithOptions(opts APIOptions) (*API, error) {
+	if err := opts.Version.Validate(); err != nil {
+		return nil, &OptionError{Field: "Version", Value: opts.Version, Reason: "unsupported Kubernetes version", Err: err}
+	}
+	return newAPI(opts), nil
+}
+
+func newAPI(o APIOptions) *API {
+	return &API{pods: map[string]*v1.Pod{}, rand: rand.New(rand.NewSource(o.Seed)), requests: map[string]int{},
+		server: containerstate.Options{Features: o.Features, Version: o.Version}}
 }
 
 func key(ns, name string) string { return ns + "/" + name }
@@ -129,7 +182,7 @@ func (a *API) init() {
 	}
 	if a.rand == nil {
 		a.rand = rand.New(rand.NewSource(0))
-		a.features = containerstate.DefaultFeatures()
+		a.server = containerstate.Options{Features: containerstate.DefaultFeatures()}
 	}
 }
 
@@ -346,7 +399,8 @@ func (a *API) GetPod(ctx context.Context, namespace, name string) (*v1.Pod, erro
 // status subresource: metadata.uid must be the pod's (422 Invalid
 // otherwise), a metadata.resourceVersion must be current (409 Conflict
 // otherwise), only the status changes, and a container that was Terminated
-// may not come back unless it may restart (422 Invalid).
+// may not come back unless it may restart by the rule of the API's
+// Version and Features (422 Invalid).
 func (a *API) PatchPodStatus(ctx context.Context, namespace, name string, patch []byte) (*v1.Pod, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -447,7 +501,7 @@ func (a *API) apply(namespace, name string, patch []byte) (*v1.Pod, error) {
 	if err := json.Unmarshal(out, &patched); err != nil {
 		return nil, apierrors.NewBadRequest("invalid patch: " + err.Error())
 	}
-	if err := a.features.ValidateStatusTransition(&p.Spec, &p.Status, &patched.Status); err != nil {
+	if err := a.server.ValidateStatusTransition(&p.Spec, &p.Status, &patched.Status); err != nil {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, name, field.ErrorList{
 			field.Forbidden(field.NewPath("status", "containerStatuses"), err.Error())})
 	}

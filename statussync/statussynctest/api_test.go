@@ -2,12 +2,16 @@ package statussynctest
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 func newPod(api *API, t *testing.T) *v1.Pod {
@@ -166,5 +170,65 @@ func TestScriptedFaults(t *testing.T) {
 	}
 	if FaultLate.String() != "late" || Fault(99).String() != "Fault(99)" {
 		t.Error("Fault.String")
+	}
+}
+
+// TestAPIVersionTransitions: the API refuses a container-state transition by
+// the rule of the minor it stands for (spec/containerstate.md section 12.1,
+// docs/versions.md row CS-V5), not always by 1.37's.
+func TestAPIVersionTransitions(t *testing.T) {
+	never, onFailure := v1.ContainerRestartPolicyNever, v1.ContainerRestartPolicyOnFailure
+	tests := []struct {
+		name    string
+		opts    APIOptions
+		pod     v1.RestartPolicy
+		own     v1.ContainerRestartPolicy
+		allowed bool
+		reason  string
+	}{
+		{"containerstate spec section 12.1: 1.37, own policy Never in an Always pod", DefaultAPIOptions(), v1.RestartPolicyAlways, never, false,
+			"1.37 asks ContainerShouldRestart, and the container's own policy Never forbids the restart"},
+		{"containerstate spec section 12.1: 1.34, own policy Never in an Always pod", DefaultAPIOptionsFor(kubeversion.V1_34), v1.RestartPolicyAlways, never, true,
+			"1.34 with ContainerRestartRules off (its default) reads the pod's policy Always; the field stayed in the spec from when the gate was on"},
+		{"containerstate spec section 12.1: 1.37, own policy OnFailure in a Never pod", DefaultAPIOptions(), v1.RestartPolicyNever, onFailure, true,
+			"the container's own policy OnFailure allows a restart after exit 1"},
+		{"containerstate spec section 12.1: 1.34, own policy OnFailure in a Never pod", DefaultAPIOptionsFor(kubeversion.V1_34), v1.RestartPolicyNever, onFailure, false,
+			"1.34 with the gate off reads the pod's policy Never"},
+		{"containerstate spec section 12.1: zero options are 1.37's minor with every gate off", APIOptions{}, v1.RestartPolicyNever, onFailure, true,
+			"from 1.35 an old spec that already uses a container policy is validated by ContainerShouldRestart, gate or not"},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api, err := NewAPIWithOptions(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			own := tt.own
+			if _, err := api.Create(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u1"},
+				Spec: v1.PodSpec{RestartPolicy: tt.pod, Containers: []v1.Container{{Name: "app", RestartPolicy: &own}}}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := api.PatchPodStatus(ctx, "ns", "p", []byte(`{"status":{"containerStatuses":[{"name":"app","state":{"terminated":{"exitCode":1}}}]}}`)); err != nil {
+				t.Fatal(err)
+			}
+			_, err = api.PatchPodStatus(ctx, "ns", "p", []byte(`{"status":{"containerStatuses":[{"name":"app","state":{"running":{}}}]}}`))
+			if tt.allowed && err != nil || !tt.allowed && !apierrors.IsInvalid(err) {
+				t.Errorf("Terminated(1) to Running: error %v, want allowed %v (%s)", err, tt.allowed, tt.reason)
+			}
+		})
+	}
+}
+
+// TestNewAPIWithOptionsRefusesVersion: a Version that is none of
+// kubeversion's constants is refused, not treated as 1.37.
+func TestNewAPIWithOptionsRefusesVersion(t *testing.T) {
+	api, err := NewAPIWithOptions(APIOptions{Version: kubeversion.Version(99)})
+	var oe *OptionError
+	if api != nil || !errors.Is(err, ErrInvalidOptions) || !errors.Is(err, kubeversion.ErrUnsupportedVersion) || !errors.As(err, &oe) || oe.Field != "Version" {
+		t.Errorf("NewAPIWithOptions(Version 99) = %v, %v; want an *OptionError on Version", api, err)
+	}
+	if d := DefaultAPIOptionsFor(kubeversion.V1_35); d.Features != containerstate.DefaultFeaturesFor(kubeversion.V1_35) || d.Version != kubeversion.V1_35 || d.Seed != 0 {
+		t.Errorf("DefaultAPIOptionsFor(1.35) = %+v", d)
 	}
 }
