@@ -485,12 +485,7 @@ func TestPropertyPLV7(t *testing.T) {
 		if len(pod.Spec.InitContainers) == 0 {
 			pod.Spec.InitContainers = []v1.Container{{Name: "i0", Image: "img:1"}}
 		}
-		v := rapid.SampledFrom(kubeversion.Supported()).Draw(t, "version")
-		m, err := New(DefaultOptionsFor(v), pod)
-		if err != nil {
-			t.Fatal(err)
-		}
-		md := &model{m: m, pod: pod, now: t0, rt: map[string]*rtCtr{}, probes: map[string]ProbeOutcome{}, failStart: map[string]bool{}}
+		md := newModel(t, pod)
 		md.step(t)
 		rebooted := false
 		for i := 0; i < 100 && md.state == Syncing; i++ {
@@ -509,6 +504,16 @@ func TestPropertyPLV7(t *testing.T) {
 	})
 }
 
+// newModel is the model of a machine for pod, of a minor drawn with t.
+func newModel(t *rapid.T, pod *v1.Pod) *model {
+	v := rapid.SampledFrom(kubeversion.Supported()).Draw(t, "version")
+	m, err := New(DefaultOptionsFor(v), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &model{m: m, pod: pod, now: t0, rt: map[string]*rtCtr{}, probes: map[string]ProbeOutcome{}, failStart: map[string]bool{}}
+}
+
 // TestModel is the machine's model test: random pods, runtime behaviours,
 // crashes, probe outcomes and deletions, with the invariants checked after
 // every step.
@@ -517,12 +522,7 @@ func TestModel(t *testing.T) {
 		pod := genPod(t)
 		// Every minor: the version-dependent rules (docs/versions.md rows
 		// PL-V5, PL-V7) keep the invariants too.
-		v := rapid.SampledFrom(kubeversion.Supported()).Draw(t, "version")
-		m, err := New(DefaultOptionsFor(v), pod)
-		if err != nil {
-			t.Fatal(err)
-		}
-		md := &model{m: m, pod: pod, now: t0, rt: map[string]*rtCtr{}, probes: map[string]ProbeOutcome{}, failStart: map[string]bool{}}
+		md := newModel(t, pod)
 		md.step(t)
 		names, regulars := []string{}, []string{}
 		for _, c := range pod.Spec.InitContainers {

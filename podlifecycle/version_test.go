@@ -2,6 +2,7 @@ package podlifecycle
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -265,7 +266,7 @@ func TestVersionPLV7(t *testing.T) {
 				}
 			}
 		}
-		if !equalStrings(started, tc.want) {
+		if !slices.Equal(started, tc.want) {
 			t.Errorf("PL-V7 %v: starts in the new sandbox %v; want %v", tc.v, started, tc.want)
 		}
 		if app := s.m.find("app").insts; len(app) != 2 || app[0].sandbox != 1 || app[0].state != containerstate.RuntimeRunning ||
@@ -317,18 +318,6 @@ func TestVersionPLV7Plans(t *testing.T) {
 			}
 		}
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestVersionPLV5 is docs/versions.md row PL-V5, probes during graceful
