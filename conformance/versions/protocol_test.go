@@ -40,4 +40,5 @@ type response struct {
 	Calls              []criCall         `json:"calls,omitempty"`
 	Events             []recordedEvent   `json:"events,omitempty"`
 	Running            []string          `json:"running,omitempty"`
+	Refused            string            `json:"refused,omitempty"`
 }

@@ -111,6 +111,9 @@ type response struct {
 	Calls   []criCall       `json:"calls,omitempty"`
 	Events  []recordedEvent `json:"events,omitempty"`
 	Running []string        `json:"running,omitempty"`
+	// Refused says why the release's API server refuses a lifecycle-new
+	// pod.
+	Refused string `json:"refused,omitempty"`
 }
 
 // row is the printer's row: the cells after NAME and the Completed row

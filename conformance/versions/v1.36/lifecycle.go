@@ -24,6 +24,8 @@ import (
 	critest "k8s.io/cri-api/pkg/apis/testing"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	apipod "k8s.io/kubernetes/pkg/api/pod"
+	api "k8s.io/kubernetes/pkg/apis/core"
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	"k8s.io/kubernetes/pkg/kubelet/kuberuntime"
 	proberesults "k8s.io/kubernetes/pkg/kubelet/prober/results"
@@ -38,7 +40,8 @@ import (
 // comments give the reasons of each choice; the two are kept alike).
 //
 // "lifecycle-new" starts a session for Pod and answers with its ID, the pod
-// as the API server defaults it, and the running containers (none);
+// as the release's API server stores it (createdPod), and the running
+// containers (none), or says why that API server refuses the pod (Refused);
 // "lifecycle-step" applies Step's changes to the fake runtime and the probe
 // result managers (clock, exits, probe results, failures to come, the
 // deletion), then runs one sync (SyncPod), or the termination (KillPod with
@@ -102,6 +105,9 @@ func lifecycle(req *request) response {
 		// as the profile has it; a conditions request may have flipped it.
 		if err := setRestartAll(restartAllVariants()[0]); err != nil {
 			return response{Error: err.Error()}
+		}
+		if why := refused(req.Pod); why != "" {
+			return response{Refused: why}
 		}
 		s, err := newSession(req.Pod)
 		if err != nil {
@@ -370,8 +376,11 @@ func newSession(pod *v1.Pod) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	defaulted := pod.DeepCopy()
-	legacyscheme.Scheme.Default(defaulted)
+	created, err := createdPod(pod)
+	if err != nil {
+		os.RemoveAll(root)
+		return nil, err
+	}
 	s := &session{
 		ctx: ctx, clock: clock, cri: cri, root: root,
 		events:    eventLog{mu: &sync.Mutex{}, events: &[]recordedEvent{}},
@@ -379,7 +388,7 @@ func newSession(pod *v1.Pod) (*session, error) {
 		readiness: proberesults.NewManager(),
 		startup:   proberesults.NewManager(),
 		backOff:   flowcontrol.NewFakeBackOff(crashLoopInitial, crashLoopMax, clock),
-		pod:       defaulted,
+		pod:       created,
 	}
 	s.backOff.HasExpiredFunc = func(eventTime, lastUpdate time.Time, _ time.Duration) bool {
 		return eventTime.Sub(lastUpdate) > backOffExpiry
@@ -395,6 +404,26 @@ func newSession(pod *v1.Pod) (*session, error) {
 	}
 	cri.take() // the constructor's Version call
 	return s, nil
+}
+
+// createdPod is pod as the release's API server stores it on create:
+// defaulted, and without the fields of the gates that are off
+// (pkg/api/pod.DropDisabledPodFields; in 1.34 that is where container
+// restartPolicy and restartPolicyRules go, ContainerRestartRules being
+// alpha and off).
+func createdPod(pod *v1.Pod) (*v1.Pod, error) {
+	defaulted := pod.DeepCopy()
+	legacyscheme.Scheme.Default(defaulted)
+	internal := &api.Pod{}
+	if err := legacyscheme.Scheme.Convert(defaulted, internal, nil); err != nil {
+		return nil, fmt.Errorf("converting the pod to the internal type: %v", err)
+	}
+	apipod.DropDisabledPodFields(internal, nil)
+	out := &v1.Pod{}
+	if err := legacyscheme.Scheme.Convert(internal, out, nil); err != nil {
+		return nil, fmt.Errorf("converting the pod back: %v", err)
+	}
+	return out, nil
 }
 
 // status reads the pod's runtime status the way the PLEG does.

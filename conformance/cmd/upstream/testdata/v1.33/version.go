@@ -118,3 +118,24 @@ func podStatus(ctx context.Context, m kuberuntime.KubeGenericRuntime, pod *kubec
 // initializeActuated: the kubelet of this release calls nothing on the
 // manager before SyncPod (InitializeActuatedPod came in 1.37).
 func initializeActuated(context.Context, kuberuntime.KubeGenericRuntime, *v1.Pod) {}
+
+// refused says why the v1.33.13 API server refuses a pod the podlifecycle
+// histories draw: restartPolicy on a regular container ("may not be set for
+// non-init containers") or other than Always on an init container
+// (pkg/apis/core/validation/validation.go:3721 and
+// validateInitContainerRestartPolicy, 3134). The container restart rules
+// came in 1.34; this release's API types have no restartPolicyRules, so the
+// echo has already dropped them.
+func refused(pod *v1.Pod) string {
+	for _, c := range pod.Spec.Containers {
+		if c.RestartPolicy != nil {
+			return "restartPolicy on a regular container: the v1.33.13 API server refuses the pod"
+		}
+	}
+	for _, c := range pod.Spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy != v1.ContainerRestartPolicyAlways {
+			return "restartPolicy other than Always on an init container: the v1.33.13 API server refuses the pod"
+		}
+	}
+	return ""
+}

@@ -122,3 +122,7 @@ func podStatus(ctx context.Context, m kuberuntime.KubeGenericRuntime, pod *kubec
 // initializeActuated: the kubelet of this release calls nothing on the
 // manager before SyncPod (InitializeActuatedPod came in 1.37).
 func initializeActuated(context.Context, kuberuntime.KubeGenericRuntime, *v1.Pod) {}
+
+// refused is empty: the pods the podlifecycle histories draw are valid in
+// this release once createdPod dropped what its gates turn off.
+func refused(*v1.Pod) string { return "" }
