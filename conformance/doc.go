@@ -172,11 +172,24 @@
 // with the default only, as in this module). Every other gate keeps the release's default, as
 // the profile does.
 //
-// The podlifecycle property of the driver does not stop at a difference on
-// docs/versions.md row PL-V7 (init container actions, which podlifecycle
-// follows 1.37 for in every profile): it counts it as a mismatch in that
-// class, keeps the shortest example for the report, and goes on; any other
-// difference fails it with rapid's shrunk input, as everywhere else.
+// The podlifecycle property of the driver gives the machine the pod the
+// release's API server stores (defaulted, and without the fields of the
+// gates that are off: pkg/api/pod.DropDisabledPodFields, which in 1.34 drops
+// container restartPolicy and restartPolicyRules); a pod that release's
+// validation refuses (in 1.33, restartPolicy on a regular container, or
+// other than Always on an init container) is not compared and is counted
+// apart. The property does not stop at a difference: it counts each in its
+// class, keeps the shortest example of each for the report, and goes on, as
+// a failure rapid shrinks tells nothing of how often it happens. Class
+// PL-V7 is docs/versions.md's row (init container actions, which
+// podlifecycle follows 1.37 for in every profile): the pod has init
+// containers and, when the sync read the runtime, no regular container ran
+// while one had exited (1.37 counts the pod as initialized, the older
+// releases do not) or the pod had had more than one sandbox. It is a
+// condition on the input, not a proof that the row caused the difference:
+// once podlifecycle models PL-V7 the class should be empty, and what is left
+// in it is a difference to look at. A difference in no class fails the
+// test at the end.
 //
 // Not run against the older releases:
 //

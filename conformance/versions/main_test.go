@@ -204,7 +204,7 @@ func printSection(u *upstream) {
 	}
 	sort.Slice(ex, func(i, j int) bool { return ex[i][1] < ex[j][1] || ex[i][1] == ex[j][1] && ex[i][2] < ex[j][2] })
 	if len(ex) > 0 {
-		fmt.Printf("not compared (documented differences, README \"Faithfulness\")\n")
+		fmt.Printf("not compared (documented differences, README \"Faithfulness\"; pods the release's API server refuses)\n")
 		for _, k := range ex {
 			fmt.Printf("%-76s %8d  %s\n", k[1], report.excluded[k], k[2])
 		}
