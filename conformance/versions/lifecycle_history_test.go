@@ -152,6 +152,10 @@ type machineInstance struct {
 	startedOK bool
 	// held: a probe Failure was set for it; its prober worker is on hold.
 	held bool
+	// exitCode is the instance's exit code once it stopped; removed says
+	// the runtime no longer lists it.
+	exitCode int32
+	removed  bool
 }
 
 // do carries out the actions of a Step at now and returns them as the CRI
@@ -203,12 +207,13 @@ func (p *machinePod) do(now time.Time, actions []podlifecycle.Action) []criCall 
 			}
 			calls = append(calls, criCall{Op: "StopContainer", Name: in.name, Attempt: uint32(in.attempt), Timeout: int64(a.Grace / time.Second)})
 			if in.running {
-				in.running = false
+				in.running, in.exitCode = false, 143
 				p.pending = append(p.pending, podlifecycle.Observation{Kind: podlifecycle.ContainerExited, At: now, Container: in.name, ContainerID: in.id, ExitCode: 143, Reason: "Error"})
 			}
 		case podlifecycle.RemoveContainer:
 			in := p.byID[a.ContainerID]
 			if in != nil {
+				in.removed = true
 				calls = append(calls, criCall{Op: "RemoveContainer", Name: in.name, Attempt: uint32(in.attempt)})
 				p.pending = append(p.pending, podlifecycle.Observation{Kind: podlifecycle.ContainerRemoved, At: now, Container: in.name, ContainerID: in.id})
 			}
@@ -335,20 +340,36 @@ type lifecycleOutcome struct {
 
 // runtimeView is what the machine's runtime held at a sync: the
 // containers whose newest instance runs or has exited (never started: in
-// neither), and the sandboxes created.
+// neither), the sandboxes created, and whether the last init container was
+// done by the rule of the kubelets before 1.37 (docs/versions.md PL-V7):
+// a sidecar running and started (no startup probe, or a startup Success
+// set), or a regular init container exited with 0 and still listed.
 type runtimeView struct {
 	running, exited map[string]bool
 	sandboxes       int
+	lastInitDone    bool
 }
 
 // snapshot is the view of the machine's runtime now.
-func (p *machinePod) snapshot() runtimeView {
+func (p *machinePod) snapshot(pod *v1.Pod) runtimeView {
 	v := runtimeView{running: map[string]bool{}, exited: map[string]bool{}, sandboxes: len(p.sandboxes)}
 	for name, in := range p.newest {
 		if in.running {
 			v.running[name] = true
 		} else {
 			v.exited[name] = true
+		}
+	}
+	if n := len(pod.Spec.InitContainers); n > 0 {
+		last := pod.Spec.InitContainers[n-1]
+		in := p.newest[last.Name]
+		sidecar := last.RestartPolicy != nil && *last.RestartPolicy == v1.ContainerRestartPolicyAlways
+		switch {
+		case in == nil:
+		case sidecar:
+			v.lastInitDone = in.running && (last.StartupProbe == nil || in.startedOK)
+		default:
+			v.lastInitDone = !in.running && in.exitCode == 0 && !in.removed
 		}
 	}
 	return v
@@ -498,7 +519,7 @@ func lifecycleHistory(t *rapid.T, opts podlifecycle.Options, start func(*v1.Pod)
 			if in == nil || !in.running {
 				return out, fail(name, "runtime", []string{c + " not running in the machine's runtime"}, []string{c + " running"})
 			}
-			in.running = false
+			in.running, in.exitCode = false, s.Exits[c]
 			reason := "Error"
 			if s.Exits[c] == 0 {
 				reason = "Completed"
@@ -527,7 +548,7 @@ func lifecycleHistory(t *rapid.T, opts podlifecycle.Options, start func(*v1.Pod)
 		mp.pullErrs = append(mp.pullErrs, s.PullErrors...)
 		mp.hookErrs = append(mp.hookErrs, s.HookErrors...)
 		// What the runtime holds when this step's sync reads it.
-		out.state = mp.snapshot()
+		out.state = mp.snapshot(pod)
 		if err := up.apply(s); err != nil {
 			return out, fail(name, "upstream runtime", nil, []string{err.Error()})
 		}

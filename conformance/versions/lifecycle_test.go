@@ -33,7 +33,7 @@ import (
 // Created or Running in any sandbox and reads init container statuses from
 // every sandbox; 1.37, which podlifecycle follows for every Version, when a
 // regular container is in the current sandbox, in any state.
-const classPLV7 = "PL-V7: init containers judged as not initialized (every regular container exited, or more than one sandbox)"
+const classPLV7 = "PL-V7: pod judged not initialized (every regular container exited, last init container not done), or more than one sandbox"
 
 // classUnclassified is a difference on no row of docs/versions.md: it fails
 // the test.
@@ -96,10 +96,12 @@ func (r *remote) close() {
 }
 
 // mismatchClass names the documented difference a failed history falls on,
-// or "" when it falls on none: for PL-V7, the pod has init containers, the
-// calls differed, and before the step either no regular container ran
-// while one had exited (one sandbox: 1.37 counts the pod as initialized,
-// the older releases do not), or the pod had had more than one sandbox.
+// or "" when it falls on none. PL-V7: the pod has init containers, the
+// calls differed, and when the sync read the runtime either the pod had had
+// more than one sandbox, or no regular container ran while one had exited
+// (1.37 counts the pod as initialized, the older releases do not) and the
+// last init container was not done by the older rule (which would have
+// marked the pod initialized again).
 func mismatchClass(pod *v1.Pod, out lifecycleOutcome, profile kubeversion.Version) string {
 	if pod == nil || profile == kubeversion.V1_37 || len(pod.Spec.InitContainers) == 0 || out.machineCalls == nil && out.upstreamCalls == nil {
 		return ""
@@ -109,7 +111,7 @@ func mismatchClass(pod *v1.Pod, out lifecycleOutcome, profile kubeversion.Versio
 		regularRuns = regularRuns || out.state.running[c.Name]
 		regularExited = regularExited || out.state.exited[c.Name]
 	}
-	if out.state.sandboxes > 1 || !regularRuns && regularExited {
+	if out.state.sandboxes > 1 || !regularRuns && regularExited && !out.state.lastInitDone {
 		return classPLV7
 	}
 	return ""
