@@ -200,8 +200,11 @@
 //     containerstate.ShouldRestart models.
 //
 // The driver builds each release's command once (cold, on two shared
-// cores: v1.33 19 min on a loaded machine, v1.34 7.5 min, v1.35 and v1.36 4 min; a
-// few seconds once built; the report gives the time) and runs the properties
+// cores: v1.33 19 min on a loaded machine, v1.34 7.5 min, v1.35 and v1.36 4
+// min before the podlifecycle property; the kuberuntime manager and its
+// dependencies, about 660 more packages, added 7 to 14 min each on a machine
+// at load 10 to 15; once built, 15 to 20 s, mostly the link; the report
+// gives the time) and runs the properties
 // against every release; `go test . -versions v1.33,v1.35` selects some.
 // -versions v1.37 runs the driver against cmd/upstream built in this
 // module, which checks the command path against the in-process comparison.
