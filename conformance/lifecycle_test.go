@@ -3,317 +3,65 @@ package conformance
 import (
 	"errors"
 	"flag"
-	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	proberesults "k8s.io/kubernetes/pkg/kubelet/prober/results"
 	"pgregory.net/rapid"
 
-	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/podlifecycle"
-	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
 )
 
-// The podlifecycle property: a generated pod and a generated runtime
-// history go to a podlifecycle.Machine and to the kubelet's kuberuntime
-// manager (upstreamPod); after each sync the runtime calls and the Killing
-// messages of both must be the same, in the canonical order of
-// upstreamPod.canonical and canonicalEvents.
+// The podlifecycle property against v1.37.2 in this process: the history of
+// lifecycle_history_test.go with upstreamPod as the upstream side.
 
-const lifecycleProperty = "podlifecycle Step vs kuberuntime SyncPod/KillPod (calls, kill messages)"
+// inProcess is upstreamPod as the history's lifecycleRuntime.
+type inProcess struct{ p *upstreamPod }
 
-// lifecycleChecks is how many histories the property draws by default: each
-// history builds a kuberuntime manager, so it runs fewer inputs than the
-// cheap properties' minChecks. Every history is compared; at least
-// lifecycleCompared must be.
-const (
-	lifecycleChecks   = 2400
-	lifecycleCompared = 2000
-)
+func (r inProcess) running() []string { return r.p.running() }
+func (r inProcess) pod() *v1.Pod      { return r.p.pod }
+func (r inProcess) close()            {}
 
-// lifecyclePod draws a pod from podlifecycletest.PodWith and keeps what the
-// harness can drive the same way on both sides. Each removal names the
-// reason; the pod is the API server's defaulted pod.
-func lifecyclePod(t *rapid.T) *v1.Pod {
-	pod := podlifecycletest.PodWith(podlifecycletest.DefaultGenOptions()).Draw(t, "pod")
-	// activeDeadlineSeconds is enforced by Kubelet.SyncPod and the pod
-	// worker, which the harness does not run (doc.go).
-	pod.Spec.ActiveDeadlineSeconds = nil
-	strip := func(c *v1.Container) {
-		// Probes: the prober workers run on the wall clock and are not
-		// driven; startup and liveness results are set directly, after
-		// thresholds on the upstream side, so the machine gets one raw
-		// outcome per result: threshold 1, no initial delay. Readiness
-		// changes no runtime call and is left out.
-		for _, p := range []*v1.Probe{c.StartupProbe, c.LivenessProbe} {
-			if p != nil {
-				p.FailureThreshold, p.SuccessThreshold, p.InitialDelaySeconds = 1, 1, 0
+func (r inProcess) apply(s lifecycleStep) error {
+	p := r.p
+	p.advance(s.Advance)
+	for _, c := range sortedKeys(s.Exits) {
+		p.exit(c, s.Exits[c])
+	}
+	for _, set := range []struct {
+		results map[string]bool
+		m       proberesults.Manager
+	}{{s.Startup, p.startup}, {s.Liveness, p.liveness}} {
+		for _, c := range sortedKeys(set.results) {
+			result := proberesults.Failure
+			if set.results[c] {
+				result = proberesults.Success
 			}
-		}
-		c.ReadinessProbe = nil
-		if c.Lifecycle == nil {
-			return
-		}
-		// postStart: upstream runs it inside the sync that starts the
-		// container and kills it in that same sync when it fails; the
-		// machine asks for it as an action answered at the next sync.
-		c.Lifecycle.PostStart = nil
-		// preStop: sleep hooks sleep on the wall clock; exec hooks are
-		// driven (ExecSync), HTTP hooks are answered 200 and make no CRI
-		// call.
-		if h := c.Lifecycle.PreStop; h != nil && h.Exec == nil {
-			c.Lifecycle.PreStop = nil
-		}
-		if c.Lifecycle.PreStop == nil {
-			c.Lifecycle = nil
+			p.setProbe(set.m, c, result)
 		}
 	}
-	for i := range pod.Spec.InitContainers {
-		strip(&pod.Spec.InitContainers[i])
+	for _, e := range s.PullErrors {
+		p.failPulls(errors.New(e))
 	}
-	for i := range pod.Spec.Containers {
-		strip(&pod.Spec.Containers[i])
-	}
-	return defaultPod(pod)
-}
-
-// lifecycleStep is one drawn step of a history; Delete ends it with the
-// termination.
-type lifecycleStep struct {
-	Advance time.Duration
-	Exits   map[string]int32
-	// Startup and Liveness are probe results set for the newest instance.
-	Startup, Liveness map[string]bool
-	PullErrors        []string
-	HookErrors        []string
-	Delete            *int64
-}
-
-func (s lifecycleStep) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "+%v", s.Advance)
-	for _, name := range sortedKeys(s.Exits) {
-		fmt.Fprintf(&b, " exit %s=%d", name, s.Exits[name])
-	}
-	for _, name := range sortedKeys(s.Startup) {
-		fmt.Fprintf(&b, " startup %s=%v", name, s.Startup[name])
-	}
-	for _, name := range sortedKeys(s.Liveness) {
-		fmt.Fprintf(&b, " liveness %s=%v", name, s.Liveness[name])
-	}
-	if len(s.PullErrors) > 0 {
-		fmt.Fprintf(&b, " pull-fail x%d", len(s.PullErrors))
-	}
-	if len(s.HookErrors) > 0 {
-		fmt.Fprintf(&b, " hook-fail x%d", len(s.HookErrors))
+	for _, e := range s.HookErrors {
+		p.failHooks(errors.New(e))
 	}
 	if s.Delete != nil {
-		fmt.Fprintf(&b, " delete grace=%d", *s.Delete)
+		p.deleteAt(*s.Delete)
 	}
-	return b.String()
+	return nil
 }
 
-// machinePod is the podlifecycle side: a machine and a runtime that carries
-// out its actions the way the fake CRI services do (at once, stops exit
-// 143), with the same injected pull and hook failures, reporting each
-// result at the next sync.
-type machinePod struct {
-	m        *podlifecycle.Machine
-	pod      *v1.Pod
-	pending  []podlifecycle.Observation
-	newest   map[string]*machineInstance
-	byID     map[string]*machineInstance
-	pullErrs []string
-	hookErrs []string
-	serial   int
-	// sandboxes are the attempts of the sandboxes created, oldest first.
-	sandboxes []uint32
-	state     podlifecycle.WorkerState // after the last Step
+func (r inProcess) sync() (lifecycleSync, error) {
+	u := r.p.sync(false)
+	return lifecycleSync{Calls: u.Calls, Events: u.Events}, nil
 }
 
-type machineInstance struct {
-	name    string
-	id      string
-	attempt int32
-	running bool
-	// startedOK: a startup probe success was set for the instance.
-	startedOK bool
-	// held: a probe Failure was set for it; its prober worker is on hold.
-	held bool
-}
-
-// do carries out the actions of a Step at now and returns them as the CRI
-// calls the kuberuntime manager would make for them.
-func (p *machinePod) do(now time.Time, actions []podlifecycle.Action) []criCall {
-	var calls []criCall
-	skip := map[string]bool{}
-	for _, a := range actions {
-		switch a.Kind {
-		case podlifecycle.CreateSandbox:
-			calls = append(calls, criCall{Op: "RunPodSandbox", Attempt: a.Attempt})
-			p.sandboxes = append(p.sandboxes, a.Attempt)
-			p.pending = append(p.pending, podlifecycle.Observation{Kind: podlifecycle.SandboxReady, At: now, Attempt: a.Attempt, IP: "10.0.0.1"})
-		case podlifecycle.KillSandbox:
-			// KillSandbox stops every sandbox of the pod; the manager
-			// calls StopPodSandbox for each, newest first.
-			for j := len(p.sandboxes) - 1; j >= 0; j-- {
-				calls = append(calls, criCall{Op: "StopPodSandbox", Attempt: p.sandboxes[j]})
-			}
-			p.pending = append(p.pending, podlifecycle.Observation{Kind: podlifecycle.SandboxNotReady, At: now, Attempt: a.Attempt})
-		case podlifecycle.PullImage:
-			calls = append(calls, criCall{Op: "PullImage", Name: defaultTag(a.Image)})
-			if len(p.pullErrs) > 0 {
-				msg := p.pullErrs[0]
-				p.pullErrs = p.pullErrs[1:]
-				skip[a.Container] = true
-				p.pending = append(p.pending, podlifecycle.Observation{Kind: podlifecycle.ImagePullFailed, At: now, Container: a.Container, Image: a.Image, Message: msg})
-				continue
-			}
-			p.pending = append(p.pending, podlifecycle.Observation{Kind: podlifecycle.ImagePulled, At: now, Container: a.Container, Image: a.Image})
-		case podlifecycle.StartContainer:
-			if skip[a.Container] {
-				continue
-			}
-			p.serial++
-			in := &machineInstance{name: a.Container, id: fmt.Sprintf("sim://%d", p.serial), attempt: a.RestartCount, running: true}
-			p.newest[a.Container], p.byID[in.id] = in, in
-			calls = append(calls,
-				criCall{Op: "CreateContainer", Name: a.Container, Attempt: uint32(a.RestartCount)},
-				criCall{Op: "StartContainer", Name: a.Container, Attempt: uint32(a.RestartCount)})
-			p.pending = append(p.pending,
-				podlifecycle.Observation{Kind: podlifecycle.ContainerCreated, At: now, Container: a.Container, ContainerID: in.id},
-				podlifecycle.Observation{Kind: podlifecycle.ContainerStarted, At: now, Container: a.Container, ContainerID: in.id})
-		case podlifecycle.KillContainer:
-			in := p.byID[a.ContainerID]
-			if in == nil {
-				calls = append(calls, criCall{Op: "StopContainer", Name: a.Container + "?" + a.ContainerID, Timeout: int64(a.Grace / time.Second)})
-				continue
-			}
-			calls = append(calls, criCall{Op: "StopContainer", Name: in.name, Attempt: uint32(in.attempt), Timeout: int64(a.Grace / time.Second)})
-			if in.running {
-				in.running = false
-				p.pending = append(p.pending, podlifecycle.Observation{Kind: podlifecycle.ContainerExited, At: now, Container: in.name, ContainerID: in.id, ExitCode: 143, Reason: "Error"})
-			}
-		case podlifecycle.RemoveContainer:
-			in := p.byID[a.ContainerID]
-			if in != nil {
-				calls = append(calls, criCall{Op: "RemoveContainer", Name: in.name, Attempt: uint32(in.attempt)})
-				p.pending = append(p.pending, podlifecycle.Observation{Kind: podlifecycle.ContainerRemoved, At: now, Container: in.name, ContainerID: in.id})
-			}
-		case podlifecycle.RunHook:
-			in := p.byID[a.ContainerID]
-			name, attempt := a.Container, uint32(0)
-			if in != nil {
-				name, attempt = in.name, uint32(in.attempt)
-			}
-			calls = append(calls, criCall{Op: "ExecSync", Name: name, Attempt: attempt})
-			failed, msg := false, ""
-			if len(p.hookErrs) > 0 {
-				failed, msg = true, p.hookErrs[0]
-				p.hookErrs = p.hookErrs[1:]
-			}
-			p.pending = append(p.pending, podlifecycle.Observation{Kind: podlifecycle.HookResult, At: now, Container: name, ContainerID: a.ContainerID, Hook: a.Hook, Failed: failed, Message: msg})
-		case podlifecycle.RunProbe:
-			// Probes are not in the input class (lifecyclePod).
-		}
-	}
-	return calls
-}
-
-// step is one sync of the machine at now; it returns the calls and the
-// Killing events.
-func (p *machinePod) step(now time.Time) ([]criCall, []recordedEvent, podlifecycle.Result, error) {
-	obs := p.pending
-	p.pending = nil
-	res, err := p.m.Step(now, p.pod, obs)
-	if err != nil {
-		return nil, nil, res, err
-	}
-	p.state = res.State
-	calls, kills := p.do(now, res.Actions), machineKillings(res.Events)
-	if !slices.ContainsFunc(res.Actions, func(a podlifecycle.Action) bool { return a.Kind == podlifecycle.CreateSandbox }) {
-		return calls, kills, res, nil
-	}
-	// SyncPod creates the sandbox and starts the containers in one call;
-	// the machine asks for the sandbox, then, on SandboxReady at the same
-	// instant, for the starts (spec/podlifecycle.md section 15, decision
-	// 6): both Steps are that one sync.
-	obs = p.pending
-	p.pending = nil
-	res, err = p.m.Step(now, p.pod, obs)
-	if err != nil {
-		return nil, nil, res, err
-	}
-	p.state = res.State
-	return append(calls, p.do(now, res.Actions)...), append(kills, machineKillings(res.Events)...), res, nil
-}
-
-// settle steps the machine at now on the answers to its kills until the
-// sync they belong to is over: SyncPod and KillPod block until every hook
-// and stop returned, the machine issues them and waits for their
-// observations, then carries out the rest of the same sync (the prune and
-// the starts, or the sandbox stop) in the Step that gets the last one
-// (podlifecycle doc, "Differences from Kubernetes").
-func (p *machinePod) settle(now time.Time) ([]criCall, []recordedEvent, error) {
-	var calls []criCall
-	var kills []recordedEvent
-	for j := 0; len(p.pending) > 0 && j < 20; j++ {
-		c, e, res, err := p.step(now)
-		if err != nil {
-			return nil, nil, err
-		}
-		calls, kills = append(calls, c...), append(kills, e...)
-		if res.Finished || !killing(res.Actions) {
-			break
-		}
-	}
-	return calls, kills, nil
-}
-
-// killing reports whether actions hold a preStop hook or a kill: what the
-// machine waits for before it goes on with the same sync (the rest of
-// SyncPod, or KillPod's sandbox stop). A sandbox stop ends the sync; the
-// Step after it is the next sync.
-func killing(actions []podlifecycle.Action) bool {
-	return slices.ContainsFunc(actions, func(a podlifecycle.Action) bool {
-		return a.Kind == podlifecycle.KillContainer || a.Kind == podlifecycle.RunHook && a.Hook == podlifecycle.PreStop
-	})
-}
-
-func machineKillings(events []podlifecycle.Event) []recordedEvent {
-	var out []recordedEvent
-	for _, e := range events {
-		if e.Reason == podlifecycle.ReasonKilling {
-			out = append(out, recordedEvent{Type: e.Type, Reason: e.Reason, FieldPath: e.FieldPath, Message: e.Message})
-		}
-	}
-	return out
-}
-
-func upstreamKillings(events []recordedEvent) []recordedEvent {
-	var out []recordedEvent
-	for _, e := range events {
-		if e.Reason == "Killing" {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// defaultTag is the image reference the kubelet pulls: the image with
-// ":latest" when it names neither a tag nor a digest.
-func defaultTag(image string) string {
-	last := image[strings.LastIndex(image, "/")+1:]
-	if strings.ContainsAny(last, ":@") {
-		return image
-	}
-	return image + ":latest"
+func (r inProcess) terminate(grace *int64) (lifecycleSync, error) {
+	u := r.p.terminate(grace)
+	return lifecycleSync{Calls: u.Calls, Events: u.Events}, nil
 }
 
 // running lists the containers whose newest instance runs in the fake
@@ -332,11 +80,6 @@ func (p *upstreamPod) running() []string {
 	return out
 }
 
-// lifecycleOutcome is what one history did on the comparison.
-type lifecycleOutcome struct {
-	rawOrder bool // the raw calls or events differed only in order
-}
-
 func TestLifecycleMatchesUpstream(tt *testing.T) {
 	t := tt
 	n := checks()
@@ -351,7 +94,9 @@ func TestLifecycleMatchesUpstream(tt *testing.T) {
 	}()
 	rapid.Check(t, func(t *rapid.T) {
 		inputs++
-		out, err := lifecycleHistory(tt, t)
+		out, err := lifecycleHistory(t, podlifecycle.DefaultOptions(), func(pod *v1.Pod) (lifecycleRuntime, error) {
+			return inProcess{newUpstreamPod(tt, pod)}, nil
+		})
 		if err != nil {
 			mismatches++
 			t.Fatal(err)
@@ -367,279 +112,6 @@ func TestLifecycleMatchesUpstream(tt *testing.T) {
 	if !checksExplicit && !t.Failed() && compared < lifecycleCompared {
 		t.Fatalf("compared %d histories, want at least %d", compared, lifecycleCompared)
 	}
-}
-
-// lifecycleHistory draws a pod and a history with t and runs both sides;
-// tt is the test the harness builds the upstream manager under.
-func lifecycleHistory(tt testing.TB, t *rapid.T) (lifecycleOutcome, error) {
-	var out lifecycleOutcome
-	pod := lifecyclePod(t)
-	up := newUpstreamPod(tt, pod)
-	m, err := podlifecycle.New(podlifecycle.DefaultOptions(), pod.DeepCopy())
-	if err != nil {
-		return out, fmt.Errorf("New: %w", err)
-	}
-	mp := &machinePod{m: m, pod: pod.DeepCopy(), newest: map[string]*machineInstance{}, byID: map[string]*machineInstance{}}
-	var log []string
-	fail := func(step string, what string, got, want []string) error {
-		return fmt.Errorf("%s\nhistory:\n\t%s\n%s: %s differs:\npodlifecycle:\n\t%s\nkuberuntime:\n\t%s",
-			describeLifecyclePod(pod), strings.Join(log, "\n\t"), step, what, strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
-	}
-	compare := func(step string, mc []criCall, me []recordedEvent, uc []criCall, ue []recordedEvent) error {
-		mcs, ucs := callStrings(up.canonical(mc)), callStrings(up.canonical(uc))
-		if !slices.Equal(mcs, ucs) {
-			return fail(step, "calls", mcs, ucs)
-		}
-		mes, ues := eventStrings(canonicalEvents(me)), eventStrings(canonicalEvents(upstreamKillings(ue)))
-		if !slices.Equal(mes, ues) {
-			return fail(step, "Killing events", mes, ues)
-		}
-		if !slices.Equal(callStrings(mc), callStrings(uc)) || !slices.Equal(eventStrings(me), eventStrings(upstreamKillings(ue))) {
-			out.rawOrder = true
-		}
-		return nil
-	}
-
-	now := upstreamEpoch
-	steps := rapid.IntRange(1, 10).Draw(t, "steps")
-	for i := 0; i <= steps; i++ {
-		var s lifecycleStep
-		if i > 0 {
-			s.Advance = time.Duration(rapid.SampledFrom([]int{1, 2, 5, 9, 10, 11, 20, 30, 60}).Draw(t, fmt.Sprint("advance", i))) * time.Second
-			for _, name := range up.running() {
-				if rapid.IntRange(0, 2).Draw(t, fmt.Sprintf("exit%d-%s", i, name)) == 0 {
-					if s.Exits == nil {
-						s.Exits = map[string]int32{}
-					}
-					s.Exits[name] = rapid.SampledFrom([]int32{0, 1, 2, 137}).Draw(t, fmt.Sprintf("code%d-%s", i, name))
-				}
-			}
-		}
-		if i > 0 {
-			for _, name := range up.running() {
-				c := specContainer(pod, name)
-				if _, exits := s.Exits[name]; exits {
-					continue
-				}
-				// What the prober workers store, after thresholds: a
-				// startup result until the instance has started (a
-				// Failure puts the worker on hold), then liveness
-				// results; a liveness Failure puts the worker on hold
-				// too. A Failure kills the container in this sync.
-				in := mp.newest[name]
-				if in.held {
-					continue
-				}
-				switch {
-				case c.StartupProbe != nil && !in.startedOK:
-					switch rapid.IntRange(0, 3).Draw(t, fmt.Sprintf("startup%d-%s", i, name)) {
-					case 0:
-						s.Startup = setResult(s.Startup, name, true)
-					case 1:
-						s.Startup = setResult(s.Startup, name, false)
-					}
-				case c.LivenessProbe != nil:
-					if rapid.IntRange(0, 4).Draw(t, fmt.Sprintf("liveness%d-%s", i, name)) == 0 {
-						s.Liveness = setResult(s.Liveness, name, false)
-					}
-				}
-			}
-		}
-		for range rapid.IntRange(0, 1).Draw(t, fmt.Sprint("pullErrors", i)) {
-			s.PullErrors = append(s.PullErrors, "404 not found")
-		}
-		for range rapid.IntRange(0, 1).Draw(t, fmt.Sprint("hookErrors", i)) {
-			s.HookErrors = append(s.HookErrors, "exit status 1")
-		}
-		if i == steps && rapid.IntRange(0, 3).Draw(t, "delete") > 0 {
-			g := rapid.SampledFrom([]int64{-1, 0, 1, 5, 30}).Draw(t, "deleteGrace")
-			if g < 0 {
-				g = *pod.Spec.TerminationGracePeriodSeconds
-			}
-			s.Delete = &g
-		}
-		log = append(log, s.String())
-		name := fmt.Sprintf("step %d (%s)", i, s)
-
-		// The same changes on both sides. Each step is one sync: the
-		// harness calls SyncPod at every step, and the machine syncs on a
-		// pod update from the API (a new resourceVersion), as the pod
-		// worker does on UpdatePod; without it the machine would wait for
-		// its own requeue time.
-		now = now.Add(s.Advance)
-		mp.pod.ResourceVersion = strconv.Itoa(i + 1)
-		up.advance(s.Advance)
-		for _, c := range sortedKeys(s.Exits) {
-			up.exit(c, s.Exits[c])
-			in := mp.newest[c]
-			if in == nil || !in.running {
-				return out, fail(name, "runtime", []string{c + " not running in the machine's runtime"}, []string{c + " running"})
-			}
-			in.running = false
-			reason := "Error"
-			if s.Exits[c] == 0 {
-				reason = "Completed"
-			}
-			mp.pending = append(mp.pending, podlifecycle.Observation{Kind: podlifecycle.ContainerExited, At: now, Container: c, ContainerID: in.id, ExitCode: s.Exits[c], Reason: reason})
-		}
-		for _, set := range []struct {
-			results map[string]bool
-			probe   podlifecycle.Probe
-			m       proberesults.Manager
-		}{{s.Startup, podlifecycle.Startup, up.startup}, {s.Liveness, podlifecycle.Liveness, up.liveness}} {
-			for _, c := range sortedKeys(set.results) {
-				result, outcome := proberesults.Failure, podlifecycle.ProbeFailure
-				if set.results[c] {
-					result, outcome = proberesults.Success, podlifecycle.ProbeSuccess
-				}
-				up.setProbe(set.m, c, result)
-				if set.probe == podlifecycle.Startup && set.results[c] {
-					mp.newest[c].startedOK = true
-				}
-				if !set.results[c] {
-					mp.newest[c].held = true
-				}
-				mp.pending = append(mp.pending, podlifecycle.Observation{Kind: podlifecycle.ProbeResult, At: now, Container: c,
-					ContainerID: mp.newest[c].id, Probe: set.probe, Outcome: outcome})
-			}
-		}
-		for _, e := range s.PullErrors {
-			up.failPulls(errors.New(e))
-		}
-		mp.pullErrs = append(mp.pullErrs, s.PullErrors...)
-		for _, e := range s.HookErrors {
-			up.failHooks(errors.New(e))
-		}
-		mp.hookErrs = append(mp.hookErrs, s.HookErrors...)
-
-		if s.Delete == nil {
-			mc, me, res, err := mp.step(now)
-			if err != nil {
-				return out, fail(name, "Step", []string{err.Error()}, nil)
-			}
-			// The status generated at the start of this sync decides
-			// whether the kubelet syncs the pod or terminates it: a
-			// terminal phase (getPhase, compared by the podphase
-			// properties) makes Kubelet.SyncPod return before the runtime
-			// and the pod worker run SyncTerminatingPod's KillPod, with
-			// no grace override (spec/podlifecycle.md section 7.2).
-			var u upstreamSync
-			if mp.state == podlifecycle.Syncing {
-				u = up.sync(false)
-			} else {
-				u = up.terminate(nil)
-			}
-			if killing(res.Actions) {
-				// The machine kills over several Steps what SyncPod
-				// does in one call, blocking on each hook and stop; the
-				// rest of that sync (prune, starts) comes in the Step
-				// that gets the last stop.
-				c, e, err := mp.settle(now)
-				if err != nil {
-					return out, fail(name, "Step", []string{err.Error()}, nil)
-				}
-				mc, me = append(mc, c...), append(me, e...)
-			}
-			if err := compare(name, mc, me, u.Calls, u.Events); err != nil {
-				return out, err
-			}
-			if mp.state != podlifecycle.Syncing {
-				// A terminal phase: Kubelet.SyncPod returns before the
-				// runtime from now on and the pod worker terminates the
-				// pod; the harness's SyncPod would go on acting on a
-				// pod the kubelet no longer syncs.
-				break
-			}
-			continue
-		}
-
-		// Termination: the pod worker's effective grace (at least 1 s)
-		// goes to KillPod, which blocks until every stop returned; the
-		// machine gets the deleted pod and is stepped, at the same
-		// instant, on the answers to its kills until it asks for nothing
-		// more. Its actions over those syncs are KillPod's calls.
-		up.deleteAt(*s.Delete)
-		mp.pod.DeletionTimestamp = up.pod.DeletionTimestamp.DeepCopy()
-		mp.pod.DeletionGracePeriodSeconds = up.pod.DeletionGracePeriodSeconds
-		grace := max(*s.Delete, 1)
-		u := up.terminate(&grace)
-		mc, me, _, err := mp.step(now)
-		if err != nil {
-			return out, fail(name, "Step", []string{err.Error()}, nil)
-		}
-		c, e, err := mp.settle(now)
-		if err != nil {
-			return out, fail(name, "Step", []string{err.Error()}, nil)
-		}
-		mc, me = append(mc, c...), append(me, e...)
-		if err := compare(name, mc, me, u.Calls, u.Events); err != nil {
-			return out, err
-		}
-		break
-	}
-	return out, nil
-}
-
-// setResult adds a probe result for container name to results.
-func setResult(results map[string]bool, name string, success bool) map[string]bool {
-	if results == nil {
-		results = map[string]bool{}
-	}
-	results[name] = success
-	return results
-}
-
-// specContainer returns the spec of the container name.
-func specContainer(pod *v1.Pod, name string) *v1.Container {
-	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
-}
-
-// describeLifecyclePod prints the pod of a failing history in a few lines.
-func describeLifecyclePod(pod *v1.Pod) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "pod restartPolicy=%s terminationGracePeriodSeconds=%d", pod.Spec.RestartPolicy, *pod.Spec.TerminationGracePeriodSeconds)
-	line := func(kind containerstate.Kind, c v1.Container) {
-		fmt.Fprintf(&b, "\n%s %s image=%s pull=%s", kind, c.Name, c.Image, c.ImagePullPolicy)
-		if c.RestartPolicy != nil {
-			fmt.Fprintf(&b, " restartPolicy=%s", *c.RestartPolicy)
-		}
-		if len(c.RestartPolicyRules) > 0 {
-			fmt.Fprintf(&b, " rules=%d", len(c.RestartPolicyRules))
-			for _, r := range c.RestartPolicyRules {
-				if r.ExitCodes != nil {
-					fmt.Fprintf(&b, " [%s %s %v]", r.Action, r.ExitCodes.Operator, r.ExitCodes.Values)
-				}
-			}
-		}
-		for _, p := range []struct {
-			name  string
-			probe *v1.Probe
-		}{{"startup", c.StartupProbe}, {"liveness", c.LivenessProbe}} {
-			if p.probe != nil {
-				fmt.Fprintf(&b, " %sProbe", p.name)
-				if g := p.probe.TerminationGracePeriodSeconds; g != nil {
-					fmt.Fprintf(&b, "(grace=%d)", *g)
-				}
-			}
-		}
-		if c.Lifecycle != nil && c.Lifecycle.PreStop != nil {
-			b.WriteString(" preStop=exec")
-		}
-	}
-	for _, c := range pod.Spec.InitContainers {
-		line(containerstate.Init, c)
-	}
-	for _, c := range pod.Spec.Containers {
-		line(containerstate.Regular, c)
-	}
-	return b.String()
 }
 
 // setChecks sets -rapid.checks to n for the rest of the test.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -47,51 +46,6 @@ const (
 	// crash-loop back-off: an entry older than this starts over.
 	upstreamBackOffExpiry = 600 * time.Second
 )
-
-// upstreamEpoch is the virtual time every history starts at.
-var upstreamEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-
-// criCall is one runtime call the kuberuntime manager made: what the
-// podlifecycle comparison holds against the machine's actions.
-type criCall struct {
-	// Op is the CRI method: RunPodSandbox, StopPodSandbox, PullImage,
-	// CreateContainer, StartContainer, StopContainer, RemoveContainer or
-	// ExecSync (an exec lifecycle hook).
-	Op string
-	// Name is the container's name, or the image for PullImage; empty for
-	// the sandbox calls.
-	Name string
-	// Attempt is the container's or sandbox's attempt (the container's
-	// restart count); unset for PullImage.
-	Attempt uint32
-	// Timeout is StopContainer's grace in seconds.
-	Timeout int64
-}
-
-func (c criCall) String() string {
-	switch c.Op {
-	case "RunPodSandbox", "StopPodSandbox":
-		return fmt.Sprintf("%s attempt=%d", c.Op, c.Attempt)
-	case "PullImage":
-		return fmt.Sprintf("%s %s", c.Op, c.Name)
-	case "StopContainer":
-		return fmt.Sprintf("%s %s#%d timeout=%d", c.Op, c.Name, c.Attempt, c.Timeout)
-	}
-	return fmt.Sprintf("%s %s#%d", c.Op, c.Name, c.Attempt)
-}
-
-// recordedEvent is one event the manager recorded, with the field path of
-// its involved object (empty for pod events).
-type recordedEvent struct {
-	Type, Reason, FieldPath, Message string
-}
-
-func (e recordedEvent) String() string {
-	if e.FieldPath == "" {
-		return fmt.Sprintf("%s %s %q", e.Type, e.Reason, e.Message)
-	}
-	return fmt.Sprintf("%s %s %s %q", e.Type, e.Reason, e.FieldPath, e.Message)
-}
 
 // upstreamSync is what one call of the kuberuntime manager did.
 type upstreamSync struct {
@@ -578,86 +532,8 @@ func (p *upstreamPod) deleteAt(grace int64) {
 	p.pod.DeletionGracePeriodSeconds = &grace
 }
 
-// canonical orders the calls that upstream makes from goroutines or from a
-// map, so in no fixed order: each run of consecutive StopContainer and
-// ExecSync calls (kills and their preStop hooks) is sorted, stably, with
-// the containers that are not sidecars first, by name, then the sidecars
-// from last to first in spec order, the order killContainersWithSyncResult's
-// terminationOrdering enforces. The stable sort keeps a container's own
-// calls in their order (its preStop hook before its stop). Each run of
-// RemoveContainer calls is sorted by name, stably.
-func (p *upstreamPod) canonical(calls []criCall) []criCall {
-	out := append([]criCall(nil), calls...)
-	sidecar := map[string]int{}
-	for i, c := range p.pod.Spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
-			sidecar[c.Name] = i + 1
-		}
-	}
-	less := func(a, b criCall) bool {
-		sa, sb := sidecar[a.Name], sidecar[b.Name]
-		if sa != sb {
-			if sa == 0 || sb == 0 {
-				return sa == 0
-			}
-			return sa > sb
-		}
-		return a.Name < b.Name
-	}
-	sortRuns(out, func(c criCall) bool { return c.Op == "StopContainer" || c.Op == "ExecSync" }, less)
-	// pruneInitContainersBeforeStart and purgeInitContainers walk the init
-	// containers' names from a set, so in map order; each name's
-	// instances go newest first. The RestartAllContainers reset, whose
-	// removals have a fixed order, is not driven by the histories.
-	sortRuns(out, func(c criCall) bool { return c.Op == "RemoveContainer" }, func(a, b criCall) bool { return a.Name < b.Name })
-	return out
-}
-
-// canonicalEvents sorts, stably, each run of consecutive Killing and
-// FailedPreStopHook events by field path: a whole-pod kill records them
-// from one goroutine per container, and SyncPod kills the containers it
-// does not keep in map order.
-func canonicalEvents(events []recordedEvent) []recordedEvent {
-	out := append([]recordedEvent(nil), events...)
-	sortRuns(out, func(e recordedEvent) bool { return e.Reason == "Killing" || e.Reason == "FailedPreStopHook" },
-		func(a, b recordedEvent) bool { return a.FieldPath < b.FieldPath })
-	return out
-}
-
-// sortRuns sorts, stably and in place, each maximal run of consecutive
-// elements of s that are in the run.
-func sortRuns[T any](s []T, in func(T) bool, less func(a, b T) bool) {
-	for i := 0; i < len(s); {
-		if !in(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(s) && in(s[j]) {
-			j++
-		}
-		run := s[i:j]
-		sort.SliceStable(run, func(x, y int) bool { return less(run[x], run[y]) })
-		i = j
-	}
-}
-
-// callStrings prints calls one per element, for comparisons and failures.
-func callStrings(calls []criCall) []string {
-	out := make([]string, len(calls))
-	for i, c := range calls {
-		out[i] = c.String()
-	}
-	return out
-}
-
-func eventStrings(events []recordedEvent) []string {
-	out := make([]string, len(events))
-	for i, e := range events {
-		out[i] = e.String()
-	}
-	return out
-}
+// canonical is canonicalCalls for this pod.
+func (p *upstreamPod) canonical(calls []criCall) []criCall { return canonicalCalls(p.pod, calls) }
 
 // diffLines fails t with both lists when they differ.
 func diffLines(t testing.TB, what string, got, want []string) {
@@ -727,13 +603,4 @@ func (p *upstreamPod) run(steps []upstreamStep) []upstreamSync {
 		out = append(out, p.sync(s.RestartingAll))
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

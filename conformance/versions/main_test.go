@@ -63,7 +63,12 @@ var report = struct {
 	rows     map[[2]string][2]int // minor, property -> inputs, mismatches
 	excluded map[[3]string]int    // minor, property, documented difference -> inputs
 	notRun   map[[2]string]string // minor, property -> why
-}{rows: map[[2]string][2]int{}, excluded: map[[3]string]int{}, notRun: map[[2]string]string{}}
+	// classes are the mismatches of a property by class, with an example
+	// of each (the shortest seen).
+	classes  map[[3]string]int    // minor, property, class -> mismatches
+	examples map[[3]string]string // minor, property, class -> example
+}{rows: map[[2]string][2]int{}, excluded: map[[3]string]int{}, notRun: map[[2]string]string{},
+	classes: map[[3]string]int{}, examples: map[[3]string]string{}}
 
 // record notes the outcome of one property against one minor.
 func record(minor, property string, inputs, mismatches int) {
@@ -82,12 +87,26 @@ func exclude(minor, property, difference string) {
 	report.excluded[[3]string{minor, property, difference}]++
 }
 
+// classify notes a mismatch of a property in a class, with its example.
+func classify(minor, property, class, example string) {
+	report.Lock()
+	defer report.Unlock()
+	k := [3]string{minor, property, class}
+	report.classes[k]++
+	if old, ok := report.examples[k]; !ok || len(example) < len(old) {
+		report.examples[k] = example
+	}
+}
+
 // notRun notes a property that cannot run against a minor, and why.
 func notRun(minor, property, why string) {
 	report.Lock()
 	defer report.Unlock()
 	report.notRun[[2]string{minor, property}] = why
 }
+
+// checksExplicit is whether -rapid.checks was given on the command line.
+var checksExplicit bool
 
 func checks() int {
 	n, _ := strconv.Atoi(flag.Lookup("rapid.checks").Value.String())
@@ -96,9 +115,8 @@ func checks() int {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
-	if !explicit {
+	flag.Visit(func(f *flag.Flag) { checksExplicit = checksExplicit || f.Name == "rapid.checks" })
+	if !checksExplicit {
 		if err := flag.Set("rapid.checks", strconv.Itoa(minChecks)); err != nil {
 			panic(err)
 		}
@@ -164,6 +182,20 @@ func printSection(u *upstream) {
 	for _, n := range not {
 		fmt.Printf("%-76s %8s %10s  %s\n", n, "not run", "", report.notRun[[2]string{u.minor.dir, n}])
 	}
+	var cl [][3]string
+	for k := range report.classes {
+		if k[0] == u.minor.dir {
+			cl = append(cl, k)
+		}
+	}
+	sort.Slice(cl, func(i, j int) bool { return cl[i][1] < cl[j][1] || cl[i][1] == cl[j][1] && cl[i][2] < cl[j][2] })
+	if len(cl) > 0 {
+		fmt.Printf("mismatches by class (counted in the mismatches above), each with its shortest example\n")
+		for _, k := range cl {
+			fmt.Printf("%-76s %8s %10d  %s\n", k[1], "", report.classes[k], k[2])
+			fmt.Printf("\t%s\n", strings.ReplaceAll(report.examples[k], "\n", "\n\t"))
+		}
+	}
 	var ex [][3]string
 	for k := range report.excluded {
 		if k[0] == u.minor.dir {
@@ -172,7 +204,7 @@ func printSection(u *upstream) {
 	}
 	sort.Slice(ex, func(i, j int) bool { return ex[i][1] < ex[j][1] || ex[i][1] == ex[j][1] && ex[i][2] < ex[j][2] })
 	if len(ex) > 0 {
-		fmt.Printf("not compared (documented differences, README \"Faithfulness\")\n")
+		fmt.Printf("not compared (documented differences, README \"Faithfulness\"; pods the release's API server refuses)\n")
 		for _, k := range ex {
 			fmt.Printf("%-76s %8d  %s\n", k[1], report.excluded[k], k[2])
 		}

@@ -18,6 +18,10 @@ type request struct {
 	Runtime    []runtimeContainer             `json:"runtime,omitempty"`
 	Container  *v1.Container                  `json:"container,omitempty"`
 	Exit       int32                          `json:"exit,omitempty"`
+	Session    int                            `json:"session,omitempty"`
+	Step       *lifecycleStep                 `json:"step,omitempty"`
+	Terminate  bool                           `json:"terminate,omitempty"`
+	Grace      *int64                         `json:"grace,omitempty"`
 }
 
 type response struct {
@@ -32,4 +36,9 @@ type response struct {
 	Row                *kubectlRow       `json:"row,omitempty"`
 	Conditions         []v1.PodCondition `json:"conditions,omitempty"`
 	Restart            bool              `json:"restart,omitempty"`
+	Session            int               `json:"session,omitempty"`
+	Calls              []criCall         `json:"calls,omitempty"`
+	Events             []recordedEvent   `json:"events,omitempty"`
+	Running            []string          `json:"running,omitempty"`
+	Refused            string            `json:"refused,omitempty"`
 }

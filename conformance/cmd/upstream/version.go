@@ -1,11 +1,25 @@
 package main
 
 import (
+	"context"
+	"time"
+
+	cadvisorapi "github.com/google/cadvisor/lib/model"
+	"go.opentelemetry.io/otel/trace/noop"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/klog/v2"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
 	"k8s.io/kubernetes/pkg/features"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	"k8s.io/kubernetes/pkg/kubelet/cm"
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
+	containertest "k8s.io/kubernetes/pkg/kubelet/container/testing"
+	"k8s.io/kubernetes/pkg/kubelet/kuberuntime"
+	"k8s.io/kubernetes/pkg/kubelet/logs"
 	"k8s.io/kubernetes/pkg/kubelet/status"
 )
 
@@ -41,3 +55,68 @@ func restartingCondition(pod *v1.Pod, runtime *kubecontainer.PodStatus, old *v1.
 	}
 	return status.GenerateAllContainersRestartingCondition(pod, runtime, old, phase), true
 }
+
+// newRuntimeManager is the release's NewKubeGenericRuntimeManager over the
+// fakes of d, on a node of 16 cores and 32 GiB with default configuration.
+func newRuntimeManager(ctx context.Context, d runtimeDeps) (kuberuntime.KubeGenericRuntime, error) {
+	m, _, err := kuberuntime.NewKubeGenericRuntimeManager(
+		ctx,
+		d.recorder,
+		d.liveness, d.readiness, d.startup,
+		d.root,         // rootDirectory: seccomp profiles, pull records, actuated state
+		d.root+"/pods", // podLogsDirectory: empty, so restart counts come from the runtime
+		&cadvisorapi.MachineInfo{MemoryCapacity: 32 << 30, NumCores: 16},
+		podStates{},
+		110, // maxPods
+		&containertest.FakeOS{},
+		&containertest.FakeRuntimeHelper{},
+		hookHTTP{},
+		d.imageBackOff,
+		false, // serializeImagePulls
+		nil,   // maxParallelImagePulls: no limit
+		0, 0,  // imagePullQPS, imagePullBurst: no throttling
+		string(kubeletconfig.NeverVerifyPreloadedImages), nil,
+		"", "", // no credential provider plugins
+		nil,   // singleProcessOOMKill
+		false, // cpuCFSQuota
+		metav1.Duration{Duration: 100 * time.Millisecond},
+		nil, // defaultPodSysctls
+		d.runtime,
+		d.images,
+		cm.NewFakeContainerManager(klog.FromContext(ctx)),
+		logs.NewStubContainerLogManager(),
+		nil,       // runtimeClassManager: pods name no runtime class
+		false, "", // seccompDefault, memorySwapBehavior
+		allocatable,
+		nil, "", // memoryThrottlingFactor, memoryReservationPolicy
+		podStates{}, // podPullingTimeRecorder
+		noop.NewTracerProvider(),
+		nil, nil, // tokenManager, getServiceAccount: no credential provider plugins
+		nil, // podInitContainerTimeRecorder
+	)
+	return m, err
+}
+
+func allocatable() v1.ResourceList {
+	return v1.ResourceList{v1.ResourceMemory: resource.MustParse("32Gi"), v1.ResourceCPU: resource.MustParse("16")}
+}
+
+// syncPod is the manager's SyncPod with the crash-loop back-off, the
+// AllContainersRestarting condition false.
+func syncPod(ctx context.Context, m kuberuntime.KubeGenericRuntime, pod *v1.Pod, status *kubecontainer.PodStatus, backOff *flowcontrol.Backoff) kubecontainer.PodSyncResult {
+	return m.SyncPod(ctx, pod, status, nil, backOff, false)
+}
+
+func podStatus(ctx context.Context, m kuberuntime.KubeGenericRuntime, pod *kubecontainer.Pod) (*kubecontainer.PodStatus, error) {
+	return m.GetPodStatus(ctx, pod)
+}
+
+// initializeActuated is what the kubelet does before SyncPod in 1.37: it
+// records the pod's resources as actuated.
+func initializeActuated(ctx context.Context, m kuberuntime.KubeGenericRuntime, pod *v1.Pod) {
+	m.InitializeActuatedPod(klog.FromContext(ctx), pod)
+}
+
+// refused is empty: the pods the podlifecycle histories draw are valid in
+// this release once createdPod dropped what its gates turn off.
+func refused(*v1.Pod) string { return "" }

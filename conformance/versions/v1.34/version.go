@@ -3,7 +3,21 @@
 package main
 
 import (
+	"context"
+	"time"
+
 	"fmt"
+	cadvisorapi "github.com/google/cadvisor/info/v1"
+	"go.opentelemetry.io/otel/trace/noop"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/kubernetes/pkg/kubelet/allocation"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	"k8s.io/kubernetes/pkg/kubelet/cm"
+	containertest "k8s.io/kubernetes/pkg/kubelet/container/testing"
+	"k8s.io/kubernetes/pkg/kubelet/kuberuntime"
+	"k8s.io/kubernetes/pkg/kubelet/logs"
 
 	v1 "k8s.io/api/core/v1"
 	podutil "k8s.io/kubernetes/pkg/api/v1/pod"
@@ -42,3 +56,69 @@ func observedGeneration(old *v1.PodStatus, generation int64, t v1.PodConditionTy
 func restartingCondition(*v1.Pod, *kubecontainer.PodStatus, *v1.PodStatus, v1.PodPhase) (v1.PodCondition, bool) {
 	return v1.PodCondition{}, false
 }
+
+// newRuntimeManager is the release's NewKubeGenericRuntimeManager over the
+// fakes of d, on a node of 16 cores and 32 GiB with default configuration.
+// v1.34.4 takes the allocation manager (an in-memory one, without the
+// managers it would notify).
+func newRuntimeManager(ctx context.Context, d runtimeDeps) (kuberuntime.KubeGenericRuntime, error) {
+	m, _, err := kuberuntime.NewKubeGenericRuntimeManager(
+		ctx,
+		d.recorder,
+		d.liveness, d.readiness, d.startup,
+		d.root,         // rootDirectory
+		d.root+"/pods", // podLogsDirectory: empty, so restart counts come from the runtime
+		&cadvisorapi.MachineInfo{MemoryCapacity: 32 << 30, NumCores: 16},
+		podStates{},
+		110, // maxPods
+		&containertest.FakeOS{},
+		&containertest.FakeRuntimeHelper{},
+		hookHTTP{},
+		d.imageBackOff,
+		false, // serializeImagePulls
+		nil,   // maxParallelImagePulls: no limit
+		0, 0,  // imagePullQPS, imagePullBurst: no throttling
+		string(kubeletconfig.NeverVerifyPreloadedImages), nil,
+		"", "", // no credential provider plugins
+		nil,   // singleProcessOOMKill
+		false, // cpuCFSQuota
+		metav1.Duration{Duration: 100 * time.Millisecond},
+		d.runtime,
+		d.images,
+		cm.NewFakeContainerManager(),
+		logs.NewStubContainerLogManager(),
+		nil, // runtimeClassManager: pods name no runtime class
+		allocation.NewInMemoryManager(nil, nil, nil, nil, nil, nil),
+		false, "", // seccompDefault, memorySwapBehavior
+		allocatable,
+		0.9,         // memoryThrottlingFactor: the kubelet's default
+		podStates{}, // podPullingTimeRecorder
+		noop.NewTracerProvider(),
+		nil, nil, // tokenManager, getServiceAccount: no credential provider plugins
+	)
+	return m, err
+}
+
+func allocatable() v1.ResourceList {
+	return v1.ResourceList{v1.ResourceMemory: resource.MustParse("32Gi"), v1.ResourceCPU: resource.MustParse("16")}
+}
+
+// syncPod is the manager's SyncPod with the crash-loop back-off (the
+// release has no restartAllContainers argument).
+func syncPod(ctx context.Context, m kuberuntime.KubeGenericRuntime, pod *v1.Pod, status *kubecontainer.PodStatus, backOff *flowcontrol.Backoff) kubecontainer.PodSyncResult {
+	return m.SyncPod(ctx, pod, status, nil, backOff)
+}
+
+// podStatus is GetPodStatus, which takes the pod's UID, name and namespace
+// before 1.36.
+func podStatus(ctx context.Context, m kuberuntime.KubeGenericRuntime, pod *kubecontainer.Pod) (*kubecontainer.PodStatus, error) {
+	return m.GetPodStatus(ctx, pod.ID, pod.Name, pod.Namespace)
+}
+
+// initializeActuated: the kubelet of this release calls nothing on the
+// manager before SyncPod (InitializeActuatedPod came in 1.37).
+func initializeActuated(context.Context, kuberuntime.KubeGenericRuntime, *v1.Pod) {}
+
+// refused is empty: the pods the podlifecycle histories draw are valid in
+// this release once createdPod dropped what its gates turn off.
+func refused(*v1.Pod) string { return "" }

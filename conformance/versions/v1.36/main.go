@@ -11,9 +11,11 @@
 // not know is dropped, as its API server drops it) and gives the upstream
 // result: the pod table row of pkg/printers/internalversion, the conditions
 // of pkg/kubelet/status's generators assembled in generateAPIPodStatus's
-// order, or ContainerShouldRestart's decision.
+// order, ContainerShouldRestart's decision, or the runtime calls of the
+// kuberuntime manager's SyncPod and KillPod over a history (lifecycle.go).
 //
-// This directory is the source of every release's copy: main.go is shared,
+// This directory is the source of every release's copy: main.go and
+// lifecycle.go are shared,
 // version.go is the v1.37.2 shim and testdata/<minor>/version.go the other
 // releases' (the APIs whose signatures or presence differ). The copies under
 // conformance/versions/ are written by `go run ./internal/cmd/genversions`
@@ -41,8 +43,9 @@ import (
 	utilpod "k8s.io/kubernetes/pkg/util/pod"
 )
 
-// request is one question. Op is "info", "print", "conditions" or
-// "restart".
+// request is one question. Op is "info", "print", "conditions",
+// "restart", or one of the podlifecycle comparison's "lifecycle-new",
+// "lifecycle-step" and "lifecycle-end" (lifecycle.go).
 type request struct {
 	Op string `json:"op"`
 	// RestartAll is the RestartAllContainersOnContainerExits gate for
@@ -63,6 +66,14 @@ type request struct {
 	// "restart".
 	Container *v1.Container `json:"container,omitempty"`
 	Exit      int32         `json:"exit,omitempty"`
+
+	// Session is the history of "lifecycle-step" and "lifecycle-end";
+	// Step its changes before the sync, Terminate runs KillPod with Grace
+	// as the override instead of SyncPod.
+	Session   int            `json:"session,omitempty"`
+	Step      *lifecycleStep `json:"step,omitempty"`
+	Terminate bool           `json:"terminate,omitempty"`
+	Grace     *int64         `json:"grace,omitempty"`
 }
 
 // runtimeContainer is one container as the runtime lists it: State is
@@ -93,6 +104,16 @@ type response struct {
 	Row        *row              `json:"row,omitempty"`
 	Conditions []v1.PodCondition `json:"conditions,omitempty"`
 	Restart    bool              `json:"restart,omitempty"`
+
+	// lifecycle: the session, the runtime calls and events of the sync,
+	// and the containers whose newest instance runs after it.
+	Session int             `json:"session,omitempty"`
+	Calls   []criCall       `json:"calls,omitempty"`
+	Events  []recordedEvent `json:"events,omitempty"`
+	Running []string        `json:"running,omitempty"`
+	// Refused says why the release's API server refuses a lifecycle-new
+	// pod.
+	Refused string `json:"refused,omitempty"`
 }
 
 // row is the printer's row: the cells after NAME and the Completed row
@@ -155,6 +176,8 @@ func answer(gen *printers.HumanReadableGenerator, req *request) response {
 			return response{Error: err.Error()}
 		}
 		return response{Pod: req.Pod, Container: req.Container, Restart: restart}
+	case "lifecycle-new", "lifecycle-step", "lifecycle-end":
+		return lifecycle(req)
 	}
 	return response{Error: fmt.Sprintf("unknown op %q", req.Op)}
 }

@@ -6,15 +6,17 @@
 //	go run ./internal/cmd/genversions -check   # fail when a file is stale
 //
 // For each minor before 1.37 it writes conformance/versions/v1.N/, the
-// module of the upstream answering command for that release: main.go, a copy
-// of conformance/cmd/upstream/main.go; version.go, a copy of that release's
-// hand-written shim conformance/cmd/upstream/testdata/v1.N/version.go; and,
-// when -tidy is given or the module has none yet, a go.mod that requires
-// k8s.io/kubernetes at the release with its staging modules replaced by
-// their published versions, completed with go.sum by `go mod tidy`. It
-// also copies the input generators conformance/gen_test.go and
-// conformance/cases_test.go into the driver module conformance/versions,
-// which runs the properties against every release's command.
+// module of the upstream answering command for that release: main.go and
+// lifecycle.go, copies of conformance/cmd/upstream's; version.go, a copy of
+// that release's hand-written shim
+// conformance/cmd/upstream/testdata/v1.N/version.go; and, when -tidy is
+// given or the module has none yet, a go.mod that requires k8s.io/kubernetes
+// at the release with its staging modules replaced by their published
+// versions, completed with go.sum by `go mod tidy`. It also copies the input
+// generators conformance/gen_test.go and conformance/cases_test.go, and the
+// podlifecycle history conformance/lifecycle_history_test.go, into the
+// driver module conformance/versions, which runs the properties against
+// every release's command.
 //
 // -check regenerates the copies in memory and compares them with the files,
 // and checks that each go.mod requires and replaces what it should; it runs
@@ -132,19 +134,25 @@ type file struct {
 // generated returns every copied file with its content.
 func generated() ([]file, error) {
 	var files []file
-	main, err := copied(filepath.Join(source, "main.go"), "")
-	if err != nil {
-		return nil, err
+	var shared []file
+	for _, name := range []string{"main.go", "lifecycle.go"} {
+		data, err := copied(filepath.Join(source, name), "")
+		if err != nil {
+			return nil, err
+		}
+		shared = append(shared, file{name, data})
 	}
 	for _, r := range releases {
 		shim, err := copied(filepath.Join(source, "testdata", r.dir, "version.go"), "")
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, file{filepath.Join(versions, r.dir, "main.go"), main},
-			file{filepath.Join(versions, r.dir, "version.go"), shim})
+		for _, f := range shared {
+			files = append(files, file{filepath.Join(versions, r.dir, f.path), f.data})
+		}
+		files = append(files, file{filepath.Join(versions, r.dir, "version.go"), shim})
 	}
-	for _, name := range []string{"gen_test.go", "cases_test.go"} {
+	for _, name := range []string{"gen_test.go", "cases_test.go", "lifecycle_history_test.go"} {
 		data, err := copied(filepath.Join("conformance", name), "versions")
 		if err != nil {
 			return nil, err
