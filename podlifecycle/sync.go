@@ -88,6 +88,19 @@ func (m *Machine) containerPolicy(c *ctr) (v1.ContainerRestartPolicy, bool) {
 	return *c.spec.RestartPolicy, true
 }
 
+// restarts reports whether c, exited with exitCode, runs again: the
+// kubelet asks ContainerShouldRestart (the container's own policy and rules,
+// then the pod's) only when ContainerRestartRules is on, and the pod's
+// restartPolicy alone when it is off, even for a container whose policy and
+// rules the API server kept (it drops them on create with the gate off, but
+// keeps them on an update of a pod that had them).
+func (m *Machine) restarts(c *ctr, exitCode int32) bool {
+	if !m.opts.Features.ContainerRestartRules {
+		return m.opts.Features.ShouldRestart(m.spec, nil, exitCode)
+	}
+	return m.opts.Features.ShouldRestart(m.spec, c.spec, exitCode)
+}
+
 // sandboxCheck is section 2 step 2 / 3.1: whether a new sandbox is needed
 // and its attempt.
 func (m *Machine) sandboxCheck() (bool, uint32) {
@@ -169,7 +182,7 @@ func (m *Machine) computePodActions() {
 			case n == nil || n.state != containerstate.RuntimeExited:
 				restart = true
 			default:
-				restart = m.opts.Features.ShouldRestart(m.spec, c.spec, n.exitCode)
+				restart = m.restarts(c, n.exitCode)
 			}
 			if restart {
 				p.toStart = append(p.toStart, c.index)
@@ -410,7 +423,7 @@ func (m *Machine) planInit(p *plan) bool {
 				break
 			}
 			if a.exitCode != 0 || a.reason == containerstate.ReasonOOMKilled {
-				if m.opts.Features.ShouldRestart(m.spec, c.spec, a.exitCode) {
+				if m.restarts(c, a.exitCode) {
 					p.initToStart = addSorted(p.initToStart, i)
 					break
 				}

@@ -425,3 +425,71 @@ func readiness(s *sim) (ready, podReady bool) {
 	}
 	return st.ContainerStatuses[0].Ready, conditionTrue(st, v1.PodReady)
 }
+
+// TestRestartDecisionFollowsGate is spec/podlifecycle.md section 14 (the
+// ContainerRestartRules row) on sections 3.5 and 3.6: with the gate off, as
+// in the 1.34 profile, the restart of an exited container is the pod's
+// restartPolicy alone, even when the container kept its own restartPolicy
+// and rules (an update of a pod that had them): the pod's OnFailure
+// restarts it in its sandbox after the back-off. Judged by its own Never,
+// nothing would restart it: the sandbox would be killed and made again
+// (section 3.7, then 3.3), and an init container's failure would kill the
+// pod. With the gate on, its own Never holds and the pod fails (the
+// container exited 2), so nothing more runs.
+func TestRestartDecisionFollowsGate(t *testing.T) {
+	never := func(c *v1.Container) {
+		c.RestartPolicy = ptr(v1.ContainerRestartPolicyNever)
+		c.RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestart,
+			ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{0}}}}
+	}
+	for _, tc := range []struct {
+		name  string
+		v     kubeversion.Version
+		init  bool
+		start int // starts of the container that exits 2
+		kills int // sandbox kills: the failed pod's, with the gate on
+	}{
+		{"regular, gate off (1.34): the pod's OnFailure restarts it", kubeversion.V1_34, false, 2, 0},
+		{"regular, gate on (1.35): its own Never keeps it down", kubeversion.V1_35, false, 1, 1},
+		{"regular, gate on (1.37)", kubeversion.V1_37, false, 1, 1},
+		{"init, gate off (1.34): the pod's OnFailure restarts it", kubeversion.V1_34, true, 2, 0},
+		{"init, gate on (1.37): its own Never fails the pod", kubeversion.V1_37, true, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := onePod("app:1")
+			pod.Spec.RestartPolicy = v1.RestartPolicyOnFailure
+			name := pod.Spec.Containers[0].Name
+			if tc.init {
+				name = "init"
+				pod.Spec.InitContainers = []v1.Container{{Name: name, Image: "init:1"}}
+				never(&pod.Spec.InitContainers[0])
+			} else {
+				never(&pod.Spec.Containers[0])
+			}
+			s := newSim(t, pod, DefaultOptionsFor(tc.v))
+			s.settle()
+			s.exit(name, 2)
+			s.settle()
+			s.now = s.now.Add(containerstate.CrashLoopInitial + time.Second)
+			s.settle()
+			starts, sandboxes, sandboxKills := 0, 0, 0
+			for _, r := range s.all {
+				for _, a := range r.Actions {
+					switch {
+					case a.Kind == StartContainer && a.Container == name:
+						starts++
+					case a.Kind == CreateSandbox:
+						sandboxes++
+					case a.Kind == KillSandbox:
+						sandboxKills++
+					}
+				}
+			}
+			if starts != tc.start || sandboxes != 1 || sandboxKills != tc.kills {
+				last := s.all[len(s.all)-1]
+				t.Errorf("%d starts of %s, %d sandboxes made, %d killed; want %d starts in one sandbox, killed %d times (last actions %v)",
+					starts, name, sandboxes, sandboxKills, tc.start, tc.kills, actionsOf(&last))
+			}
+		})
+	}
+}
