@@ -3,8 +3,10 @@ package conformance
 import (
 	"errors"
 	"flag"
+	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -56,12 +58,12 @@ func (r inProcess) apply(s lifecycleStep) error {
 
 func (r inProcess) sync() (lifecycleSync, error) {
 	u := r.p.sync(false)
-	return lifecycleSync{Calls: u.Calls, Events: u.Events}, nil
+	return lifecycleSync{Calls: u.Calls, Events: u.Events, Wall: u.Wall}, nil
 }
 
 func (r inProcess) terminate(grace *int64) (lifecycleSync, error) {
 	u := r.p.terminate(grace)
-	return lifecycleSync{Calls: u.Calls, Events: u.Events}, nil
+	return lifecycleSync{Calls: u.Calls, Events: u.Events, Wall: u.Wall}, nil
 }
 
 // running lists the containers whose newest instance runs in the fake
@@ -87,10 +89,13 @@ func TestLifecycleMatchesUpstream(tt *testing.T) {
 		n = lifecycleChecks
 		setChecks(t, n)
 	}
-	inputs, compared, mismatches, rawOrder := 0, 0, 0, 0
+	inputs, compared, mismatches, rawOrder, wallGrace := 0, 0, 0, 0, 0
 	defer func() {
 		record(lifecycleProperty, compared+mismatches, mismatches)
 		record(lifecycleProperty+": raw order differed (kill goroutines, ContainersToKill map, init container name set)", rawOrder, 0)
+		if wallGrace > 0 {
+			record(lifecycleWallGrace, wallGrace, 0)
+		}
 	}()
 	rapid.Check(t, func(t *rapid.T) {
 		inputs++
@@ -104,6 +109,9 @@ func TestLifecycleMatchesUpstream(tt *testing.T) {
 		compared++
 		if out.rawOrder {
 			rawOrder++
+		}
+		if out.wallGrace {
+			wallGrace++
 		}
 	})
 	if inputs < n {
@@ -121,4 +129,35 @@ func setChecks(t *testing.T, n int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = flag.Set("rapid.checks", old) })
+}
+
+// TestWallClockGrace: a StopContainer grace of the manager that is shorter
+// than the machine's by no more than the whole seconds its call took on the
+// wall clock counts as the machine's; any other difference stays.
+func TestWallClockGrace(t *testing.T) {
+	stop := func(name string, attempt uint32, timeout int64) criCall {
+		return criCall{Op: "StopContainer", Name: name, Attempt: attempt, Timeout: timeout}
+	}
+	machine := []criCall{stop("app", 0, 30), {Op: "ExecSync", Name: "app"}, stop("side", 1, 5)}
+	for _, tc := range []struct {
+		name     string
+		upstream []criCall
+		wall     time.Duration
+		want     []criCall // nil: nothing shortened
+	}{
+		{"a second's hook took one second off", []criCall{stop("app", 0, 29), stop("side", 1, 5)}, 1500 * time.Millisecond,
+			[]criCall{stop("app", 0, 30), stop("side", 1, 5)}},
+		{"under a second of wall clock explains nothing", []criCall{stop("app", 0, 29)}, 999 * time.Millisecond, nil},
+		{"more seconds off than the call took", []criCall{stop("app", 0, 27)}, 2 * time.Second, nil},
+		{"a longer grace is never the wall clock", []criCall{stop("app", 0, 31)}, 5 * time.Second, nil},
+		{"another attempt of the container", []criCall{stop("side", 0, 4)}, 5 * time.Second, nil},
+		{"down to the minimum", []criCall{stop("side", 1, 2)}, 3 * time.Second, []criCall{stop("side", 1, 5)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := wallClockGrace(machine, tc.upstream, tc.wall)
+			if !slices.Equal(callStrings(got), callStrings(tc.want)) || (got == nil) != (tc.want == nil) {
+				t.Errorf("wallClockGrace = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }

@@ -56,6 +56,9 @@ type upstreamSync struct {
 	Failures []string
 	// Err is KillPod's error, or the sync result's aggregate error.
 	Err error
+	// Wall is the wall-clock time the manager's call took (see
+	// lifecycleSync).
+	Wall time.Duration
 }
 
 // pullDuration matches the measured durations of the Pulled event, the
@@ -398,8 +401,9 @@ func (p *upstreamPod) sync(restartingAll bool) upstreamSync {
 	status := p.status()
 	p.cri.take() // the status reads
 	p.events.take()
+	began := time.Now()
 	result := p.manager.SyncPod(p.ctx, p.pod, status, nil, p.backOff, restartingAll)
-	out := upstreamSync{Calls: p.cri.take(), Events: p.events.take(), Err: result.Error()}
+	out := upstreamSync{Calls: p.cri.take(), Events: p.events.take(), Err: result.Error(), Wall: time.Since(began)}
 	for _, r := range result.SyncResults {
 		if r.Error != nil {
 			out.Failures = append(out.Failures, fmt.Sprintf("%s %v: %v: %s", r.Action, r.Target, r.Error, r.Message))
@@ -417,8 +421,9 @@ func (p *upstreamPod) terminate(grace *int64) upstreamSync {
 	p.cri.take()
 	p.events.take()
 	running := kubecontainer.ConvertPodStatusToRunningPod(p.manager.Type(), status)
+	began := time.Now()
 	err := p.manager.KillPod(p.ctx, p.pod, running, grace)
-	return upstreamSync{Calls: p.cri.take(), Events: p.events.take(), Err: err}
+	return upstreamSync{Calls: p.cri.take(), Events: p.events.take(), Err: err, Wall: time.Since(began)}
 }
 
 // advance moves the virtual clock on.

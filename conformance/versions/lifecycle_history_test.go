@@ -30,6 +30,11 @@ import (
 
 const lifecycleProperty = "podlifecycle Step vs kuberuntime SyncPod/KillPod (calls, kill messages)"
 
+// lifecycleWallGrace is the report's row of the compared histories in
+// which the manager shortened a grace by wall-clock time
+// (lifecycleSync.Wall, wallClockGrace).
+const lifecycleWallGrace = lifecycleProperty + ": a grace shortened by the wall clock (slow preStop hook or turn to stop)"
+
 // lifecycleChecks is how many histories the property draws by default: each
 // history builds a kuberuntime manager, so it runs fewer inputs than the
 // cheap properties' minChecks. Every history is compared; at least
@@ -330,6 +335,10 @@ func defaultTag(image string) string {
 // lifecycleOutcome is what one history did on the comparison.
 type lifecycleOutcome struct {
 	rawOrder bool // the raw calls or events differed only in order
+	// wallGrace: a StopContainer grace of the manager was shorter than
+	// the machine's by no more than the whole seconds of wall-clock time
+	// the manager's call took (lifecycleSync.Wall), and counted as equal.
+	wallGrace bool
 	// On a difference: the step, the machine's view of the runtime when
 	// its sync began (after the step's exits), and the canonical calls of
 	// both sides when the calls differed.
@@ -403,6 +412,15 @@ type lifecycleRuntime interface {
 type lifecycleSync struct {
 	Calls  []criCall
 	Events []recordedEvent
+	// Wall is the wall-clock time the manager's call took. The manager
+	// takes the whole seconds that a container's preStop hook and its wait
+	// for its turn to stop (sidecars after the regular containers) took on
+	// the wall clock off that container's StopContainer grace
+	// (kuberuntime_container.go executePreStopHook, killContainer;
+	// kuberuntime_termination_order.go waitForTurn), down to its 2 s
+	// minimum: on a machine slow enough for a sync to take a second, a
+	// grace comes out shorter than the virtual clock says.
+	Wall time.Duration
 }
 
 // lifecycleHistory draws a pod and a history with t and runs both sides:
@@ -427,7 +445,11 @@ func lifecycleHistory(t *rapid.T, opts podlifecycle.Options, start func(*v1.Pod)
 		return fmt.Errorf("%s\nhistory:\n\t%s\n%s: %s differs:\npodlifecycle:\n\t%s\nkuberuntime:\n\t%s",
 			describeLifecyclePod(pod), strings.Join(log, "\n\t"), step, what, strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
 	}
-	compare := func(step string, mc []criCall, me []recordedEvent, uc []criCall, ue []recordedEvent) error {
+	compare := func(step string, mc []criCall, me []recordedEvent, u lifecycleSync) error {
+		uc, ue := u.Calls, u.Events
+		if shortened := wallClockGrace(mc, uc, u.Wall); shortened != nil {
+			uc, out.wallGrace = shortened, true
+		}
 		mcs, ucs := callStrings(canonicalCalls(pod, mc)), callStrings(canonicalCalls(pod, uc))
 		if !slices.Equal(mcs, ucs) {
 			out.machineCalls, out.upstreamCalls = canonicalCalls(pod, mc), canonicalCalls(pod, uc)
@@ -584,7 +606,7 @@ func lifecycleHistory(t *rapid.T, opts podlifecycle.Options, start func(*v1.Pod)
 				}
 				mc, me = append(mc, c...), append(me, e...)
 			}
-			if err := compare(name, mc, me, u.Calls, u.Events); err != nil {
+			if err := compare(name, mc, me, u); err != nil {
 				return out, err
 			}
 			if mp.state != podlifecycle.Syncing {
@@ -618,7 +640,7 @@ func lifecycleHistory(t *rapid.T, opts podlifecycle.Options, start func(*v1.Pod)
 			return out, fail(name, "Step", []string{err.Error()}, nil)
 		}
 		mc, me = append(mc, c...), append(me, e...)
-		if err := compare(name, mc, me, u.Calls, u.Events); err != nil {
+		if err := compare(name, mc, me, u); err != nil {
 			return out, err
 		}
 		break
@@ -795,6 +817,44 @@ func sortRuns[T any](s []T, in func(T) bool, less func(a, b T) bool) {
 }
 
 // callStrings prints calls one per element, for comparisons and failures.
+// wallClockGrace returns upstream with each StopContainer grace that is
+// shorter than the machine's for the same instance by at most the whole
+// seconds of wall (the time the manager's call took on the wall clock, see
+// lifecycleSync) set to the machine's; nil when there is none. The machine
+// has no wall clock: its grace is the one the manager gives when hooks and
+// waits take no time.
+func wallClockGrace(machine, upstream []criCall, wall time.Duration) []criCall {
+	slack := int64(wall / time.Second)
+	if slack == 0 {
+		return nil
+	}
+	type instance struct {
+		name    string
+		attempt uint32
+	}
+	want := map[instance]int64{}
+	for _, c := range machine {
+		if c.Op == "StopContainer" {
+			want[instance{c.Name, c.Attempt}] = c.Timeout
+		}
+	}
+	var out []criCall
+	for i, c := range upstream {
+		if c.Op != "StopContainer" {
+			continue
+		}
+		w, ok := want[instance{c.Name, c.Attempt}]
+		if !ok || c.Timeout >= w || w-c.Timeout > slack {
+			continue
+		}
+		if out == nil {
+			out = append([]criCall(nil), upstream...)
+		}
+		out[i].Timeout = w
+	}
+	return out
+}
+
 func callStrings(calls []criCall) []string {
 	out := make([]string, len(calls))
 	for i, c := range calls {

@@ -88,7 +88,7 @@ func (r *remote) ask(terminate bool, grace *int64) (lifecycleSync, error) {
 		return lifecycleSync{}, err
 	}
 	r.held, r.run = resp.Pod, resp.Running
-	return lifecycleSync{Calls: resp.Calls, Events: resp.Events}, nil
+	return lifecycleSync{Calls: resp.Calls, Events: resp.Events, Wall: resp.Wall}, nil
 }
 
 func (r *remote) close() {
@@ -126,10 +126,13 @@ func TestLifecycleMatchesUpstream(t *testing.T) {
 				setChecks(t, n)
 			}
 			opts := podlifecycle.DefaultOptionsFor(u.minor.profile)
-			inputs, compared, mismatches, unclassified, rawOrder := 0, 0, 0, 0, 0
+			inputs, compared, mismatches, unclassified, rawOrder, wallGrace := 0, 0, 0, 0, 0, 0
 			defer func() {
 				record(u.minor.dir, lifecycleProperty, inputs, mismatches)
 				record(u.minor.dir, lifecycleProperty+": raw order differed (kill goroutines, ContainersToKill map, init container name set)", rawOrder, 0)
+				if wallGrace > 0 {
+					record(u.minor.dir, lifecycleWallGrace, wallGrace, 0)
+				}
 			}()
 			rapid.Check(t, func(t *rapid.T) {
 				var pod *v1.Pod
@@ -160,6 +163,9 @@ func TestLifecycleMatchesUpstream(t *testing.T) {
 				compared++
 				if out.rawOrder {
 					rawOrder++
+				}
+				if out.wallGrace {
+					wallGrace++
 				}
 			})
 			if unclassified > 0 {

@@ -1,6 +1,8 @@
 package versions
 
 import (
+	"time"
+
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -40,5 +42,6 @@ type response struct {
 	Calls              []criCall         `json:"calls,omitempty"`
 	Events             []recordedEvent   `json:"events,omitempty"`
 	Running            []string          `json:"running,omitempty"`
+	Wall               time.Duration     `json:"wall,omitempty"`
 	Refused            string            `json:"refused,omitempty"`
 }

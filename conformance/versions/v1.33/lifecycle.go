@@ -126,16 +126,17 @@ func lifecycle(req *request) response {
 		}
 		var calls []criCall
 		var events []recordedEvent
+		var wall time.Duration
 		var err error
 		if req.Terminate {
-			calls, events, err = s.terminate(req.Grace)
+			calls, events, wall, err = s.terminate(req.Grace)
 		} else {
-			calls, events, err = s.sync()
+			calls, events, wall, err = s.sync()
 		}
 		if err != nil {
 			return response{Error: err.Error()}
 		}
-		return response{Session: req.Session, Pod: s.pod, Calls: calls, Events: events, Running: s.running()}
+		return response{Session: req.Session, Pod: s.pod, Calls: calls, Events: events, Running: s.running(), Wall: wall}
 	case "lifecycle-end":
 		if s := sessions[req.Session]; s != nil {
 			os.RemoveAll(s.root)
@@ -445,30 +446,35 @@ func (s *session) status() (*kubecontainer.PodStatus, error) {
 	return status, nil
 }
 
-func (s *session) sync() ([]criCall, []recordedEvent, error) {
+// sync runs SyncPod; wall is the wall-clock time it took (see the
+// response's Wall).
+func (s *session) sync() (calls []criCall, events []recordedEvent, wall time.Duration, err error) {
 	initializeActuated(s.ctx, s.manager, s.pod)
 	status, err := s.status()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	s.cri.take()
 	s.events.take()
+	began := time.Now()
 	syncPod(s.ctx, s.manager, s.pod, status, s.backOff)
-	return s.cri.take(), s.events.take(), nil
+	return s.cri.take(), s.events.take(), time.Since(began), nil
 }
 
-func (s *session) terminate(grace *int64) ([]criCall, []recordedEvent, error) {
+// terminate runs KillPod; wall is the wall-clock time it took.
+func (s *session) terminate(grace *int64) (calls []criCall, events []recordedEvent, wall time.Duration, err error) {
 	status, err := s.status()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	s.cri.take()
 	s.events.take()
 	running := kubecontainer.ConvertPodStatusToRunningPod(s.manager.Type(), status)
 	// KillPod's error is the failed stops and hooks, which the calls
 	// show.
+	began := time.Now()
 	_ = s.manager.KillPod(s.ctx, s.pod, running, grace)
-	return s.cri.take(), s.events.take(), nil
+	return s.cri.take(), s.events.take(), time.Since(began), nil
 }
 
 // newest returns the newest fake container with this name (nil: none).

@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -111,6 +112,12 @@ type response struct {
 	Calls   []criCall       `json:"calls,omitempty"`
 	Events  []recordedEvent `json:"events,omitempty"`
 	Running []string        `json:"running,omitempty"`
+	// Wall is the wall-clock time SyncPod or KillPod took: the manager
+	// takes the whole seconds a preStop hook and a container's wait for
+	// its turn to stop took on the wall clock off that container's
+	// StopContainer grace (executePreStopHook, waitForTurn), so a slow
+	// machine can shorten a grace.
+	Wall time.Duration `json:"wall,omitempty"`
 	// Refused says why the release's API server refuses a lifecycle-new
 	// pod.
 	Refused string `json:"refused,omitempty"`
