@@ -337,49 +337,6 @@ type lifecycleOutcome struct {
 	// the machine's by no more than the whole seconds of wall-clock time
 	// the manager's call took (lifecycleSync.Wall), and counted as equal.
 	wallGrace bool
-	// On a difference: the step, the machine's view of the runtime when
-	// its sync began (after the step's exits), and the canonical calls of
-	// both sides when the calls differed.
-	failedStep                  string
-	state                       runtimeView
-	machineCalls, upstreamCalls []criCall
-}
-
-// runtimeView is what the machine's runtime held at a sync: the
-// containers whose newest instance runs or has exited (never started: in
-// neither), the sandboxes created, and whether the last init container was
-// done by the rule of the kubelets before 1.37 (docs/versions.md PL-V7):
-// a sidecar running and started (no startup probe, or a startup Success
-// set), or a regular init container exited with 0 and still listed.
-type runtimeView struct {
-	running, exited map[string]bool
-	sandboxes       int
-	lastInitDone    bool
-}
-
-// snapshot is the view of the machine's runtime now.
-func (p *machinePod) snapshot(pod *v1.Pod) runtimeView {
-	v := runtimeView{running: map[string]bool{}, exited: map[string]bool{}, sandboxes: len(p.sandboxes)}
-	for name, in := range p.newest {
-		if in.running {
-			v.running[name] = true
-		} else {
-			v.exited[name] = true
-		}
-	}
-	if n := len(pod.Spec.InitContainers); n > 0 {
-		last := pod.Spec.InitContainers[n-1]
-		in := p.newest[last.Name]
-		sidecar := last.RestartPolicy != nil && *last.RestartPolicy == v1.ContainerRestartPolicyAlways
-		switch {
-		case in == nil:
-		case sidecar:
-			v.lastInitDone = in.running && (last.StartupProbe == nil || in.startedOK)
-		default:
-			v.lastInitDone = !in.running && in.exitCode == 0 && !in.removed
-		}
-	}
-	return v
 }
 
 // lifecycleRuntime is the upstream side of a history: the kubelet's
@@ -439,7 +396,6 @@ func lifecycleHistory(t *rapid.T, opts podlifecycle.Options, start func(*v1.Pod)
 	mp := &machinePod{m: m, pod: pod.DeepCopy(), newest: map[string]*machineInstance{}, byID: map[string]*machineInstance{}}
 	var log []string
 	fail := func(step string, what string, got, want []string) error {
-		out.failedStep = step
 		return fmt.Errorf("%s\nhistory:\n\t%s\n%s: %s differs:\npodlifecycle:\n\t%s\nkuberuntime:\n\t%s",
 			describeLifecyclePod(pod), strings.Join(log, "\n\t"), step, what, strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
 	}
@@ -450,7 +406,6 @@ func lifecycleHistory(t *rapid.T, opts podlifecycle.Options, start func(*v1.Pod)
 		}
 		mcs, ucs := callStrings(canonicalCalls(pod, mc)), callStrings(canonicalCalls(pod, uc))
 		if !slices.Equal(mcs, ucs) {
-			out.machineCalls, out.upstreamCalls = canonicalCalls(pod, mc), canonicalCalls(pod, uc)
 			return fail(step, "calls", mcs, ucs)
 		}
 		mes, ues := eventStrings(canonicalEvents(me)), eventStrings(canonicalEvents(upstreamKillings(ue)))
@@ -567,8 +522,6 @@ func lifecycleHistory(t *rapid.T, opts podlifecycle.Options, start func(*v1.Pod)
 		}
 		mp.pullErrs = append(mp.pullErrs, s.PullErrors...)
 		mp.hookErrs = append(mp.hookErrs, s.HookErrors...)
-		// What the runtime holds when this step's sync reads it.
-		out.state = mp.snapshot(pod)
 		if err := up.apply(s); err != nil {
 			return out, fail(name, "upstream runtime", nil, []string{err.Error()})
 		}

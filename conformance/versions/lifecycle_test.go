@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"pgregory.net/rapid"
 
-	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/podlifecycle"
 )
 
@@ -24,20 +23,14 @@ import (
 // counted as a mismatch in its class, the shortest example of each class is
 // kept for the report, and the property goes on, since a mismatch rapid
 // stops at (and its shrinking, which counts its own) tells nothing of how
-// often it happens. A difference on a row of docs/versions.md that
-// podlifecycle does not model yet (PL-V7) is reported so; one that falls
-// on no row fails the test at the end.
+// often it happens. Any difference fails the test at the end.
 
-// classPLV7 is docs/versions.md row PL-V7: before 1.37 the kuberuntime
-// manager counts the pod as initialized only when a regular container is
-// Created or Running in any sandbox and reads init container statuses from
-// every sandbox; 1.37, which podlifecycle follows for every Version, when a
-// regular container is in the current sandbox, in any state.
-const classPLV7 = "PL-V7: pod judged not initialized (every regular container exited, last init container not done), or more than one sandbox"
-
-// classUnclassified is a difference on no row of docs/versions.md: it fails
-// the test.
-const classUnclassified = "unclassified: on no row of docs/versions.md (fails the test)"
+// classDiffers is a history on which podlifecycle with the release's
+// profile and the release's manager differ: it fails the test. Every
+// difference docs/versions.md lists for the lifecycle is modelled (PL-V5,
+// PL-V6, PL-V7 and those of containerstate and podphase), so none is
+// excused.
+const classDiffers = "differs from the release (fails the test)"
 
 // remote is a release's command as the history's lifecycleRuntime. A step's
 // changes go with its sync, in one request.
@@ -95,28 +88,6 @@ func (r *remote) close() {
 	_, _ = r.u.ask(&request{Op: "lifecycle-end", Session: r.session})
 }
 
-// mismatchClass names the documented difference a failed history falls on,
-// or "" when it falls on none. PL-V7: the pod has init containers, the
-// calls differed, and when the sync read the runtime either the pod had had
-// more than one sandbox, or no regular container ran while one had exited
-// (1.37 counts the pod as initialized, the older releases do not) and the
-// last init container was not done by the older rule (which would have
-// marked the pod initialized again).
-func mismatchClass(pod *v1.Pod, out lifecycleOutcome, profile kubeversion.Version) string {
-	if pod == nil || profile == kubeversion.V1_37 || len(pod.Spec.InitContainers) == 0 || out.machineCalls == nil && out.upstreamCalls == nil {
-		return ""
-	}
-	regularRuns, regularExited := false, false
-	for _, c := range pod.Spec.Containers {
-		regularRuns = regularRuns || out.state.running[c.Name]
-		regularExited = regularExited || out.state.exited[c.Name]
-	}
-	if out.state.sandboxes > 1 || !regularRuns && regularExited && !out.state.lastInitDone {
-		return classPLV7
-	}
-	return ""
-}
-
 func TestLifecycleMatchesUpstream(t *testing.T) {
 	for _, u := range upstreams {
 		t.Run(u.minor.dir, func(t *testing.T) {
@@ -126,7 +97,7 @@ func TestLifecycleMatchesUpstream(t *testing.T) {
 				setChecks(t, n)
 			}
 			opts := podlifecycle.DefaultOptionsFor(u.minor.profile)
-			inputs, compared, mismatches, unclassified, rawOrder, wallGrace := 0, 0, 0, 0, 0, 0
+			inputs, compared, mismatches, rawOrder, wallGrace := 0, 0, 0, 0, 0
 			defer func() {
 				record(u.minor.dir, lifecycleProperty, inputs, mismatches)
 				record(u.minor.dir, lifecycleProperty+": raw order differed (kill goroutines, ContainersToKill map, init container name set)", rawOrder, 0)
@@ -135,15 +106,7 @@ func TestLifecycleMatchesUpstream(t *testing.T) {
 				}
 			}()
 			rapid.Check(t, func(t *rapid.T) {
-				var pod *v1.Pod
-				start := startRemote(u)
-				out, err := lifecycleHistory(t, opts, func(p *v1.Pod) (lifecycleRuntime, error) {
-					r, err := start(p)
-					if err == nil {
-						pod = r.pod()
-					}
-					return r, err
-				})
+				out, err := lifecycleHistory(t, opts, startRemote(u))
 				var refused *refusal
 				if errors.As(err, &refused) {
 					exclude(u.minor.dir, lifecycleProperty, refused.why)
@@ -152,12 +115,7 @@ func TestLifecycleMatchesUpstream(t *testing.T) {
 				inputs++
 				if err != nil {
 					mismatches++
-					class := mismatchClass(pod, out, u.minor.profile)
-					if class == "" {
-						unclassified++
-						class = classUnclassified
-					}
-					classify(u.minor.dir, lifecycleProperty, class, err.Error())
+					classify(u.minor.dir, lifecycleProperty, classDiffers, err.Error())
 					return
 				}
 				compared++
@@ -168,9 +126,9 @@ func TestLifecycleMatchesUpstream(t *testing.T) {
 					wallGrace++
 				}
 			})
-			if unclassified > 0 {
-				t.Errorf("%d of %d histories differ from upstream %s outside the documented differences (profile %s); the report's class %q has the shortest",
-					unclassified, inputs, u.info.Release, u.minor.profile, classUnclassified)
+			if mismatches > 0 {
+				t.Errorf("%d of %d histories differ from upstream %s (profile %s); the report's class %q has the shortest",
+					mismatches, inputs, u.info.Release, u.minor.profile, classDiffers)
 			}
 			if inputs < n {
 				t.Fatalf("ran %d histories, want at least %d", inputs, n)
