@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/nodestate/nodestate/events"
@@ -162,11 +164,17 @@ func TestSeriesBroadcasterRetry(t *testing.T) {
 		}
 		return nil
 	})
-	h := startSeries(t, fc, sink, one{})
+	// The lane already holds a timer for the refresh and finish loops, so a waiter on
+	// the clock is no sign that the retry is armed: the test waits for a timer due at
+	// 12.5 s. Stepping the clock between the lane's read of it and its arming would make
+	// the retry late by the step.
+	ac := &armingClock{FakeClock: fc}
+	h := startSeriesOn(t, ac, sink, one{})
 	b, rec := h.b, h.rec
 	rec.Eventf(testPod("foo", "bar"), nil, v1.EventTypeNormal, "Started", "Start", "started")
-	spinUntil(t, "the first attempt and its retry sleep", func() bool { return sink.Calls(eventstest.OpCreate) >= 1 && fc.HasWaiters() })
-	waitTimers(t, fc, 1) // the retry sleep
+	spinUntil(t, "the first attempt and its retry timer", func() bool {
+		return sink.Calls(eventstest.OpCreate) >= 1 && ac.armedFor(t0.Add(12500*time.Millisecond))
+	})
 	fc.Step(12500*time.Millisecond - time.Nanosecond)
 	if sink.Calls(eventstest.OpCreate) != 1 {
 		t.Fatal("retried before 12.5 s")
@@ -208,3 +216,30 @@ func TestSeriesBroadcasterRefresh(t *testing.T) {
 type one struct{}
 
 func (one) Float64() float64 { return 1 }
+
+// armingClock is a fake clock that remembers when each timer made on it is due.
+type armingClock struct {
+	*testingclock.FakeClock
+	mu  sync.Mutex
+	due []time.Time
+}
+
+func (c *armingClock) NewTimer(d time.Duration) clock.Timer {
+	timer := c.FakeClock.NewTimer(d)
+	c.mu.Lock()
+	c.due = append(c.due, c.FakeClock.Now().Add(d))
+	c.mu.Unlock()
+	return timer
+}
+
+// armedFor reports whether a timer due at at was made.
+func (c *armingClock) armedFor(at time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, d := range c.due {
+		if d.Equal(at) {
+			return true
+		}
+	}
+	return false
+}

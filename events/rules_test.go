@@ -459,10 +459,15 @@ func TestSeriesRetryBeforeLoops(t *testing.T) {
 		}
 		return nil
 	})
-	h := startSeries(t, fc, sink, zeroRand{})
+	ac := &armingClock{FakeClock: fc}
+	h := startSeriesOn(t, ac, sink, zeroRand{})
 	waitTimers(t, fc, 1) // the worker sleeps until the loops' next pass
 	h.rec.Eventf(testPod("foo", "bar"), nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
-	spinUntil(t, "the first attempt", func() bool { return sink.Calls(eventstest.OpCreate) >= 1 })
+	// The retry timer armed (see TestSeriesBroadcasterRetry): a step between the
+	// worker's read of the clock and its arming would make the retry late by the step.
+	spinUntil(t, "the first attempt and its retry timer", func() bool {
+		return sink.Calls(eventstest.OpCreate) >= 1 && ac.armedFor(t0.Add(10*time.Second))
+	})
 	fc.Step(13 * time.Second)
 	spinUntil(t, "the retry 10 s after the failed attempt", func() bool { return len(sink.Events()) == 1 })
 }

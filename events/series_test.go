@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/utils/clock"
 	testingclock "k8s.io/utils/clock/testing"
 	"pgregory.net/rapid"
 
@@ -200,8 +201,16 @@ func newSeriesHarness(t *testing.T) *seriesHarness {
 // startSeries starts a series broadcaster on fc writing to sink, with its recorder.
 func startSeries(t *testing.T, fc *testingclock.FakeClock, sink *eventstest.SeriesSink, r events.Rand) *seriesHarness {
 	t.Helper()
+	h := startSeriesOn(t, fc, sink, r)
+	h.clock = fc
+	return h
+}
+
+// startSeriesOn is startSeries on any clock (its harness has no fake clock).
+func startSeriesOn(t *testing.T, c clock.Clock, sink *eventstest.SeriesSink, r events.Rand) *seriesHarness {
+	t.Helper()
 	opts := events.DefaultSeriesBroadcasterOptions()
-	opts.Clock, opts.Queue.Rand = fc, r
+	opts.Clock, opts.Queue.Rand = c, r
 	b, err := events.NewSeriesBroadcaster(opts, sink)
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +227,7 @@ func startSeries(t *testing.T, fc *testingclock.FakeClock, sink *eventstest.Seri
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &seriesHarness{clock: fc, b: b, sink: sink, rec: rec}
+	return &seriesHarness{b: b, sink: sink, rec: rec}
 }
 
 func (h *seriesHarness) settle(t *testing.T) {
