@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -256,4 +258,48 @@ func splitColumns(line string) []string {
 		}
 	}
 	return cells
+}
+
+// TestControlPlanePortTaken: a port that another process takes between its
+// pick and its bind (seen in CI: the controller manager exited with status 1)
+// makes StartWith start again with new ports; a port taken in every start
+// fails with a message that says so.
+func TestControlPlanePortTaken(t *testing.T) {
+	needPlane(t)
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	taken := held.Addr().(*net.TCPAddr).Port
+	// takenAt returns a Ports that hands out the held port at index i in the
+	// first `times` starts.
+	takenAt := func(i, times int) func(int) ([]int, error) {
+		calls := 0
+		return func(n int) ([]int, error) {
+			calls++
+			ports, err := controlplane.FreePorts(n)
+			if err == nil && calls <= times {
+				ports[i] = taken
+			}
+			return ports, err
+		}
+	}
+
+	t.Run("controller manager, once", func(t *testing.T) {
+		p := fullPlaneWith(t, controlplane.Options{Ports: takenAt(3, 1)})
+		if p.Attempts != 2 {
+			t.Errorf("Attempts = %d, want 2", p.Attempts)
+		}
+	})
+	t.Run("etcd, every time", func(t *testing.T) {
+		p, err := controlplane.StartWith(context.Background(), binDir, controlplane.Options{Ports: takenAt(0, controlplane.StartAttempts)})
+		if err == nil {
+			_ = p.Stop()
+			t.Fatal("started with etcd's port taken in every start")
+		}
+		if want := fmt.Sprintf("a port was taken in each of %d starts", controlplane.StartAttempts); !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	})
 }

@@ -63,6 +63,9 @@ type Options struct {
 	// --kube-api-burst of the controller manager and the scheduler (their
 	// default is 20/30 requests per second, which paces any large rollout).
 	ControllerQPS int
+	// Ports, if set, picks the ports instead of FreePorts: n distinct ports
+	// for each start. The tests use it to hand out a port that is taken.
+	Ports func(n int) ([]int, error)
 }
 
 // Plane is a running etcd and kube-apiserver, with kube-controller-manager
@@ -76,6 +79,9 @@ type Plane struct {
 	BinDir string
 	// CAData is the PEM of the CA that signed the API server's certificate.
 	CAData []byte
+	// Attempts is how many starts it took: more than one when a process
+	// found its port taken (see StartWith).
+	Attempts int
 
 	identities map[string]Identity
 	procs      []*proc
@@ -125,12 +131,36 @@ func checkBins(dir string) error {
 // FreePort returns a TCP port on 127.0.0.1 that nothing listened on a
 // moment ago.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := FreePorts(1)
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
+}
+
+// FreePorts returns n distinct TCP ports on 127.0.0.1 that nothing listened
+// on a moment ago. Another process may take one before its user binds it
+// (the kernel hands the same range to outgoing connections): StartWith
+// starts again when that happens.
+func FreePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	listeners := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		// Each listener stays open until all are picked, so no port comes
+		// twice.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 func token() string {
@@ -150,28 +180,63 @@ func Start(ctx context.Context, binDir string, nodes ...string) (*Plane, error) 
 // StartWith is Start with Options: with opts.Controllers it also runs
 // kube-controller-manager and kube-scheduler and waits until both are
 // healthy. On error everything started is stopped again.
+//
+// The ports are picked free just before the processes bind them, so another
+// process can take one in between; a start whose process then exits with
+// "address already in use" is stopped and made again with new ports, up to
+// StartAttempts starts in all (Plane.Attempts says how many it took).
 func StartWith(ctx context.Context, binDir string, opts Options) (*Plane, error) {
-	dir, err := os.MkdirTemp("", "nodestate-controlplane-")
-	if err != nil {
-		return nil, err
+	pick := opts.Ports
+	if pick == nil {
+		pick = FreePorts
 	}
-	p := &Plane{Dir: dir, BinDir: binDir, identities: map[string]Identity{}}
-	if err := p.start(ctx, opts); err != nil {
-		_ = p.Stop()
-		return nil, err
+	for attempt := 1; ; attempt++ {
+		dir, err := os.MkdirTemp("", "nodestate-controlplane-")
+		if err != nil {
+			return nil, err
+		}
+		p := &Plane{Dir: dir, BinDir: binDir, Attempts: attempt, identities: map[string]Identity{}}
+		err = p.start(ctx, opts, pick)
+		if err == nil {
+			return p, nil
+		}
+		taken := p.portTaken()
+		// What a failed start left running is killed at once.
+		_ = p.stop(0)
+		if !taken || attempt == StartAttempts || ctx.Err() != nil {
+			if taken {
+				err = fmt.Errorf("controlplane: a port was taken in each of %d starts: %w", attempt, err)
+			}
+			return nil, err
+		}
 	}
-	return p, nil
 }
 
-func (p *Plane) start(ctx context.Context, opts Options) error {
-	binDir := p.BinDir
-	ports := make([]int, 3)
-	for i := range ports {
-		port, err := FreePort()
-		if err != nil {
-			return err
+// StartAttempts is how many times StartWith starts the processes when one
+// of them finds its port taken.
+const StartAttempts = 3
+
+// portTaken reports whether a process's log says it could not bind its
+// port.
+func (p *Plane) portTaken() bool {
+	for _, f := range p.logs {
+		if b, err := os.ReadFile(f.Name()); err == nil && bytes.Contains(b, []byte("address already in use")) {
+			return true
 		}
-		ports[i] = port
+	}
+	return false
+}
+
+func (p *Plane) start(ctx context.Context, opts Options, pick func(int) ([]int, error)) error {
+	binDir := p.BinDir
+	// etcd's client and peer ports, the API server's, the controller
+	// manager's and the scheduler's.
+	ports, err := pick(5)
+	if err != nil {
+		return err
+	}
+	if len(ports) != 5 {
+		return fmt.Errorf("controlplane: %d ports picked, want 5", len(ports))
 	}
 	client, peer, secure := ports[0], ports[1], ports[2]
 
@@ -243,7 +308,7 @@ func (p *Plane) start(ctx context.Context, opts Options) error {
 	if err := p.waitReady(ctx); err != nil || !opts.Controllers {
 		return err
 	}
-	return p.startControllers(ctx, keyFile, pki, opts.ControllerQPS)
+	return p.startControllers(ctx, keyFile, pki, opts.ControllerQPS, ports[3], ports[4])
 }
 
 // serviceRange is the ClusterIP range of the API server and the controller
@@ -252,16 +317,8 @@ const serviceRange = "10.0.0.0/24"
 
 // startControllers runs kube-controller-manager and kube-scheduler as the
 // admin and waits for both /healthz.
-func (p *Plane) startControllers(ctx context.Context, saKey string, pki pkiFiles, qps int) error {
+func (p *Plane) startControllers(ctx context.Context, saKey string, pki pkiFiles, qps, kcmPort, schedPort int) error {
 	kubeconfig, err := p.Kubeconfig(Admin)
-	if err != nil {
-		return err
-	}
-	kcmPort, err := FreePort()
-	if err != nil {
-		return err
-	}
-	schedPort, err := FreePort()
 	if err != nil {
 		return err
 	}
@@ -358,7 +415,9 @@ func (p *Plane) poll(ctx context.Context, name string, hc *http.Client, url, tok
 		for _, pr := range p.procs {
 			select {
 			case <-pr.done:
-				return fmt.Errorf("controlplane: %s exited while waiting for %s: %v\n%s", pr.name, name, pr.err, p.Log())
+				// The exited process's last lines first: they say why.
+				return fmt.Errorf("controlplane: %s exited while waiting for %s: %v\n--- the end of %s.log\n%s\n%s",
+					pr.name, name, pr.err, pr.name, p.tail(pr.name, 10), p.Log())
 			default:
 			}
 		}
@@ -379,6 +438,19 @@ func (p *Plane) poll(ctx context.Context, name string, hc *http.Client, url, tok
 		case <-tick.C:
 		}
 	}
+}
+
+// tail returns the last n lines of a process's log.
+func (p *Plane) tail(name string, n int) string {
+	b, err := os.ReadFile(filepath.Join(p.Dir, name+".log"))
+	if err != nil {
+		return err.Error()
+	}
+	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
 }
 
 // Log returns the end of the processes' logs, for failure messages.
@@ -444,14 +516,23 @@ current-context: test
 
 // Stop stops the processes (SIGTERM, then SIGKILL after 10 s) and removes
 // Dir. It is safe to call more than once.
-func (p *Plane) Stop() error {
+func (p *Plane) Stop() error { return p.stop(10 * time.Second) }
+
+// stop is Stop with grace between SIGTERM and SIGKILL; with none it sends
+// SIGKILL alone.
+func (p *Plane) stop(grace time.Duration) error {
 	p.stopOnce.Do(func() {
 		for i := len(p.procs) - 1; i >= 0; i-- {
 			pr := p.procs[i]
+			if grace == 0 {
+				_ = syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGKILL)
+				<-pr.done
+				continue
+			}
 			_ = syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGTERM)
 			select {
 			case <-pr.done:
-			case <-time.After(10 * time.Second):
+			case <-time.After(grace):
 				_ = syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGKILL)
 				<-pr.done
 			}
