@@ -264,14 +264,7 @@ func TestRule3_2_RestartAllInPlace(t *testing.T) {
 	p.Spec.Containers[0].RestartPolicyRules = []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestartAllContainers,
 		ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}
 	s := newSim(t, p, DefaultOptions())
-	for i := 0; i < 10; i++ {
-		r := s.step()
-		for _, a := range r.Actions {
-			if a.Kind == StartContainer && a.ContainerKind == containerstate.Init {
-				s.exit(a.Container, 0)
-			}
-		}
-	}
+	s.stepExitingInits(10)
 	s.now = s.now.Add(time.Minute)
 	s.exit("foo1", 42)
 	var all []string

@@ -276,6 +276,45 @@ func (s *sim) settle() {
 	s.t.Fatal("no settling")
 }
 
+// exitPastBackOff runs the pod until it settles, makes name exit with code
+// and runs it again until it settles, then past the first crash-loop
+// back-off, so a container that is restarted has started again.
+func (s *sim) exitPastBackOff(name string, code int32) {
+	s.t.Helper()
+	s.settle()
+	s.exit(name, code)
+	s.settle()
+	s.now = s.now.Add(containerstate.CrashLoopInitial + time.Second)
+	s.settle()
+}
+
+// stepExitingInits steps n times; each init container exits 0 as soon as it
+// is started.
+func (s *sim) stepExitingInits(n int) {
+	s.t.Helper()
+	for range n {
+		for _, a := range s.step().Actions {
+			if a.Kind == StartContainer && a.ContainerKind == containerstate.Init {
+				s.exit(a.Container, 0)
+			}
+		}
+	}
+}
+
+// count returns how many actions of kind the machine asked for so far, of
+// container when it is not empty.
+func (s *sim) count(kind ActionKind, container string) int {
+	n := 0
+	for _, r := range s.all {
+		for _, a := range r.Actions {
+			if a.Kind == kind && (container == "" || a.Container == container) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // events returns every event recorded so far as "Type Reason Message [fieldPath]".
 func (s *sim) events() []string {
 	var out []string

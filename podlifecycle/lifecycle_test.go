@@ -144,12 +144,8 @@ func TestRule2_4_SidecarStartupProbeGates(t *testing.T) {
 	s := newSim(t, pod, DefaultOptions())
 	s.probe["sc"] = ProbeFailure
 	s.settle()
-	for _, r := range s.all {
-		for _, a := range r.Actions {
-			if a.Kind == StartContainer && a.Container == "foo1" {
-				t.Fatal("foo1 started before the sidecar's startup probe succeeded")
-			}
-		}
+	if s.count(StartContainer, "foo1") > 0 {
+		t.Fatal("foo1 started before the sidecar's startup probe succeeded")
 	}
 	next := s.all[len(s.all)-1].NextSync
 	if !next.Equal(t0.Add(3 * time.Second)) {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/nodestate/nodestate/containerstate"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -319,14 +318,7 @@ func TestRule3_6_LivenessKillRestarts(t *testing.T) {
 func TestRule4_1_SandboxChanged(t *testing.T) {
 	pod := podPI()
 	s := newSim(t, pod, DefaultOptions())
-	for i := 0; i < 10; i++ {
-		r := s.step()
-		for _, a := range r.Actions {
-			if a.Kind == StartContainer && a.ContainerKind == containerstate.Init {
-				s.exit(a.Container, 0)
-			}
-		}
-	}
+	s.stepExitingInits(10)
 	s.now = s.now.Add(time.Minute)
 	s.emit(Observation{Kind: SandboxNotReady})
 	r := s.step()

@@ -184,24 +184,11 @@ func TestVersionPLV1(t *testing.T) {
 		pod.Spec.Containers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyOnFailure)
 		name := pod.Spec.Containers[0].Name
 		s := newSim(t, pod, DefaultOptionsFor(tc.v))
-		s.settle()
-		s.exit(name, 1)
-		s.settle()
-		s.now = s.now.Add(containerstate.CrashLoopInitial + time.Second)
-		s.settle()
-		starts := 0
-		for _, r := range s.all {
-			for _, a := range r.Actions {
-				if a.Kind == StartContainer && a.Container == name {
-					starts++
-				}
-			}
-		}
+		s.exitPastBackOff(name, 1)
+		starts := s.count(StartContainer, name)
 		var phase v1.PodPhase
-		for _, r := range s.all {
-			if n := len(r.Statuses); n > 0 {
-				phase = r.Statuses[n-1].Phase
-			}
+		if st := s.lastStatus(); st != nil {
+			phase = st.Phase
 		}
 		last := s.all[len(s.all)-1]
 		wantStarts, wantPhase := 1, v1.PodFailed
@@ -467,24 +454,8 @@ func TestRestartDecisionFollowsGate(t *testing.T) {
 				never(&pod.Spec.Containers[0])
 			}
 			s := newSim(t, pod, DefaultOptionsFor(tc.v))
-			s.settle()
-			s.exit(name, 2)
-			s.settle()
-			s.now = s.now.Add(containerstate.CrashLoopInitial + time.Second)
-			s.settle()
-			starts, sandboxes, sandboxKills := 0, 0, 0
-			for _, r := range s.all {
-				for _, a := range r.Actions {
-					switch {
-					case a.Kind == StartContainer && a.Container == name:
-						starts++
-					case a.Kind == CreateSandbox:
-						sandboxes++
-					case a.Kind == KillSandbox:
-						sandboxKills++
-					}
-				}
-			}
+			s.exitPastBackOff(name, 2)
+			starts, sandboxes, sandboxKills := s.count(StartContainer, name), s.count(CreateSandbox, ""), s.count(KillSandbox, "")
 			if starts != tc.start || sandboxes != 1 || sandboxKills != tc.kills {
 				last := s.all[len(s.all)-1]
 				t.Errorf("%d starts of %s, %d sandboxes made, %d killed; want %d starts in one sandbox, killed %d times (last actions %v)",
