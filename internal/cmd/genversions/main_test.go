@@ -25,11 +25,22 @@ func TestCopiedRenamesAndMarks(t *testing.T) {
 	if _, err := copied(path+".missing", ""); err == nil {
 		t.Fatal("copied of a missing file: no error")
 	}
-	if err := os.WriteFile(path, []byte("package other\n"), 0o644); err != nil {
+	// A command's file behind a comment that says "package" in its text.
+	if err := os.WriteFile(path, []byte("// Not the package doc: a package of fakes.\n\npackage main\n\nvar y = 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err = copied(path, "conformance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "// Not the package doc: a package of fakes.\n\npackage conformance\n\nvar y = 2\n"; !strings.HasSuffix(string(got), want) {
+		t.Fatalf("copied:\n%s\nwant it to end in:\n%s", got, want)
+	}
+	if err := os.WriteFile(path, []byte("// no clause\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := copied(path, "versions"); err == nil {
-		t.Fatal("renaming a file of another package: no error")
+		t.Fatal("renaming a file without a package clause: no error")
 	}
 }
 
