@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,8 +48,15 @@ func TestCopiedRenamesAndMarks(t *testing.T) {
 // TestModFileHoldsItsLines checks that the go.mod written before go mod
 // tidy holds every line -check looks for, for every release.
 func TestModFileHoldsItsLines(t *testing.T) {
+	suite := map[string]string{}
+	for i, m := range aligned {
+		suite[m] = fmt.Sprintf("v1.0.%d", i)
+	}
 	for _, r := range releases {
-		mod := string(modFile(r))
+		mod := string(modFile(r, suite))
+		if msgs := unaligned([]byte(mod), suite); len(msgs) > 0 {
+			t.Errorf("%s: the go.mod written is not aligned: %v", r.dir, msgs)
+		}
 		for _, line := range modLines(r) {
 			if !strings.Contains(mod, line) {
 				t.Errorf("%s: go.mod lacks %q:\n%s", r.dir, line, mod)
@@ -77,5 +85,34 @@ func TestCheckedInFilesAreCurrent(t *testing.T) {
 		if err != nil || string(old) != string(f.data) {
 			t.Errorf("%s is stale: run go run ./internal/cmd/genversions", f.path)
 		}
+	}
+}
+
+// TestUnalignedFindsOtherVersions: a release's go.mod that requires an
+// aligned module at another version than the suite is reported, in a require
+// block or on a line of its own, indirect or not; modules the release does
+// not require, or that are not aligned, are not.
+func TestUnalignedFindsOtherVersions(t *testing.T) {
+	suite := map[string]string{"golang.org/x/net": "v0.57.0", "google.golang.org/grpc": "v1.82.1", "k8s.io/klog/v2": "v2.140.0"}
+	saved := aligned
+	aligned = []string{"golang.org/x/net", "google.golang.org/grpc", "k8s.io/klog/v2"}
+	t.Cleanup(func() { aligned = saved })
+	gomod := []byte(`module m
+
+require k8s.io/klog/v2 v2.130.1
+
+require (
+	golang.org/x/net v0.57.0 // indirect
+	google.golang.org/grpc v1.68.1 // indirect
+	github.com/google/cel-go v0.23.2
+)
+`)
+	got := unaligned(gomod, suite)
+	want := []string{
+		"requires google.golang.org/grpc v1.68.1; conformance/go.mod has v1.82.1",
+		"requires k8s.io/klog/v2 v2.130.1; conformance/go.mod has v2.140.0",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("unaligned:\n%q\nwant:\n%q", got, want)
 	}
 }
