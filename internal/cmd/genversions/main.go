@@ -268,12 +268,12 @@ func copied(path, pkg string) ([]byte, error) {
 	text := string(data)
 	if pkg != "" {
 		// The package clause is the first line that starts with "package ".
-		at := strings.Index(text, "\npackage ") + 1
-		if strings.HasPrefix(text, "package ") {
-			at = 0
+		at := 0
+		if !strings.HasPrefix(text, "package ") {
+			at = strings.Index(text, "\npackage ") + 1
 		}
 		end := strings.IndexByte(text[at:], '\n')
-		if at == 0 && !strings.HasPrefix(text, "package ") || end < 0 {
+		if !strings.HasPrefix(text[at:], "package ") || end < 0 {
 			return nil, fmt.Errorf("%s: no package clause", path)
 		}
 		text = text[:at] + "package " + pkg + text[at+end:]
