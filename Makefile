@@ -71,15 +71,19 @@ lint:
 	@set -e; for m in $(LINT_MODULES); do echo "== go vet ($$m) $$(date -u +%T)"; (cd $$m && go vet ./...); \
 	  echo "== staticcheck ($$m) $$(date -u +%T)"; (cd $$m && go run $(STATICCHECK) ./...); done
 
-# Each fuzz target of the root module for FUZZTIME. Go 1.26's fuzz coordinator
+# Each fuzz target of the root module for FUZZTIME. The targets are read off the
+# sources (a func FuzzX in a package's _test.go files) rather than from
+# go test -list, which would build and run every package's test binary once
+# more, in a configuration nothing else uses. Go 1.26's fuzz coordinator
 # can end a duration-bounded run with a spurious "context deadline exceeded"
 # (go.dev/issue/75804, fixed in Go 1.27); such a run wrote no failing input, so
 # it is run again, up to twice. A real failure writes its input under
 # testdata/fuzz and fails at once.
 fuzz:
-	@set -e; for pkg in $$(go list ./...); do \
-	  for f in $$(go test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    dir=$$(go list -f '{{.Dir}}' $$pkg)/testdata/fuzz/$$f; \
+	@set -e; for pd in $$(go list -f '{{.ImportPath}}={{.Dir}}' ./...); do \
+	  pkg=$${pd%%=*}; \
+	  for f in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $${pd#*=}/*_test.go 2>/dev/null); do \
+	    dir=$${pd#*=}/testdata/fuzz/$$f; \
 	    for try in 1 2 3; do \
 	      echo "== fuzz $$pkg $$f ($(FUZZTIME), try $$try)"; \
 	      before=$$(ls $$dir 2>/dev/null | wc -l); \
