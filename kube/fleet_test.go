@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -265,18 +266,47 @@ func consecutiveFreePorts(t *testing.T, n int) int {
 // reports that port as its kubelet endpoint.
 func TestFleetServes(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	base := consecutiveFreePorts(t, 2)
-	cs := fake.NewClientset()
-	opts := kube.DefaultFleetOptions("s-", 2)
-	opts.Listen, opts.Node.Port = "127.0.0.1", int32(base)
-	f, err := kube.NewFleet(cs, opts)
-	if err != nil {
-		t.Fatal(err)
+	// The ports were free when consecutiveFreePorts closed them, but the
+	// system may hand one to an outgoing connection before Run binds it: a
+	// Run that ends with "address already in use" is started again on new
+	// ports, up to three times.
+	var (
+		f      *kube.Fleet
+		cs     *fake.Clientset
+		base   int
+		ctx    context.Context
+		cancel context.CancelFunc
+		done   = make(chan error, 1)
+	)
+	for attempt := 1; ; attempt++ {
+		base = consecutiveFreePorts(t, 2)
+		cs = fake.NewClientset()
+		opts := kube.DefaultFleetOptions("s-", 2)
+		opts.Listen, opts.Node.Port = "127.0.0.1", int32(base)
+		var err error
+		if f, err = kube.NewFleet(cs, opts); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel = context.WithCancel(context.Background())
+		go func() { done <- f.Run(ctx) }()
+		var ended error
+		poll(t, "both nodes serving, or Run ended", func() bool {
+			select {
+			case ended = <-done:
+				return true
+			default:
+				return f.Nodes()[0].ServingAddress() != "" && f.Nodes()[1].ServingAddress() != ""
+			}
+		})
+		if ended == nil {
+			break
+		}
+		cancel()
+		if !errors.Is(ended, syscall.EADDRINUSE) || attempt == 3 {
+			t.Fatalf("Run on ports %d and %d (attempt %d): %v", base, base+1, attempt, ended)
+		}
+		t.Logf("attempt %d: a port was taken before Run bound it: %v", attempt, ended)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
-	poll(t, "both nodes serving", func() bool { return f.Nodes()[0].ServingAddress() != "" && f.Nodes()[1].ServingAddress() != "" })
 	for k, n := range f.Nodes() {
 		want := net.JoinHostPort("127.0.0.1", strconv.Itoa(base+k))
 		if got := n.ServingAddress(); got != want {
