@@ -178,11 +178,11 @@ func (c *Controller) UpsertNode(now time.Time, node *v1.Node) (Pass, error) {
 			return a.Namespace < b.Namespace || (a.Namespace == b.Namespace && a.Name < b.Name)
 		})
 	}
-	if zone := ZoneKey(node.Labels); ok && zone != n.zone {
-		if z, found := c.zones[n.zone]; found {
-			z.q.remove(n.name)
-		}
-	}
+	// A node whose zone labels change stays in its old zone's tainting
+	// queue, as in the node-lifecycle controller, which keys its queues by
+	// the zone it reads off the node at the time: that zone's tainting pass
+	// takes it in turn (3.5), and the next monitor pass queues it in the new
+	// zone too.
 	n.zone = ZoneKey(node.Labels)
 	_, n.excluded = node.Labels[LabelExcludeDisruption]
 	n.created = node.CreationTimestamp.Time
@@ -212,7 +212,9 @@ func (c *Controller) UpdateStatus(now time.Time, node string, conds []v1.NodeCon
 	return c.pass.take(), nil
 }
 
-// DeleteNode forgets a node and its bookkeeping; its pods stay known.
+// DeleteNode forgets a node and its bookkeeping; its pods stay known. A node
+// queued for its NoExecute taint stays in the queue until the tainting pass
+// drops it, with a token (3.5).
 func (c *Controller) DeleteNode(node string) {
 	if !c.initialized() {
 		return
@@ -228,9 +230,10 @@ func (c *Controller) DeleteNode(node string) {
 			break
 		}
 	}
-	if z, ok := c.zones[n.zone]; ok {
-		z.q.remove(node)
-	}
+	// The node stays in its zone's tainting queue: the tainting pass drops
+	// it when its turn comes, and that attempt uses a token like any other
+	// (3.5), as the node-lifecycle controller's does when the node it
+	// re-reads is gone.
 }
 
 // UpsertLease records a node lease as the lease informer shows it. On a

@@ -399,3 +399,112 @@ func TestUnknownMarkingOnlyWrittenWithReady(t *testing.T) {
 		t.Errorf("the view keeps what the API has (-want +got):\n%s", diff)
 	}
 }
+
+// taintsAt runs a tainting pass at now and returns its changes as
+// node:key:effect.
+func taintsAt(t *testing.T, c *nc.Controller, now time.Time) []string {
+	t.Helper()
+	p, err := c.Taint(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tc := range p.Taints {
+		got = append(got, tc.Node+":"+tc.Taint.Key+":"+string(tc.Taint.Effect))
+	}
+	return got
+}
+
+// notReadyZone returns a controller at the default eviction rate (0.1
+// nodes/s) with the not-ready nodes queued for their NoExecute taint after
+// one monitor pass, and three Ready nodes that keep the zone Normal.
+func notReadyZone(t *testing.T, labels map[string]string, notReady ...string) *nc.Controller {
+	t.Helper()
+	c, err := nc.NewController(nc.DefaultControllerOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range notReady {
+		c.UpsertNode(t12, node(n, t12, labels, cond(v1.NodeReady, v1.ConditionFalse, t12, t12)))
+	}
+	for _, n := range []string{"ok0", "ok1", "ok2"} {
+		c.UpsertNode(t12, node(n, t12, labels, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
+	}
+	if _, err := c.Monitor(t12, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range notReady {
+		if !c.Queued(n) {
+			t.Fatalf("3.5: not-ready node %s is queued for its NoExecute taint after the monitor pass", n)
+		}
+	}
+	return c
+}
+
+// TestTaintQueueDeletedNodeUsesToken: 3.5, every attempt of the tainting
+// queue uses a token, a dropped one included. A node deleted while queued is
+// dropped in its turn, as the node-lifecycle controller drops a node it can
+// no longer read, and the node behind it waits for the next token: 10 s at
+// 0.1 nodes/s.
+func TestTaintQueueDeletedNodeUsesToken(t *testing.T) {
+	c := notReadyZone(t, nil, "a", "b")
+	c.DeleteNode("a")
+	if got := taintsAt(t, c, t12); len(got) != 0 {
+		t.Errorf("3.5: the deleted node's turn uses the zone's token, so nothing is tainted at once; got %v", got)
+	}
+	if got := taintsAt(t, c, t12.Add(9*time.Second)); len(got) != 0 {
+		t.Errorf("3.5: no token before 10 s at 0.1 nodes/s; got %v", got)
+	}
+	if diff := cmp.Diff([]string{"b:" + nc.TaintNotReady + ":NoExecute"}, taintsAt(t, c, t12.Add(10*time.Second))); diff != "" {
+		t.Errorf("3.5: the next token taints the node behind the deleted one (-want +got):\n%s", diff)
+	}
+}
+
+// TestTaintQueueZoneChangeKeepsOldQueue: 3.5 and 3.6, the tainting queues
+// are per zone, and a node queued in one zone whose zone labels change (an
+// informer update) is still taken by that zone's tainting pass, as in the
+// node-lifecycle controller, which does not move queued nodes between
+// zones. An update that keeps the zone keeps the node queued as well.
+func TestTaintQueueZoneChangeKeepsOldQueue(t *testing.T) {
+	z1, z2 := zoneLabels("r", "z1"), zoneLabels("r", "z2")
+	notReady := cond(v1.NodeReady, v1.ConditionFalse, t12, t12)
+	c := notReadyZone(t, z1, "m", "n")
+	c.UpsertNode(t12, node("n", t12, z1, notReady))
+	if !c.Queued("n") {
+		t.Errorf("3.5: an informer update that keeps the zone leaves the node queued")
+	}
+	c.UpsertNode(t12, node("m", t12, z2, notReady))
+	if diff := cmp.Diff([]string{"m:" + nc.TaintNotReady + ":NoExecute"}, taintsAt(t, c, t12)); diff != "" {
+		t.Errorf("3.5: z1's tainting pass takes m, which moved to z2, in its turn (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"n:" + nc.TaintNotReady + ":NoExecute"}, taintsAt(t, c, t12.Add(10*time.Second))); diff != "" {
+		t.Errorf("3.5: the next token of z1 taints n (-want +got):\n%s", diff)
+	}
+}
+
+// TestControllerDeleteNodeKeepsTheOthers: 3.1, the monitor pass walks every
+// known node: after one of three is deleted, the other two are still
+// monitored and marked Unknown when they fall silent, and the deleted one
+// is not.
+func TestControllerDeleteNodeKeepsTheOthers(t *testing.T) {
+	c, err := nc.NewController(healthy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		c.UpsertNode(t12, node(n, t2012, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
+	}
+	c.Monitor(t12, nil)
+	c.DeleteNode("b")
+	p, err := c.Monitor(t12.Add(time.Minute), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range p.Writes {
+		got = append(got, w.Node)
+	}
+	if diff := cmp.Diff([]string{"a", "c"}, got); diff != "" {
+		t.Errorf("3.1/3.3: the nodes left are marked Unknown, the deleted one is not (-want +got):\n%s", diff)
+	}
+}
