@@ -508,3 +508,34 @@ func TestControllerDeleteNodeKeepsTheOthers(t *testing.T) {
 		t.Errorf("3.1/3.3: the nodes left are marked Unknown, the deleted one is not (-want +got):\n%s", diff)
 	}
 }
+
+// TestEarlyPodsInNameOrder: the pods the informer delivered before their
+// node (3.4's bookkeeping, informers deliver in any order) are marked not
+// ready in namespace/name order, so the same calls give the same Pass
+// whatever order the controller's maps happen to hold them in.
+func TestEarlyPodsInNameOrder(t *testing.T) {
+	var want []nc.PodRef
+	for _, ns := range []string{"a", "b"} {
+		for _, name := range []string{"p0", "p1", "p2", "p3", "p4", "p5"} {
+			want = append(want, nc.PodRef{Namespace: ns, Name: name, Node: "n"})
+		}
+	}
+	for run := 0; run < 5; run++ {
+		c, err := nc.NewController(healthy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := len(want) - 1; i >= 0; i-- {
+			c.UpsertPod(readyPod(want[i].Namespace, want[i].Name, "n"))
+		}
+		c.UpsertNode(t12, node("n", t2012, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
+		c.Monitor(t12, nil)
+		p, err := c.Monitor(t12.Add(time.Minute), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, p.PodsNotReady); diff != "" {
+			t.Fatalf("run %d: 3.4: the early pods are marked in namespace/name order (-want +got):\n%s", run, diff)
+		}
+	}
+}
