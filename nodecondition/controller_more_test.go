@@ -539,3 +539,25 @@ func TestEarlyPodsInNameOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeWithoutReadyDoesNotStopThePass: 3.1 and 3.5, the monitor pass
+// takes the taint decision for every node: a node without a Ready condition
+// (it has none to decide on) does not keep the not-ready node after it from
+// being queued for its NoExecute taint in the same pass.
+func TestNodeWithoutReadyDoesNotStopThePass(t *testing.T) {
+	c, err := nc.NewController(healthy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.UpsertNode(t12, node("a", t12, nil))
+	c.UpsertNode(t12, node("b", t12, nil, cond(v1.NodeReady, v1.ConditionFalse, t12, t12)))
+	for _, n := range []string{"ok0", "ok1", "ok2"} {
+		c.UpsertNode(t12, node(n, t12, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
+	}
+	if _, err := c.Monitor(t12, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.Queued("a") || !c.Queued("b") {
+		t.Errorf("3.5: b (Ready False) is queued, a (no Ready) is not: queued a %v, b %v", c.Queued("a"), c.Queued("b"))
+	}
+}
