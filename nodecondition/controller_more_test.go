@@ -561,3 +561,117 @@ func TestNodeWithoutReadyDoesNotStopThePass(t *testing.T) {
 		t.Errorf("3.5: b (Ready False) is queued, a (no Ready) is not: queued a %v, b %v", c.Queued("a"), c.Queued("b"))
 	}
 }
+
+// TestReadyWrittenWhenOnlyStatusChanges: 3.3, an UpdateStatus is issued
+// when Ready changed, in any field. A Ready True whose reason, message and
+// transition time already are those of the marking (a kubelet whose clock
+// runs a minute ahead of the controller's posted the transition at the
+// controller's marking time) changes only in Status, and is still written.
+func TestReadyWrittenWhenOnlyStatusChanges(t *testing.T) {
+	c, err := nc.NewController(healthy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := t12.Add(time.Minute)
+	ready := cond(v1.NodeReady, v1.ConditionTrue, t12, mark)
+	ready.Reason, ready.Message = nc.ReasonNodeStatusUnknown, nc.MessageNodeStatusUnknown
+	c.UpsertNode(t12, node("n", t2012, nil, ready))
+	c.Monitor(t12, nil)
+	p, err := c.Monitor(mark, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ready
+	want.Status = v1.ConditionUnknown
+	if len(p.Writes) != 1 || len(p.Writes[0].Conditions) == 0 || !cmp.Equal(p.Writes[0].Conditions[0], want) {
+		t.Errorf("3.3: Ready marked Unknown is written even when Status is all that changed; writes %+v", p.Writes)
+	}
+}
+
+// TestTaintQueueOrder: 3.5, each zone's queue hands out nodes by the time
+// they were queued, and a node that is Ready again leaves it. A node queued
+// by a later monitor pass but due before the 50 ms retry of a node without
+// Ready is taken first; a node leaving the queue takes no other with it.
+func TestTaintQueueOrder(t *testing.T) {
+	c, err := nc.NewController(healthy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	notReady := cond(v1.NodeReady, v1.ConditionFalse, t12, t12)
+	c.UpsertNode(t12, node("a", t12, nil, notReady))
+	for _, n := range []string{"ok0", "ok1", "ok2", "ok3"} {
+		c.UpsertNode(t12, node(n, t12, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
+	}
+	c.Monitor(t12, nil)
+	c.UpdateStatus(t12, "a", nil)
+	if got := taintsAt(t, c, t12); len(got) != 0 {
+		t.Fatalf("a without Ready is retried after 50 ms, not tainted: %v", got)
+	}
+	// b and c fall Ready False; the pass at 10 ms queues them ahead of a's
+	// retry at 50 ms. ok0 is queued too and then Ready again.
+	at := t12.Add(10 * time.Millisecond)
+	for _, n := range []string{"b", "c"} {
+		c.UpsertNode(at, node(n, t12, nil, notReady))
+	}
+	c.UpdateStatus(at, "ok0", []v1.NodeCondition{notReady})
+	c.Monitor(at, nil)
+	c.UpdateStatus(at, "ok0", []v1.NodeCondition{cond(v1.NodeReady, v1.ConditionTrue, t12, t12)})
+	c.Monitor(at, nil)
+	// a's Ready comes back after the passes, so its retry stays at 50 ms.
+	c.UpdateStatus(at, "a", []v1.NodeCondition{notReady})
+	if c.Queued("ok0") || !c.Queued("a") || !c.Queued("b") || !c.Queued("c") {
+		t.Fatalf("3.5: ok0, Ready again, left the queue and a, b, c stay: queued ok0 %v a %v b %v c %v", c.Queued("ok0"), c.Queued("a"), c.Queued("b"), c.Queued("c"))
+	}
+	nr := ":" + nc.TaintNotReady + ":NoExecute"
+	if diff := cmp.Diff([]string{"b" + nr, "c" + nr}, taintsAt(t, c, at)); diff != "" {
+		t.Errorf("3.5: at 10 ms b and c, due before a's retry (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a" + nr}, taintsAt(t, c, t12.Add(50*time.Millisecond))); diff != "" {
+		t.Errorf("3.5: at 50 ms a's retry (-want +got):\n%s", diff)
+	}
+}
+
+// TestTaintPassGoesOnPastDeletedNode: 3.5, the tainting pass drops a node
+// that is gone and goes on with the queue: with tokens to spare the node
+// behind it is tainted in the same pass.
+func TestTaintPassGoesOnPastDeletedNode(t *testing.T) {
+	c, err := nc.NewController(healthy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "b"} {
+		c.UpsertNode(t12, node(n, t12, nil, cond(v1.NodeReady, v1.ConditionFalse, t12, t12)))
+	}
+	for _, n := range []string{"ok0", "ok1", "ok2"} {
+		c.UpsertNode(t12, node(n, t12, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
+	}
+	c.Monitor(t12, nil)
+	c.DeleteNode("a")
+	if diff := cmp.Diff([]string{"b:" + nc.TaintNotReady + ":NoExecute"}, taintsAt(t, c, t12)); diff != "" {
+		t.Errorf("3.5: b is tainted in the pass that drops a (-want +got):\n%s", diff)
+	}
+}
+
+// TestNextTaintStoppedZone: 3.6, a zone of at most 50 nodes in
+// PartialDisruption stops tainting (rate 0), so NextTaint reports no pass
+// to come although its queue holds nodes.
+func TestNextTaintStoppedZone(t *testing.T) {
+	c, err := nc.NewController(nc.DefaultControllerOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		c.UpsertNode(t12, node(fmt.Sprintf("down%d", i), t12, nil, cond(v1.NodeReady, v1.ConditionFalse, t12, t12)))
+	}
+	c.UpsertNode(t12, node("up", t12, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
+	c.Monitor(t12, nil)
+	if got := c.ZoneStates()[""]; got != nc.ZonePartialDisruption {
+		t.Fatalf("4 of 5 nodes not ready: zone state %v, want PartialDisruption", got)
+	}
+	if !c.Queued("down0") {
+		t.Fatalf("3.5: the not-ready nodes are queued")
+	}
+	if at, ok := c.NextTaint(); ok {
+		t.Errorf("3.6: a stopped zone has no tainting pass to come; NextTaint = %v", at)
+	}
+}
