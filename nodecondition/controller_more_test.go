@@ -675,3 +675,37 @@ func TestNextTaintStoppedZone(t *testing.T) {
 		t.Errorf("3.6: a stopped zone has no tainting pass to come; NextTaint = %v", at)
 	}
 }
+
+// TestZoneBackToNormalStartsDrained: 3.6, a limiter swapped while the old
+// one had no token starts drained. A zone stopped in PartialDisruption (4 of
+// 5 nodes not ready, rate 0) that goes back to Normal at 0.1 nodes/s taints
+// its first queued node only when the new bucket has filled, 10 s later.
+func TestZoneBackToNormalStartsDrained(t *testing.T) {
+	c, err := nc.NewController(nc.DefaultControllerOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	notReady := cond(v1.NodeReady, v1.ConditionFalse, t12, t12)
+	for i := 0; i < 4; i++ {
+		c.UpsertNode(t12, node(fmt.Sprintf("down%d", i), t12, nil, notReady))
+	}
+	c.UpsertNode(t12, node("up", t12, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
+	c.Monitor(t12, nil)
+	if got := taintsAt(t, c, t12); len(got) != 0 {
+		t.Fatalf("3.6: PartialDisruption in a zone of 5 stops tainting; got %v", got)
+	}
+	back := t12.Add(time.Second)
+	for _, n := range []string{"down2", "down3"} {
+		c.UpdateStatus(back, n, []v1.NodeCondition{cond(v1.NodeReady, v1.ConditionTrue, back, back)})
+	}
+	c.Monitor(back, nil)
+	if got := c.ZoneStates()[""]; got != nc.ZoneNormal {
+		t.Fatalf("2 of 5 nodes not ready: zone state %v, want Normal", got)
+	}
+	if got := taintsAt(t, c, back); len(got) != 0 {
+		t.Errorf("3.6: the new limiter starts drained; got %v at once", got)
+	}
+	if diff := cmp.Diff([]string{"down0:" + nc.TaintNotReady + ":NoExecute"}, taintsAt(t, c, back.Add(10*time.Second))); diff != "" {
+		t.Errorf("3.6: the first token comes 10 s after the swap (-want +got):\n%s", diff)
+	}
+}
