@@ -415,12 +415,12 @@ func taintsAt(t *testing.T, c *nc.Controller, now time.Time) []string {
 	return got
 }
 
-// notReadyZone returns a controller at the default eviction rate (0.1
-// nodes/s) with the not-ready nodes queued for their NoExecute taint after
-// one monitor pass, and three Ready nodes that keep the zone Normal.
-func notReadyZone(t *testing.T, labels map[string]string, notReady ...string) *nc.Controller {
+// notReadyZone returns a controller of opts with the not-ready nodes queued
+// for their NoExecute taint after one monitor pass, and three Ready nodes
+// that keep the zone Normal.
+func notReadyZone(t *testing.T, opts nc.ControllerOptions, labels map[string]string, notReady ...string) *nc.Controller {
 	t.Helper()
-	c, err := nc.NewController(nc.DefaultControllerOptions())
+	c, err := nc.NewController(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +447,7 @@ func notReadyZone(t *testing.T, labels map[string]string, notReady ...string) *n
 // no longer read, and the node behind it waits for the next token: 10 s at
 // 0.1 nodes/s.
 func TestTaintQueueDeletedNodeUsesToken(t *testing.T) {
-	c := notReadyZone(t, nil, "a", "b")
+	c := notReadyZone(t, nc.DefaultControllerOptions(), nil, "a", "b")
 	c.DeleteNode("a")
 	if got := taintsAt(t, c, t12); len(got) != 0 {
 		t.Errorf("3.5: the deleted node's turn uses the zone's token, so nothing is tainted at once; got %v", got)
@@ -468,7 +468,7 @@ func TestTaintQueueDeletedNodeUsesToken(t *testing.T) {
 func TestTaintQueueZoneChangeKeepsOldQueue(t *testing.T) {
 	z1, z2 := zoneLabels("r", "z1"), zoneLabels("r", "z2")
 	notReady := cond(v1.NodeReady, v1.ConditionFalse, t12, t12)
-	c := notReadyZone(t, z1, "m", "n")
+	c := notReadyZone(t, nc.DefaultControllerOptions(), z1, "m", "n")
 	c.UpsertNode(t12, node("n", t12, z1, notReady))
 	if !c.Queued("n") {
 		t.Errorf("3.5: an informer update that keeps the zone leaves the node queued")
@@ -635,17 +635,7 @@ func TestTaintQueueOrder(t *testing.T) {
 // that is gone and goes on with the queue: with tokens to spare the node
 // behind it is tainted in the same pass.
 func TestTaintPassGoesOnPastDeletedNode(t *testing.T) {
-	c, err := nc.NewController(healthy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range []string{"a", "b"} {
-		c.UpsertNode(t12, node(n, t12, nil, cond(v1.NodeReady, v1.ConditionFalse, t12, t12)))
-	}
-	for _, n := range []string{"ok0", "ok1", "ok2"} {
-		c.UpsertNode(t12, node(n, t12, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
-	}
-	c.Monitor(t12, nil)
+	c := notReadyZone(t, healthy(), nil, "a", "b")
 	c.DeleteNode("a")
 	if diff := cmp.Diff([]string{"b:" + nc.TaintNotReady + ":NoExecute"}, taintsAt(t, c, t12)); diff != "" {
 		t.Errorf("3.5: b is tainted in the pass that drops a (-want +got):\n%s", diff)
