@@ -40,17 +40,19 @@
 // v0.6.0 and installed on first use into the user's cache directory
 // (nodestate/gremlins-v0.6.0).
 //
-// gremlins decides which mutants are covered from the coverage profile,
-// whose blocks leave out the expressions of switch cases and constant
-// declarations, so it reports mutants there as not covered without running
-// them; and it times a mutant out after a multiple of one coverage run,
-// which on a busy machine is shorter than compiling the package again.
-// Every run therefore applies each such mutant itself (through go test
-// -overlay, leaving the tree untouched) and counts it as killed when the
-// tests fail. -survivors does the same for every mutant of the kept result
+// gremlins lists the mutants (unleash --dry-run) and marks those its
+// coverage profile does not reach as not covered; its profile leaves out the
+// expressions of switch cases and constant declarations. Every mutant, not
+// covered or not, is then applied here, through go test -overlay (the tree
+// stays untouched and the build cache is shared, where gremlins copies the
+// module for each worker), and its package's short tests run against it
+// with vet off, so that only a failing test kills it: a mutant that fails
+// them is killed, one that does not build is not viable, one that does not
+// end within the limit is timed out, and one that passes has lived, or stays
+// not covered. -survivors does the same for every mutant of the kept result
 // that was not killed: after tests were added, as long as the package's
-// code is unchanged, the killed mutants stay killed and only the others
-// need to run again. -import condenses a gremlins output made by hand; with
+// code is unchanged, the killed mutants stay killed and only the others need
+// to run again. -import condenses a gremlins output made by hand; with
 // -files it records that the run mutated only those files.
 package main
 
