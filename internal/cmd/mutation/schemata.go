@@ -124,10 +124,10 @@ func schemaSites(r *Result, todo []int) (map[string][]*site, []int, error) {
 // nodeIndex holds the nodes a mutant can be placed on, by the offset of
 // their operator, and the ranges where no schema may go.
 type nodeIndex struct {
-	binary  map[int]*ast.BinaryExpr
-	branch  map[int]*ast.BranchStmt
-	incdec  map[int]*ast.IncDecStmt
-	assign  map[int]*ast.AssignStmt
+	binary map[int]*ast.BinaryExpr
+	branch map[int]*ast.BranchStmt
+	incdec map[int]*ast.IncDecStmt
+	assign map[int]*ast.AssignStmt
 	noGo   [][2]int     // constant declarations, array lengths, statement headers
 	inLoop map[int]bool // branch statements with an enclosing loop
 	parent map[*ast.BinaryExpr]*ast.BinaryExpr
