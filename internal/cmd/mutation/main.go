@@ -779,11 +779,14 @@ func retest(r *Result, pick func(Mutant) bool, workers, coefficient int) error {
 	}
 
 	// Apply the rest one at a time, workers at a time.
-	start := time.Now()
-	if out, err := goTest(r.Package, "", 30*time.Minute); err != nil {
-		return fmt.Errorf("the tests fail without mutants: %v\n%s", err, out)
+	limit := minLimit
+	if len(apart) > 0 {
+		start := time.Now()
+		if out, err := goTest(r.Package, "", 30*time.Minute); err != nil {
+			return fmt.Errorf("the tests fail without mutants: %v\n%s", err, out)
+		}
+		limit = max(time.Duration(coefficient)*time.Since(start), minLimit)
 	}
-	limit := max(time.Duration(coefficient)*time.Since(start), minLimit)
 	fmt.Printf("== %s: running the tests against %d mutants one at a time (limit %s each)\n", r.Package, len(apart), limit.Round(time.Second))
 	next := make(chan int)
 	var wg sync.WaitGroup

@@ -26,15 +26,19 @@ import (
 // costs a run of the test binary instead of a compile and link of the
 // package and its tests.
 //
-// The schema covers the operators whose original and mutated forms are both
-// valid wherever one is: comparisons and && / || (a boolean choice between
-// the two forms, each operand evaluated once either way), break / continue
-// (an if statement choosing the branch statement), and ++ / -- and the
-// assignment operators as statements. Arithmetic and negation (whose result
-// type a choice would need to spell), anything in a constant declaration or
-// an array length, a statement in a for, if or switch header, a labelled
-// branch and a break outside a loop are applied one at a time instead, as
-// are the mutants of a declaration that does not compile in the schema.
+// A site is an expression or a statement written out once per mutant in it
+// and once as it is, an environment variable choosing the form. Comparisons
+// and && / || are chosen between as expressions (a && / || chain as a
+// whole, since inverting one operator regroups its neighbours as parsing the
+// mutated file does); break / continue, ++ / -- and the assignment
+// operators as statements; arithmetic and negation, whose result type an
+// expression would need to spell, by their innermost enclosing statement in
+// a block that declares nothing. A mutant's form is the site's source with
+// its one token replaced, so it means what the mutated file means. What has
+// no such place (a constant expression, an array length, a package-level
+// initializer, a labelled branch, a break outside a loop) is applied one at
+// a time instead, as is each mutant that does not compile in the schema
+// (the compiler names it by position).
 
 const (
 	schemaEnv  = "NODESTATE_MUTANT"
@@ -48,14 +52,14 @@ type site struct {
 	file       string
 	start, end int // byte offsets in the file
 	kind       siteKind
-	outStart   int // offset of the rewrite in the schema's file (outermost sites)
-	outEnd     int
 }
 
 // alt is one mutant of a site.
 type alt struct {
-	n   int    // index into the todo list; the mutant's number is n+1
-	raw string // the site's source with this mutant's token replaced
+	n        int    // index into the todo list; the mutant's number is n+1
+	raw      string // the site's source with this mutant's token replaced
+	outStart int    // where raw landed in the schema's file
+	outEnd   int
 }
 
 type siteKind int
@@ -65,6 +69,7 @@ const (
 	siteBranch
 	siteIncDec
 	siteAssign
+	siteLifted // arithmetic or negation, by its enclosing statement
 )
 
 // schemaSites finds, for each mutant of todo, its place in the package's
@@ -103,11 +108,12 @@ func schemaSites(r *Result, todo []int) (map[string][]*site, []int, error) {
 			}
 			s.file = file
 			s.alts[0].n = n
-			// Two operators on one node (a comparison's boundary and
-			// negation) share its site.
+			// Mutants of one expression (a comparison's boundary and
+			// negation, the operators of a chain) or of one statement
+			// share its site.
 			merged := false
 			for _, t := range sites[file] {
-				if t.start == s.start && t.end == s.end && t.kind == s.kind {
+				if t.start == s.start && t.end == s.end && (t.kind == siteBinary) == (s.kind == siteBinary) {
 					t.alts = append(t.alts, s.alts[0])
 					merged = true
 					break
@@ -124,14 +130,17 @@ func schemaSites(r *Result, todo []int) (map[string][]*site, []int, error) {
 // nodeIndex holds the nodes a mutant can be placed on, by the offset of
 // their operator, and the ranges where no schema may go.
 type nodeIndex struct {
-	binary map[int]*ast.BinaryExpr
-	branch map[int]*ast.BranchStmt
-	incdec map[int]*ast.IncDecStmt
-	assign map[int]*ast.AssignStmt
-	noGo   [][2]int     // constant declarations, array lengths, statement headers
-	inLoop map[int]bool // branch statements with an enclosing loop
-	parent map[*ast.BinaryExpr]*ast.BinaryExpr
-	src    []byte
+	binary  map[int]*ast.BinaryExpr
+	branch  map[int]*ast.BranchStmt
+	incdec  map[int]*ast.IncDecStmt
+	assign  map[int]*ast.AssignStmt
+	consts  [][2]int     // constant declarations and array lengths
+	headers [][2]int     // for, if and switch header statements
+	labels  [][2]int     // labelled statements
+	listed  [][2]int     // statements in a block that declare nothing, innermost last among equals
+	inLoop  map[int]bool // branch statements with an enclosing loop
+	parent  map[*ast.BinaryExpr]*ast.BinaryExpr
+	src     []byte
 }
 
 func indexNodes(f *ast.File, src []byte, off func(token.Pos) int) *nodeIndex {
@@ -145,7 +154,7 @@ func indexNodes(f *ast.File, src []byte, off func(token.Pos) int) *nodeIndex {
 	var walk func(n ast.Node, loops int)
 	walk = func(n ast.Node, loops int) {
 		ast.Inspect(n, func(c ast.Node) bool {
-			if c == nil || c == n {
+			if c == nil {
 				return true
 			}
 			switch c := c.(type) {
@@ -155,7 +164,7 @@ func indexNodes(f *ast.File, src []byte, off func(token.Pos) int) *nodeIndex {
 			case *ast.ForStmt:
 				for _, h := range []ast.Stmt{c.Init, c.Post} {
 					if h != nil {
-						x.noGo = append(x.noGo, span(h))
+						x.headers = append(x.headers, span(h))
 					}
 				}
 				if c.Init != nil {
@@ -175,25 +184,33 @@ func indexNodes(f *ast.File, src []byte, off func(token.Pos) int) *nodeIndex {
 				return false
 			case *ast.IfStmt:
 				if c.Init != nil {
-					x.noGo = append(x.noGo, span(c.Init))
+					x.headers = append(x.headers, span(c.Init))
 				}
 			case *ast.SwitchStmt:
 				if c.Init != nil {
-					x.noGo = append(x.noGo, span(c.Init))
+					x.headers = append(x.headers, span(c.Init))
 				}
 			case *ast.TypeSwitchStmt:
 				if c.Init != nil {
-					x.noGo = append(x.noGo, span(c.Init))
+					x.headers = append(x.headers, span(c.Init))
 				}
 			case *ast.GenDecl:
 				if c.Tok == token.CONST {
-					x.noGo = append(x.noGo, span(c))
+					x.consts = append(x.consts, span(c))
 					return false
 				}
 			case *ast.ArrayType:
 				if c.Len != nil {
-					x.noGo = append(x.noGo, span(c.Len))
+					x.consts = append(x.consts, span(c.Len))
 				}
+			case *ast.LabeledStmt:
+				x.labels = append(x.labels, span(c))
+			case *ast.BlockStmt:
+				x.list(c.List, span)
+			case *ast.CaseClause:
+				x.list(c.Body, span)
+			case *ast.CommClause:
+				x.list(c.Body, span)
 			case *ast.BinaryExpr:
 				x.binary[off(c.OpPos)] = c
 				for _, e := range []ast.Expr{c.X, c.Y} {
@@ -216,13 +233,49 @@ func indexNodes(f *ast.File, src []byte, off func(token.Pos) int) *nodeIndex {
 	return x
 }
 
-func (x *nodeIndex) banned(start, end int) bool {
-	for _, r := range x.noGo {
+// list records the statements of a block that can be written out twice in
+// it: those that declare no name the rest of the block could use.
+func (x *nodeIndex) list(stmts []ast.Stmt, span func(ast.Node) [2]int) {
+	for _, st := range stmts {
+		switch st := st.(type) {
+		case *ast.DeclStmt, *ast.LabeledStmt, *ast.EmptyStmt:
+			continue
+		case *ast.AssignStmt:
+			if st.Tok == token.DEFINE {
+				continue
+			}
+		}
+		x.listed = append(x.listed, span(st))
+	}
+}
+
+func overlaps(rs [][2]int, start, end int) bool {
+	for _, r := range rs {
 		if start < r[1] && r[0] < end {
 			return true
 		}
 	}
 	return false
+}
+
+// statementAt is the innermost listed statement around offset o with no
+// label in it, or false.
+func (x *nodeIndex) statementAt(o int) ([2]int, bool) {
+	best, found := [2]int{}, false
+	for _, r := range x.listed {
+		if r[0] <= o && o < r[1] && (!found || r[1]-r[0] < best[1]-best[0]) {
+			best, found = r, true
+		}
+	}
+	if !found {
+		return best, false
+	}
+	for _, l := range x.labels {
+		if best[0] <= l[0] && l[1] <= best[1] {
+			return best, false
+		}
+	}
+	return best, true
 }
 
 // place returns the site of mutant m, whose token is at offset o, or nil if
@@ -254,6 +307,15 @@ func (x *nodeIndex) place(m Mutant, o int, off func(token.Pos) int) *site {
 			return nil
 		}
 		s = &site{kind: siteBranch, start: off(b.Pos()), end: off(b.End())}
+	case "ARITHMETIC_BASE", "INVERT_NEGATIVES":
+		if overlaps(x.consts, o, o+len(m.Token)) {
+			return nil
+		}
+		r, ok := x.statementAt(o)
+		if !ok {
+			return nil
+		}
+		s = &site{kind: siteLifted, start: r[0], end: r[1]}
 	case "INCREMENT_DECREMENT":
 		st := x.incdec[o]
 		if st == nil || st.Tok.String() != m.Token {
@@ -269,7 +331,7 @@ func (x *nodeIndex) place(m Mutant, o int, off func(token.Pos) int) *site {
 	default:
 		return nil
 	}
-	if x.banned(s.start, s.end) {
+	if overlaps(x.consts, s.start, s.end) || (s.kind != siteBinary && s.kind != siteLifted && overlaps(x.headers, s.start, s.end)) {
 		return nil
 	}
 	s.alts = []alt{{raw: string(x.src[s.start:o]) + to + string(x.src[o+len(m.Token):s.end])}}
@@ -277,7 +339,7 @@ func (x *nodeIndex) place(m Mutant, o int, off func(token.Pos) int) *site {
 }
 
 // writeSchema renders a file with its sites written out once for each of
-// their mutants and once as they are, and records where each outermost site
+// their mutants and once as they are, and records where each mutant's form
 // landed in the output. A mutant's form is the site's source with the one
 // token replaced (no other mutant is on while it is), so it parses as the
 // mutated file would; the original form has the sites inside it rendered in
@@ -289,13 +351,8 @@ func writeSchema(src []byte, sites []*site) []byte {
 		}
 		return sites[i].end > sites[j].end
 	})
-	on := func(a alt) string { return fmt.Sprintf("%s(%d)", schemaFunc, a.n+1) }
+	on := func(a *alt) string { return fmt.Sprintf("%s(%d)", schemaFunc, a.n+1) }
 	var render func(w *bytes.Buffer, lo, hi int, self *site)
-	inner := func(s *site) string {
-		var b bytes.Buffer
-		render(&b, s.start, s.end, s)
-		return b.String()
-	}
 	render = func(w *bytes.Buffer, lo, hi int, self *site) {
 		pos := lo
 		for _, s := range sites {
@@ -303,26 +360,37 @@ func writeSchema(src []byte, sites []*site) []byte {
 				continue
 			}
 			w.Write(src[pos:s.start])
-			start := w.Len()
-			orig := inner(s)
 			if s.kind == siteBinary {
 				// (on(a) && (A)) || ... || (!on(a) && ... && (O)): the
 				// operands are evaluated once, in the form that is on.
 				w.WriteString("(")
 				var none []string
-				for _, a := range s.alts {
-					fmt.Fprintf(w, "(%s && (%s)) || ", on(a), a.raw)
+				for i := range s.alts {
+					a := &s.alts[i]
+					fmt.Fprintf(w, "(%s && (", on(a))
+					a.outStart = w.Len()
+					w.WriteString(a.raw)
+					a.outEnd = w.Len()
+					w.WriteString(")) || ")
 					none = append(none, "!"+on(a))
 				}
-				fmt.Fprintf(w, "(%s && (%s)))", strings.Join(none, " && "), orig)
+				fmt.Fprintf(w, "(%s && (", strings.Join(none, " && "))
+				render(w, s.start, s.end, s)
+				w.WriteString(")))")
 			} else {
 				// if on(a) { A } else if ... { ... } else { O }
-				for _, a := range s.alts {
-					fmt.Fprintf(w, "if %s { %s } else ", on(a), a.raw)
+				for i := range s.alts {
+					a := &s.alts[i]
+					fmt.Fprintf(w, "if %s { ", on(a))
+					a.outStart = w.Len()
+					w.WriteString(a.raw)
+					a.outEnd = w.Len()
+					w.WriteString(" } else ")
 				}
-				fmt.Fprintf(w, "{ %s }", orig)
+				w.WriteString("{ ")
+				render(w, s.start, s.end, s)
+				w.WriteString(" }")
 			}
-			s.outStart, s.outEnd = start, w.Len()
 			pos = s.end
 		}
 		w.Write(src[pos:hi])
@@ -388,25 +456,35 @@ func schemaRun(r *Result, todo []int, statuses []string, workers, coefficient in
 		if err := writeOverlay(overlay, replace); err != nil {
 			return nil, err
 		}
-		cmd := exec.Command("go", "test", "-c", "-vet=off", "-overlay", overlay, "-o", bin, "./"+r.Package)
+		cmd := exec.Command("go", "test", "-c", "-vet=off", "-gcflags=-e", "-overlay", overlay, "-o", bin, "./"+r.Package)
 		out, err := cmd.CombinedOutput()
 		if err == nil {
 			break
 		}
-		// Take the sites of each declaration the compiler names out of the
-		// schema, and build again.
-		bad := badSites(out, outputs, sites, pkgDir)
-		if len(bad) == 0 || attempt > 20 {
+		// Take the mutants the compiler names out of the schema, and build
+		// again.
+		inForm, bad := badSites(out, outputs, sites, pkgDir)
+		if len(inForm)+len(bad) == 0 || attempt > 20 {
 			return nil, fmt.Errorf("building the mutant schema: %v\n%s", err, out)
 		}
 		for file, ss := range sites {
 			kept := ss[:0]
 			for _, s := range ss {
-				if bad[s] {
-					for _, a := range s.alts {
+				alts := s.alts[:0]
+				for _, a := range s.alts {
+					switch {
+					case inForm[a.n]:
+						statuses[a.n] = "NOT VIABLE"
+						m := r.Mutants[todo[a.n]]
+						fmt.Printf("   NOT VIABLE (was %s) %s at %s:%d:%d\n", m.Status, m.Operator, m.File, m.Line, m.Column)
+					case bad[a.n]:
 						apart = append(apart, a.n)
+					default:
+						alts = append(alts, a)
 					}
-				} else {
+				}
+				s.alts = alts
+				if len(alts) > 0 {
 					kept = append(kept, s)
 				}
 			}
@@ -495,11 +573,14 @@ func runSchema(bin, dir string, id int, limit time.Duration) ([]byte, error) {
 
 var compileError = regexp.MustCompile(`(?m)^(?:\./)?([^\s:]+\.go):(\d+):(\d+): `)
 
-// badSites maps the compiler's errors in the schema's files to the sites of
-// the top-level declarations they are in: the schema's file has the same
-// declarations as the original, in the same order.
-func badSites(out []byte, outputs map[string][]byte, sites map[string][]*site, pkgDir string) map[*site]bool {
-	bad := make(map[*site]bool)
+// badSites maps the compiler's errors in the schema's files to mutants. An
+// error inside a mutant's form is one the mutated file has too (the form
+// sits in the same scope there), so the mutant is not viable (inForm); any
+// other error takes every mutant of the top-level declaration it is in out
+// of the schema (bad; the schema's file has the same declarations as the
+// original, in the same order).
+func badSites(out []byte, outputs map[string][]byte, sites map[string][]*site, pkgDir string) (inForm, bad map[int]bool) {
+	inForm, bad = make(map[int]bool), make(map[int]bool)
 	decls := func(path string, src []byte) [][2]int {
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
@@ -524,6 +605,17 @@ func badSites(out []byte, outputs map[string][]byte, sites map[string][]*site, p
 		if err != nil {
 			continue
 		}
+		named := false
+		for _, s := range sites[file] {
+			for _, a := range s.alts {
+				if a.outStart <= o && o < a.outEnd {
+					inForm[a.n], named = true, true
+				}
+			}
+		}
+		if named {
+			continue
+		}
 		orig, err := os.ReadFile(filepath.Join(pkgDir, file))
 		if err != nil {
 			continue
@@ -536,13 +628,15 @@ func badSites(out []byte, outputs map[string][]byte, sites map[string][]*site, p
 			if d[0] <= o && o <= d[1] {
 				for _, s := range sites[file] {
 					if was[i][0] <= s.start && s.end <= was[i][1] {
-						bad[s] = true
+						for _, a := range s.alts {
+							bad[a.n] = true
+						}
 					}
 				}
 			}
 		}
 	}
-	return bad
+	return inForm, bad
 }
 
 func writeOverlay(path string, replace map[string]string) error {
