@@ -328,3 +328,34 @@ func TestConvertBadInput(t *testing.T) {
 		t.Errorf("want an *InputError naming the container, got %v", err)
 	}
 }
+
+// TestKindString: each kind names the pod-spec list it comes from, and a
+// value outside the three is printed, not indexed.
+func TestKindString(t *testing.T) {
+	for k, want := range map[Kind]string{
+		Regular: "container", Init: "init container", Ephemeral: "ephemeral container",
+		Ephemeral + 1: "Kind(?)", 255: "Kind(?)",
+	} {
+		if got := k.String(); got != want {
+			t.Errorf("Kind(%d).String() = %q, want %q", k, got, want)
+		}
+	}
+}
+
+// TestConvertLonePrevious: an instance given as Previous without a Newest is
+// the newest one (Input's contract), not ignored.
+func TestConvertLonePrevious(t *testing.T) {
+	pod := onePod(v1.RestartPolicyAlways, "a")
+	inst := &Instance{ID: "c://1", State: RuntimeRunning, CreatedAt: at(0), StartedAt: at(1)}
+	want, err := DefaultOptions().Convert(Input{Pod: pod, Name: "a", Newest: inst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DefaultOptions().Convert(Input{Pod: pod, Name: "a", Previous: inst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("a lone Previous converts as Newest (-newest +previous):\n%s", d)
+	}
+}
