@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -376,6 +377,14 @@ func TestConvertBadInput(t *testing.T) {
 	var ie *InputError
 	if _, err := Convert(Input{Pod: pod, Name: "ghost"}); !errors.As(err, &ie) || ie.Container != "ghost" {
 		t.Errorf("want an *InputError naming the container, got %v", err)
+	} else if want := `containerstate: container not in pod spec: container "ghost"`; ie.Error() != want {
+		t.Errorf("the *InputError's message is %q, want %q", ie.Error(), want)
+	}
+	var oe *OptionError
+	if _, err := (Options{UnknownGrace: -time.Second}).Convert(Input{Pod: pod, Name: "a"}); !errors.As(err, &oe) {
+		t.Errorf("want an *OptionError for a negative grace, got %v", err)
+	} else if d := cmp.Diff([]error{ErrInvalidOptions}, oe.Unwrap(), cmpopts.EquateErrors()); d != "" {
+		t.Errorf("an *OptionError without an underlying error unwraps to ErrInvalidOptions alone (-want +got):\n%s", d)
 	}
 }
 

@@ -335,6 +335,11 @@ func TestStepErrorMessage(t *testing.T) {
 			want:   `containerstate: invalid event: container "a": PullStarted at 0001-01-01T00:00:00Z: At: zero time`,
 		},
 		{
+			reason: "a probe result with no instance to probe names no field, only what is wrong",
+			ev:     Event{Kind: ReadinessProbe, At: at(1), Result: ProbeSuccess},
+			want:   `containerstate: invalid event: container "a": ReadinessProbe at 2026-11-29T12:00:01Z: no container instance to probe`,
+		},
+		{
 			reason: "an instance after an exit that allows no restart names the policy",
 			prefix: []Event{ExitedEvent(at(1), "c://1", 1)},
 			ev:     Event{Kind: Started, At: at(2), ContainerID: "c://2"},

@@ -133,7 +133,8 @@ func TestMachineNextWake(t *testing.T) {
 
 // TestZeroValues checks that the zero values of the package's types do not
 // panic and give their documented results: a zero Machine refuses events
-// with ErrNotInitialized, a zero Backoff never blocks.
+// with ErrNotInitialized, a zero Backoff never blocks, a zero or nil error
+// value still has a message and unwraps to a sentinel.
 func TestZeroValues(t *testing.T) {
 	for _, m := range []*Machine{nil, {}} {
 		if err := m.Step(Event{Kind: Started, At: at(1), ContainerID: "c://1"}); !errors.Is(err, ErrNotInitialized) {
@@ -172,7 +173,8 @@ func TestZeroValues(t *testing.T) {
 			t.Error("a zero Backoff holds keys or a configuration")
 		}
 	}
-	for _, err := range []error{&StepError{}, &InputError{}, &OptionError{}, &TransitionError{}} {
+	for _, err := range []error{&StepError{}, &InputError{}, &OptionError{}, &TransitionError{},
+		(*StepError)(nil), (*InputError)(nil), (*OptionError)(nil), (*TransitionError)(nil)} {
 		if msg := err.Error(); msg == "" || !errors.Is(err, ErrInvalidInput) && !errors.Is(err, ErrInvalidOptions) && !errors.Is(err, ErrTransition) {
 			t.Errorf("zero %T: message %q does not unwrap to a sentinel", err, msg)
 		}
