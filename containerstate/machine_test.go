@@ -335,6 +335,11 @@ func TestStepErrorMessage(t *testing.T) {
 			want:   `containerstate: invalid event: container "a": PullStarted at 0001-01-01T00:00:00Z: At: zero time`,
 		},
 		{
+			reason: "an undefined event kind is printed with its number",
+			ev:     Event{Kind: 99, At: at(1)},
+			want:   `containerstate: unknown event kind: container "a": EventKind(99) at 2026-11-29T12:00:01Z: Kind: undefined kind 99`,
+		},
+		{
 			reason: "a probe result with no instance to probe names no field, only what is wrong",
 			ev:     Event{Kind: ReadinessProbe, At: at(1), Result: ProbeSuccess},
 			want:   `containerstate: invalid event: container "a": ReadinessProbe at 2026-11-29T12:00:01Z: no container instance to probe`,
@@ -355,6 +360,50 @@ func TestStepErrorMessage(t *testing.T) {
 		}
 		if got := fmt.Sprint(err); strings.Count(got, "containerstate:") != 1 {
 			t.Errorf("%s: the package is named %d times in %q", tt.reason, strings.Count(got, "containerstate:"), got)
+		}
+	}
+}
+
+// TestEventKinds checks that EventKinds lists every defined kind once, in
+// order and by its name, in a slice of exactly that size, and that a value
+// outside the defined kinds prints as its number instead of being indexed.
+func TestEventKinds(t *testing.T) {
+	kinds := EventKinds()
+	if len(kinds) != int(lastKind) || cap(kinds) != len(kinds) {
+		t.Errorf("EventKinds: %d kinds in a slice of capacity %d, want exactly the %d defined kinds", len(kinds), cap(kinds), lastKind)
+	}
+	for i, k := range kinds {
+		if k != EventKind(i+1) || k.String() == "" || strings.HasPrefix(k.String(), "EventKind(") {
+			t.Errorf("EventKinds()[%d] = %d %q, want defined kind %d by its name", i, k, k.String(), i+1)
+		}
+	}
+	for _, k := range []EventKind{0, lastKind + 1, 255} {
+		if got, want := k.String(), fmt.Sprintf("EventKind(%d)", k); got != want {
+			t.Errorf("undefined kind %d prints as %q, want %q", k, got, want)
+		}
+	}
+}
+
+// TestEventString checks the one-line rendering of events used in traces:
+// the time, the kind, then only the fields the event has.
+func TestEventString(t *testing.T) {
+	tests := []struct {
+		reason string
+		ev     Event
+		want   string
+	}{
+		{reason: "an exit shows its instance, code, reason and quoted message",
+			ev:   Event{Kind: Exited, At: at(1), ContainerID: "c://1", ExitCode: 1, Reason: ReasonError, Message: "boom"},
+			want: `12:00:01.000 Exited c://1 exit=1 Error "boom"`},
+		{reason: "a tick has nothing but its time",
+			ev: Event{Kind: Tick, At: at(2)}, want: `12:00:02.000 Tick`},
+		{reason: "a back-off has no instance, only its reason and message",
+			ev:   BackOffEvent(at(3), 10*time.Second, "a", "web", "default", "uid-1"),
+			want: `12:00:03.000 BackOff CrashLoopBackOff "back-off 10s restarting failed container=a pod=web_default(uid-1)"`},
+	}
+	for _, tt := range tests {
+		if got := tt.ev.String(); got != tt.want {
+			t.Errorf("%s:\ngot  %s\nwant %s", tt.reason, got, tt.want)
 		}
 	}
 }

@@ -123,6 +123,18 @@ func TestMachineNextWake(t *testing.T) {
 		t.Fatal("a runtime back within the grace leaves nothing to wake for")
 	}
 
+	// A back-off shown during the grace: the status is Waiting, which the end
+	// of the grace does not change, so there is nothing to wake for.
+	m = mustMachine(t, DefaultOptions(), onePod(v1.RestartPolicyAlways, "a"), "a")
+	steps(t, m, Event{Kind: Started, At: at(0), ContainerID: "c://1"}, Event{Kind: Unknown, At: at(10), ContainerID: "c://1"},
+		BackOffEvent(at(20), 10*time.Second, "a", "web", "default", "uid-1"))
+	if s := m.Status(); s.State.Waiting == nil || s.State.Waiting.Reason != ReasonCrashLoopBackOff {
+		t.Fatalf("a back-off during the grace: want Waiting CrashLoopBackOff, got %+v", s.State)
+	}
+	if w, ok := m.NextWake(); ok {
+		t.Fatalf("a Waiting container has no Running state held through the grace, yet NextWake says %v", w)
+	}
+
 	// Grace 0 is the kubelet: Terminated at once, no wake-up.
 	m = mustMachine(t, Options{Features: DefaultFeatures()}, onePod(v1.RestartPolicyAlways, "a"), "a")
 	steps(t, m, Event{Kind: Started, At: at(0), ContainerID: "c://1"}, Event{Kind: Unknown, At: at(10), ContainerID: "c://1"})
