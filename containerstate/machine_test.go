@@ -407,3 +407,30 @@ func TestEventString(t *testing.T) {
 		}
 	}
 }
+
+// TestMachineImage checks where a new instance's image and imageID come
+// from (section 4.3: the runtime's): the event that reports the instance
+// when it names them, else the spec's image and the imageID of the last
+// successful pull.
+func TestMachineImage(t *testing.T) {
+	tests := []struct {
+		reason       string
+		events       []Event
+		image, imgID string
+	}{
+		{reason: "the runtime's image and imageID on the event win over the spec's image and the pull's imageID",
+			events: []Event{{Kind: PullSucceeded, At: at(1), ImageID: "sha256:pulled"},
+				{Kind: Created, At: at(2), ContainerID: "c://1", Image: "docker.io/library/img-a:1", ImageID: "sha256:runtime"}},
+			image: "docker.io/library/img-a:1", imgID: "sha256:runtime"},
+		{reason: "an event without them: the spec's image and the imageID of the last successful pull",
+			events: []Event{{Kind: PullSucceeded, At: at(1), ImageID: "sha256:pulled"}, {Kind: Created, At: at(2), ContainerID: "c://1"}},
+			image:  "img-a", imgID: "sha256:pulled"},
+	}
+	for _, tt := range tests {
+		m := mustMachine(t, DefaultOptions(), onePod(v1.RestartPolicyAlways, "a"), "a")
+		steps(t, m, tt.events...)
+		if s := m.Status(); s.Image != tt.image || s.ImageID != tt.imgID {
+			t.Errorf("%s: image %q imageID %q, want %q %q", tt.reason, s.Image, s.ImageID, tt.image, tt.imgID)
+		}
+	}
+}

@@ -81,6 +81,25 @@ func TestMachineRefusesRestartWithoutPolicy(t *testing.T) {
 	}
 }
 
+// TestMachineNewInstanceAfterUnknown: an instance last reported UNKNOWN was
+// never seen to exit, and the kubelet starts a container in an unknown state
+// again whatever the restartPolicy (section 3.3). So a new instance after it
+// is accepted even under restartPolicy Never, though the status already
+// says ContainerStatusUnknown (grace 0).
+func TestMachineNewInstanceAfterUnknown(t *testing.T) {
+	m := mustMachine(t, Options{Features: DefaultFeatures()}, onePod(v1.RestartPolicyNever, "a"), "a")
+	steps(t, m, Event{Kind: Started, At: at(1), ContainerID: "c://1"}, Event{Kind: Unknown, At: at(2), ContainerID: "c://1"})
+	if s := m.Status(); s.State.Terminated == nil || s.State.Terminated.Reason != ReasonContainerStatusUnknown {
+		t.Fatalf("grace 0: an UNKNOWN report after Running is Terminated ContainerStatusUnknown at once, got %+v", s.State)
+	}
+	if err := m.Step(Event{Kind: Started, At: at(3), ContainerID: "c://2"}); err != nil {
+		t.Fatalf("a new instance after one last seen UNKNOWN, not exited: %v", err)
+	}
+	if inst, ok := m.Newest(); !ok || inst.ID != "c://2" {
+		t.Fatalf("the new instance is the newest: got %+v", inst)
+	}
+}
+
 // TestMachineNextWake checks that a machine says when its UNKNOWN grace ends
 // and that Advance ends it then, with no runtime event.
 func TestMachineNextWake(t *testing.T) {
