@@ -172,6 +172,7 @@ func TestMachineRefuses(t *testing.T) {
 		{Kind: Started, At: at(5), ContainerID: "c://2"},
 	}
 	exitedBase := append(append([]Event(nil), base...), ExitedEvent(at(6), "c://2", 0))
+	plainExitBase := append(append([]Event(nil), base...), Event{Kind: Exited, At: at(6), ContainerID: "c://2"})
 	tests := []struct {
 		reason string
 		prefix []Event
@@ -190,6 +191,10 @@ func TestMachineRefuses(t *testing.T) {
 		{reason: "a terminated instance running again under its ID", prefix: exitedBase, ev: Event{Kind: Started, At: at(9), ContainerID: "c://2"}, field: "ContainerID", want: ErrTerminatedRunning},
 		{reason: "a terminated instance created again under its ID", prefix: exitedBase, ev: Event{Kind: Created, At: at(9), ContainerID: "c://2"}, field: "ContainerID", want: ErrTerminatedRunning},
 		{reason: "a terminated instance exiting again differently", prefix: exitedBase, ev: ExitedEvent(at(9), "c://2", 3), field: "ContainerID", want: ErrTerminatedRunning},
+		{reason: "a terminated instance exiting again with the same code and reason but another message", prefix: exitedBase,
+			ev: Event{Kind: Exited, At: at(9), ContainerID: "c://2", ExitCode: 0, Reason: ReasonCompleted, Message: "written late"}, field: "ContainerID", want: ErrTerminatedRunning},
+		{reason: "a terminated instance with no reason nor message running again under its ID", prefix: plainExitBase,
+			ev: Event{Kind: Started, At: at(9), ContainerID: "c://2"}, field: "ContainerID", want: ErrTerminatedRunning},
 		{reason: "a terminated instance reported UNKNOWN", prefix: exitedBase, ev: Event{Kind: Unknown, At: at(9), ContainerID: "c://2"}, field: "ContainerID", want: ErrTerminatedRunning},
 		{reason: "a runtime event without a container ID", prefix: base, ev: Event{Kind: Started, At: at(9)}, field: "ContainerID", want: ErrNoContainerID},
 		{reason: "a removal without a container ID", prefix: base, ev: Event{Kind: Removed, At: at(9)}, field: "ContainerID", want: ErrNoContainerID},
