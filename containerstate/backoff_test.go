@@ -2,6 +2,8 @@ package containerstate
 
 import (
 	"errors"
+	"hash/fnv"
+	"strconv"
 	"testing"
 	"time"
 
@@ -108,6 +110,8 @@ func TestCrashLoopConfig(t *testing.T) {
 		{reason: "per-node max ignored with its gate off", opts: CrashLoopOptions{MaxContainerRestartPeriod: 5 * time.Second}, initial: 10 * time.Second, max: 300 * time.Second},
 		{reason: "per-node max below 1s is invalid", opts: CrashLoopOptions{KubeletCrashLoopBackOffMax: true, MaxContainerRestartPeriod: 500 * time.Millisecond}, wantErr: true},
 		{reason: "per-node max above 300s is invalid", opts: CrashLoopOptions{KubeletCrashLoopBackOffMax: true, MaxContainerRestartPeriod: 301 * time.Second}, wantErr: true},
+		{reason: "per-node max of exactly 1s is the least valid one", opts: CrashLoopOptions{KubeletCrashLoopBackOffMax: true, MaxContainerRestartPeriod: time.Second}, initial: time.Second, max: time.Second},
+		{reason: "per-node max of exactly 300s is the greatest valid one", opts: CrashLoopOptions{KubeletCrashLoopBackOffMax: true, MaxContainerRestartPeriod: 300 * time.Second}, initial: 10 * time.Second, max: 300 * time.Second},
 	}
 	for _, tt := range tests {
 		c, err := tt.opts.BackoffOptions()
@@ -121,10 +125,41 @@ func TestCrashLoopConfig(t *testing.T) {
 			t.Errorf("%s: got %+v (err %v), want initial %v max %v reset 600s", tt.reason, c, err, tt.initial, tt.max)
 		}
 	}
-	for _, bad := range []BackoffOptions{{}, {Initial: time.Second, Max: time.Millisecond, ResetAfter: time.Second}, {Initial: time.Second, Max: time.Second}} {
-		if _, err := NewBackoff(bad); !errors.Is(err, ErrInvalidOptions) {
-			t.Errorf("NewBackoff(%+v): error %v, want ErrInvalidOptions", bad, err)
+	for _, bad := range []struct {
+		opts  BackoffOptions
+		field string
+	}{
+		{BackoffOptions{}, "Initial"},
+		{BackoffOptions{Initial: 0, Max: time.Second, ResetAfter: time.Second}, "Initial"},
+		{BackoffOptions{Initial: time.Second, Max: time.Millisecond, ResetAfter: time.Second}, "Max"},
+		{BackoffOptions{Initial: time.Second, Max: time.Second}, "ResetAfter"},
+	} {
+		_, err := NewBackoff(bad.opts)
+		var oe *OptionError
+		if !errors.Is(err, ErrInvalidOptions) || !errors.As(err, &oe) || oe.Field != bad.field {
+			t.Errorf("NewBackoff(%+v): error %v, want an OptionError for %s", bad.opts, err, bad.field)
 		}
+	}
+	// A fixed delay, Max equal to Initial, is valid.
+	if _, err := NewBackoff(BackoffOptions{Initial: time.Second, Max: time.Second, ResetAfter: time.Second}); err != nil {
+		t.Errorf("NewBackoff with Max equal to Initial: %v", err)
+	}
+}
+
+// TestBackoffExpiredSinceUpdate: an entry whose last update is more than
+// ResetAfter ago is forgotten, so it is not in back-off even while its delay
+// has not yet passed (a reset period shorter than the delay).
+func TestBackoffExpiredSinceUpdate(t *testing.T) {
+	b := mustBackoff(t, BackoffOptions{Initial: 10 * time.Second, Max: 10 * time.Second, ResetAfter: 5 * time.Second}, nil)
+	b.Next("k", t0, t0)
+	if !b.InBackoffSinceUpdate("k", t0.Add(5*time.Second)) {
+		t.Fatal("5s after the update, at the reset period, the 10s delay still holds")
+	}
+	if b.InBackoffSinceUpdate("k", t0.Add(6*time.Second)) {
+		t.Fatal("6s after the update the entry has expired: not in back-off, though the delay is 10s")
+	}
+	if b.InBackoffSinceUpdate("other", t0) {
+		t.Fatal("a key never updated is not in back-off")
 	}
 }
 
@@ -199,5 +234,12 @@ func TestCrashLoopKey(t *testing.T) {
 	}
 	if CrashLoopKey("web", "default", "uid-1", nil) == "" {
 		t.Fatal("a nil container still gives a key")
+	}
+	// Section 10: the hex FNV-64a of the six fields joined with "/", as
+	// GetBackoffKey computes it.
+	h := fnv.New64a()
+	h.Write([]byte("web/default/uid-1/app/nginx:1/" + c.Resources.String()))
+	if want := strconv.FormatUint(h.Sum64(), 16); k1 != want {
+		t.Fatalf("rule 10: key %s, want %s (FNV-64a of the fields joined with /)", k1, want)
 	}
 }

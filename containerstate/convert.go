@@ -96,9 +96,9 @@ type Input struct {
 	// cache), or nil if it has none.
 	Old *v1.ContainerStatus
 	// Newest and Previous are the two newest runtime instances of the
-	// container, or nil. Previous only matters when Newest is set; if it is
-	// newer than Newest by CreatedAt the two are swapped, as the kubelet
-	// sorts them.
+	// container, or nil. A Previous given without Newest is taken as Newest;
+	// if it is newer than Newest by CreatedAt the two are swapped, as the
+	// kubelet sorts them.
 	Newest, Previous *Instance
 	// StartError is the reason cache entry for the container: the last
 	// failure to start it, or nil if the last start succeeded.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -92,6 +93,7 @@ func TestConvertSpecCases(t *testing.T) {
 func TestConvertRules(t *testing.T) {
 	always := onePod(v1.RestartPolicyAlways, "a")
 	never := onePod(v1.RestartPolicyNever, "a")
+	onFailure := onePod(v1.RestartPolicyOnFailure, "a")
 	withInit := Pod{Spec: &v1.PodSpec{InitContainers: []v1.Container{{Name: "i"}}, Containers: []v1.Container{{Name: "a"}},
 		EphemeralContainers: []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "debug"}}}}}
 	exited := func(code int32, reason string) *Instance {
@@ -153,6 +155,19 @@ func TestConvertRules(t *testing.T) {
 			in: Input{Pod: always, Name: "a", Now: at(120), UnknownSince: at(0), Old: &v1.ContainerStatus{Name: "a", State: runningState(at(0))},
 				Newest: &Instance{ID: "c://1", State: RuntimeUnknown}},
 			check: stateIs(terminatedState(137, ReasonContainerStatusUnknown, MessageUnknownTerminated))},
+		{rule: "4.3 (nodestate grace)", reason: "grace 0 is the kubelet exactly: Terminated at once, even when UnknownSince is later than Now",
+			opts: &Options{Features: DefaultFeatures()},
+			in: Input{Pod: always, Name: "a", Now: at(0), UnknownSince: at(10), Old: &v1.ContainerStatus{Name: "a", State: runningState(at(0))},
+				Newest: &Instance{ID: "c://1", State: RuntimeUnknown}},
+			check: stateIs(terminatedState(137, ReasonContainerStatusUnknown, MessageUnknownTerminated))},
+		{rule: "9 started 3-4 (nodestate grace)", reason: "ChangeContainerStatusOnKubeletRestart on: a container held Running through the UNKNOWN grace does not keep its old started=true past a startup probe without a result",
+			opts: &Options{Features: Features{ContainerRestartRules: true, RestartAllContainersOnContainerExits: true, ChangeContainerStatusOnKubeletRestart: true}, UnknownGrace: DefaultUnknownGrace},
+			in: Input{Pod: Pod{Spec: &v1.PodSpec{Containers: []v1.Container{{Name: "a", StartupProbe: &v1.Probe{}}}}}, Name: "a", Now: at(60), UnknownSince: at(0),
+				Old:    &v1.ContainerStatus{Name: "a", State: runningState(at(0)), Started: boolp(true), Ready: true},
+				Newest: &Instance{ID: "c://1", State: RuntimeUnknown}},
+			check: func(s v1.ContainerStatus) string {
+				return firstDiff(cmp.Diff(runningState(at(0)), s.State), cmp.Diff(boolp(false), s.Started), cmp.Diff(false, s.Ready))
+			}},
 		{rule: "4.3", reason: "UNKNOWN while the pod restarts all containers: reason RestartingAllContainers",
 			opts: &Options{Features: DefaultFeatures()},
 			in: Input{Pod: Pod{Spec: always.Spec, PodFacts: PodFacts{RestartingAllContainers: true}}, Name: "a", Old: &v1.ContainerStatus{Name: "a", State: runningState(at(0))},
@@ -179,6 +194,28 @@ func TestConvertRules(t *testing.T) {
 			check: func(s v1.ContainerStatus) string {
 				return firstDiff(cmp.Diff(int32(7), s.RestartCount), cmp.Diff(terminatedState(1, "", ""), s.LastTerminationState))
 			}},
+		{rule: "4.3", reason: "RestartAll gate on: a running container whose old Terminated count equals the runtime's gets old+1",
+			in: Input{Pod: always, Name: "a", Old: &v1.ContainerStatus{Name: "a", State: withID(terminatedState(1, ReasonError, ""), "c://1"), ContainerID: "c://1", RestartCount: 3},
+				Newest: &Instance{ID: "c://2", State: RuntimeRunning, StartedAt: at(5), RestartCount: 3}},
+			check: func(s v1.ContainerStatus) string {
+				return firstDiff(cmp.Diff(int32(4), s.RestartCount), cmp.Diff(withID(terminatedState(1, ReasonError, ""), "c://1"), s.LastTerminationState))
+			}},
+		{rule: "4.3 started preservation / 9", reason: "the prober does not look at ephemeral containers: a running one with no previous status has no started",
+			in:    Input{Pod: withInit, Name: "debug", Newest: &Instance{ID: "c://1", State: RuntimeRunning, StartedAt: at(1)}},
+			check: func(s v1.ContainerStatus) string { return cmp.Diff((*bool)(nil), s.Started) }},
+		{rule: "4.3 started preservation", reason: "ChangeContainerStatusOnKubeletRestart off: a running ephemeral container takes the old started value",
+			in: Input{Pod: withInit, Name: "debug", Old: &v1.ContainerStatus{Name: "debug", State: runningState(at(1)), Started: boolp(true)},
+				Newest: &Instance{ID: "c://1", State: RuntimeRunning, StartedAt: at(1)}},
+			check: func(s v1.ContainerStatus) string { return cmp.Diff(boolp(true), s.Started) }},
+		{rule: "4.3 started preservation", reason: "only a running container takes the old started value: an ephemeral container that exited has none",
+			in: Input{Pod: withInit, Name: "debug", Old: &v1.ContainerStatus{Name: "debug", State: runningState(at(1)), Started: boolp(true)},
+				Newest: &Instance{ID: "c://1", State: RuntimeExited, ExitCode: 1, StartedAt: at(1), FinishedAt: at(2)}},
+			check: func(s v1.ContainerStatus) string { return cmp.Diff((*bool)(nil), s.Started) }},
+		{rule: "4.3 started preservation", reason: "ChangeContainerStatusOnKubeletRestart on: a running ephemeral container does not take the old started value",
+			opts: &Options{Features: Features{ContainerRestartRules: true, RestartAllContainersOnContainerExits: true, ChangeContainerStatusOnKubeletRestart: true}},
+			in: Input{Pod: withInit, Name: "debug", Old: &v1.ContainerStatus{Name: "debug", State: runningState(at(1)), Started: boolp(true)},
+				Newest: &Instance{ID: "c://1", State: RuntimeRunning, StartedAt: at(1)}},
+			check: func(s v1.ContainerStatus) string { return cmp.Diff((*bool)(nil), s.Started) }},
 		{rule: "4.3 started preservation", reason: "with ChangeContainerStatusOnKubeletRestart on, started is recomputed: a startup probe without a result is not started",
 			opts: &Options{Features: Features{ContainerRestartRules: true, RestartAllContainersOnContainerExits: true, ChangeContainerStatusOnKubeletRestart: true}},
 			in: Input{Pod: Pod{Spec: &v1.PodSpec{Containers: []v1.Container{{Name: "a", StartupProbe: &v1.Probe{}}}}}, Name: "a",
@@ -219,6 +256,20 @@ func TestConvertRules(t *testing.T) {
 			in: Input{Pod: Pod{Spec: &v1.PodSpec{RestartPolicy: v1.RestartPolicyOnFailure, Containers: []v1.Container{{Name: "a", RestartPolicy: containerPolicy(v1.ContainerRestartPolicyAlways)}}}},
 				Name: "a", Newest: exited(0, ReasonCompleted), StartError: crash},
 			check: stateIs(waitingState(crash.Reason, crash.Message))},
+		{rule: "12.1 gate off", reason: "ContainerRestartRules off: a Terminated(0) status under pod OnFailure may not leave Terminated, so a cached start error for a container the runtime no longer lists does not show",
+			opts:  &Options{},
+			in:    Input{Pod: onFailure, Name: "a", Old: &v1.ContainerStatus{Name: "a", State: terminatedState(0, ReasonCompleted, ""), RestartCount: 1}, StartError: crash},
+			check: stateIs(terminatedState(0, ReasonCompleted, ""))},
+		{rule: "12.1 gate off", reason: "ContainerRestartRules off: a Terminated(1) status under pod OnFailure may leave Terminated: the cached start error shows, the exit in lastState",
+			opts: &Options{},
+			in:   Input{Pod: onFailure, Name: "a", Old: &v1.ContainerStatus{Name: "a", State: terminatedState(1, ReasonError, ""), RestartCount: 1}, StartError: crash},
+			check: func(s v1.ContainerStatus) string {
+				return firstDiff(cmp.Diff(waitingState(crash.Reason, crash.Message), s.State), cmp.Diff(terminatedState(1, ReasonError, ""), s.LastTerminationState))
+			}},
+		{rule: "12.1 gate off", reason: "ContainerRestartRules off: under pod Never even a non-zero exit may not leave Terminated",
+			opts:  &Options{},
+			in:    Input{Pod: never, Name: "a", Old: &v1.ContainerStatus{Name: "a", State: terminatedState(1, ReasonError, ""), RestartCount: 1}, StartError: crash},
+			check: stateIs(terminatedState(1, ReasonError, ""))},
 	}
 	for _, tt := range tests {
 		opts := DefaultOptions()
@@ -326,5 +377,44 @@ func TestConvertBadInput(t *testing.T) {
 	var ie *InputError
 	if _, err := Convert(Input{Pod: pod, Name: "ghost"}); !errors.As(err, &ie) || ie.Container != "ghost" {
 		t.Errorf("want an *InputError naming the container, got %v", err)
+	} else if want := `containerstate: container not in pod spec: container "ghost"`; ie.Error() != want {
+		t.Errorf("the *InputError's message is %q, want %q", ie.Error(), want)
+	}
+	var oe *OptionError
+	if _, err := (Options{UnknownGrace: -time.Second}).Convert(Input{Pod: pod, Name: "a"}); !errors.As(err, &oe) {
+		t.Errorf("want an *OptionError for a negative grace, got %v", err)
+	} else if d := cmp.Diff([]error{ErrInvalidOptions}, oe.Unwrap(), cmpopts.EquateErrors()); d != "" {
+		t.Errorf("an *OptionError without an underlying error unwraps to ErrInvalidOptions alone (-want +got):\n%s", d)
+	}
+}
+
+// TestKindString: each kind names the pod-spec list it comes from, and a
+// value outside the three is printed, not indexed.
+func TestKindString(t *testing.T) {
+	for k, want := range map[Kind]string{
+		Regular: "container", Init: "init container", Ephemeral: "ephemeral container",
+		Ephemeral + 1: "Kind(?)", 255: "Kind(?)",
+	} {
+		if got := k.String(); got != want {
+			t.Errorf("Kind(%d).String() = %q, want %q", k, got, want)
+		}
+	}
+}
+
+// TestConvertLonePrevious: an instance given as Previous without a Newest is
+// the newest one (Input's contract), not ignored.
+func TestConvertLonePrevious(t *testing.T) {
+	pod := onePod(v1.RestartPolicyAlways, "a")
+	inst := &Instance{ID: "c://1", State: RuntimeRunning, CreatedAt: at(0), StartedAt: at(1)}
+	want, err := DefaultOptions().Convert(Input{Pod: pod, Name: "a", Newest: inst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DefaultOptions().Convert(Input{Pod: pod, Name: "a", Previous: inst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("a lone Previous converts as Newest (-newest +previous):\n%s", d)
 	}
 }

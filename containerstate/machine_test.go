@@ -172,6 +172,7 @@ func TestMachineRefuses(t *testing.T) {
 		{Kind: Started, At: at(5), ContainerID: "c://2"},
 	}
 	exitedBase := append(append([]Event(nil), base...), ExitedEvent(at(6), "c://2", 0))
+	plainExitBase := append(append([]Event(nil), base...), Event{Kind: Exited, At: at(6), ContainerID: "c://2"})
 	tests := []struct {
 		reason string
 		prefix []Event
@@ -190,6 +191,10 @@ func TestMachineRefuses(t *testing.T) {
 		{reason: "a terminated instance running again under its ID", prefix: exitedBase, ev: Event{Kind: Started, At: at(9), ContainerID: "c://2"}, field: "ContainerID", want: ErrTerminatedRunning},
 		{reason: "a terminated instance created again under its ID", prefix: exitedBase, ev: Event{Kind: Created, At: at(9), ContainerID: "c://2"}, field: "ContainerID", want: ErrTerminatedRunning},
 		{reason: "a terminated instance exiting again differently", prefix: exitedBase, ev: ExitedEvent(at(9), "c://2", 3), field: "ContainerID", want: ErrTerminatedRunning},
+		{reason: "a terminated instance exiting again with the same code and reason but another message", prefix: exitedBase,
+			ev: Event{Kind: Exited, At: at(9), ContainerID: "c://2", ExitCode: 0, Reason: ReasonCompleted, Message: "written late"}, field: "ContainerID", want: ErrTerminatedRunning},
+		{reason: "a terminated instance with no reason nor message running again under its ID", prefix: plainExitBase,
+			ev: Event{Kind: Started, At: at(9), ContainerID: "c://2"}, field: "ContainerID", want: ErrTerminatedRunning},
 		{reason: "a terminated instance reported UNKNOWN", prefix: exitedBase, ev: Event{Kind: Unknown, At: at(9), ContainerID: "c://2"}, field: "ContainerID", want: ErrTerminatedRunning},
 		{reason: "a runtime event without a container ID", prefix: base, ev: Event{Kind: Started, At: at(9)}, field: "ContainerID", want: ErrNoContainerID},
 		{reason: "a removal without a container ID", prefix: base, ev: Event{Kind: Removed, At: at(9)}, field: "ContainerID", want: ErrNoContainerID},
@@ -335,6 +340,16 @@ func TestStepErrorMessage(t *testing.T) {
 			want:   `containerstate: invalid event: container "a": PullStarted at 0001-01-01T00:00:00Z: At: zero time`,
 		},
 		{
+			reason: "an undefined event kind is printed with its number",
+			ev:     Event{Kind: 99, At: at(1)},
+			want:   `containerstate: unknown event kind: container "a": EventKind(99) at 2026-11-29T12:00:01Z: Kind: undefined kind 99`,
+		},
+		{
+			reason: "a probe result with no instance to probe names no field, only what is wrong",
+			ev:     Event{Kind: ReadinessProbe, At: at(1), Result: ProbeSuccess},
+			want:   `containerstate: invalid event: container "a": ReadinessProbe at 2026-11-29T12:00:01Z: no container instance to probe`,
+		},
+		{
 			reason: "an instance after an exit that allows no restart names the policy",
 			prefix: []Event{ExitedEvent(at(1), "c://1", 1)},
 			ev:     Event{Kind: Started, At: at(2), ContainerID: "c://2"},
@@ -350,6 +365,77 @@ func TestStepErrorMessage(t *testing.T) {
 		}
 		if got := fmt.Sprint(err); strings.Count(got, "containerstate:") != 1 {
 			t.Errorf("%s: the package is named %d times in %q", tt.reason, strings.Count(got, "containerstate:"), got)
+		}
+	}
+}
+
+// TestEventKinds checks that EventKinds lists every defined kind once, in
+// order and by its name, in a slice of exactly that size, and that a value
+// outside the defined kinds prints as its number instead of being indexed.
+func TestEventKinds(t *testing.T) {
+	kinds := EventKinds()
+	if len(kinds) != int(lastKind) || cap(kinds) != len(kinds) {
+		t.Errorf("EventKinds: %d kinds in a slice of capacity %d, want exactly the %d defined kinds", len(kinds), cap(kinds), lastKind)
+	}
+	for i, k := range kinds {
+		if k != EventKind(i+1) || k.String() == "" || strings.HasPrefix(k.String(), "EventKind(") {
+			t.Errorf("EventKinds()[%d] = %d %q, want defined kind %d by its name", i, k, k.String(), i+1)
+		}
+	}
+	for _, k := range []EventKind{0, lastKind + 1, 255} {
+		if got, want := k.String(), fmt.Sprintf("EventKind(%d)", k); got != want {
+			t.Errorf("undefined kind %d prints as %q, want %q", k, got, want)
+		}
+	}
+}
+
+// TestEventString checks the one-line rendering of events used in traces:
+// the time, the kind, then only the fields the event has.
+func TestEventString(t *testing.T) {
+	tests := []struct {
+		reason string
+		ev     Event
+		want   string
+	}{
+		{reason: "an exit shows its instance, code, reason and quoted message",
+			ev:   Event{Kind: Exited, At: at(1), ContainerID: "c://1", ExitCode: 1, Reason: ReasonError, Message: "boom"},
+			want: `12:00:01.000 Exited c://1 exit=1 Error "boom"`},
+		{reason: "a tick has nothing but its time",
+			ev: Event{Kind: Tick, At: at(2)}, want: `12:00:02.000 Tick`},
+		{reason: "a back-off has no instance, only its reason and message",
+			ev:   BackOffEvent(at(3), 10*time.Second, "a", "web", "default", "uid-1"),
+			want: `12:00:03.000 BackOff CrashLoopBackOff "back-off 10s restarting failed container=a pod=web_default(uid-1)"`},
+	}
+	for _, tt := range tests {
+		if got := tt.ev.String(); got != tt.want {
+			t.Errorf("%s:\ngot  %s\nwant %s", tt.reason, got, tt.want)
+		}
+	}
+}
+
+// TestMachineImage checks where a new instance's image and imageID come
+// from (section 4.3: the runtime's): the event that reports the instance
+// when it names them, else the spec's image and the imageID of the last
+// successful pull.
+func TestMachineImage(t *testing.T) {
+	tests := []struct {
+		reason       string
+		events       []Event
+		image, imgID string
+	}{
+		{reason: "the runtime's image and imageID on the event win over the spec's image and the pull's imageID",
+			events: []Event{{Kind: PullSucceeded, At: at(1), ImageID: "sha256:pulled"},
+				{Kind: Created, At: at(2), ContainerID: "c://1", Image: "docker.io/library/img-a:1", ImageID: "sha256:runtime"}},
+			image: "docker.io/library/img-a:1", imgID: "sha256:runtime"},
+		{reason: "an event without them: the spec's image and the imageID of the last successful pull",
+			events: []Event{{Kind: PullSucceeded, At: at(1), ImageID: "sha256:pulled"}, {Kind: Created, At: at(2), ContainerID: "c://1"}},
+			image:  "img-a", imgID: "sha256:pulled"},
+	}
+	for _, tt := range tests {
+		m := mustMachine(t, DefaultOptions(), onePod(v1.RestartPolicyAlways, "a"), "a")
+		steps(t, m, tt.events...)
+		if s := m.Status(); s.Image != tt.image || s.ImageID != tt.imgID {
+			t.Errorf("%s: image %q imageID %q, want %q %q", tt.reason, s.Image, s.ImageID, tt.image, tt.imgID)
 		}
 	}
 }

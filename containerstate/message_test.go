@@ -42,6 +42,8 @@ func TestTerminationMessage(t *testing.T) {
 			in: TerminationInput{Path: "/p", File: []byte("ignored"), Policy: fallback, ExitCode: 2, Logs: []byte("oops\n")}, want: "oops\n"},
 		{rule: "7", reason: "fallback: no path reads the logs",
 			in: TerminationInput{Policy: fallback, ExitCode: 2, Logs: []byte("oops\n")}, want: "oops\n"},
+		{rule: "7", reason: "fallback with an empty log: the runtime message alone",
+			in: TerminationInput{Policy: fallback, ExitCode: 1, RuntimeMessage: "exit 1"}, want: "exit 1"},
 		{rule: "7", reason: "fallback only for a failure: exit 0 keeps the empty message",
 			in: TerminationInput{Policy: fallback, ExitCode: 0, Logs: []byte("fine\n")}, want: ""},
 		{rule: "7", reason: "fallback skipped for ContainerCannotRun",

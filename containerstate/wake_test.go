@@ -81,6 +81,25 @@ func TestMachineRefusesRestartWithoutPolicy(t *testing.T) {
 	}
 }
 
+// TestMachineNewInstanceAfterUnknown: an instance last reported UNKNOWN was
+// never seen to exit, and the kubelet starts a container in an unknown state
+// again whatever the restartPolicy (section 3.3). So a new instance after it
+// is accepted even under restartPolicy Never, though the status already
+// says ContainerStatusUnknown (grace 0).
+func TestMachineNewInstanceAfterUnknown(t *testing.T) {
+	m := mustMachine(t, Options{Features: DefaultFeatures()}, onePod(v1.RestartPolicyNever, "a"), "a")
+	steps(t, m, Event{Kind: Started, At: at(1), ContainerID: "c://1"}, Event{Kind: Unknown, At: at(2), ContainerID: "c://1"})
+	if s := m.Status(); s.State.Terminated == nil || s.State.Terminated.Reason != ReasonContainerStatusUnknown {
+		t.Fatalf("grace 0: an UNKNOWN report after Running is Terminated ContainerStatusUnknown at once, got %+v", s.State)
+	}
+	if err := m.Step(Event{Kind: Started, At: at(3), ContainerID: "c://2"}); err != nil {
+		t.Fatalf("a new instance after one last seen UNKNOWN, not exited: %v", err)
+	}
+	if inst, ok := m.Newest(); !ok || inst.ID != "c://2" {
+		t.Fatalf("the new instance is the newest: got %+v", inst)
+	}
+}
+
 // TestMachineNextWake checks that a machine says when its UNKNOWN grace ends
 // and that Advance ends it then, with no runtime event.
 func TestMachineNextWake(t *testing.T) {
@@ -123,6 +142,18 @@ func TestMachineNextWake(t *testing.T) {
 		t.Fatal("a runtime back within the grace leaves nothing to wake for")
 	}
 
+	// A back-off shown during the grace: the status is Waiting, which the end
+	// of the grace does not change, so there is nothing to wake for.
+	m = mustMachine(t, DefaultOptions(), onePod(v1.RestartPolicyAlways, "a"), "a")
+	steps(t, m, Event{Kind: Started, At: at(0), ContainerID: "c://1"}, Event{Kind: Unknown, At: at(10), ContainerID: "c://1"},
+		BackOffEvent(at(20), 10*time.Second, "a", "web", "default", "uid-1"))
+	if s := m.Status(); s.State.Waiting == nil || s.State.Waiting.Reason != ReasonCrashLoopBackOff {
+		t.Fatalf("a back-off during the grace: want Waiting CrashLoopBackOff, got %+v", s.State)
+	}
+	if w, ok := m.NextWake(); ok {
+		t.Fatalf("a Waiting container has no Running state held through the grace, yet NextWake says %v", w)
+	}
+
 	// Grace 0 is the kubelet: Terminated at once, no wake-up.
 	m = mustMachine(t, Options{Features: DefaultFeatures()}, onePod(v1.RestartPolicyAlways, "a"), "a")
 	steps(t, m, Event{Kind: Started, At: at(0), ContainerID: "c://1"}, Event{Kind: Unknown, At: at(10), ContainerID: "c://1"})
@@ -133,7 +164,8 @@ func TestMachineNextWake(t *testing.T) {
 
 // TestZeroValues checks that the zero values of the package's types do not
 // panic and give their documented results: a zero Machine refuses events
-// with ErrNotInitialized, a zero Backoff never blocks.
+// with ErrNotInitialized, a zero Backoff never blocks, a zero or nil error
+// value still has a message and unwraps to a sentinel.
 func TestZeroValues(t *testing.T) {
 	for _, m := range []*Machine{nil, {}} {
 		if err := m.Step(Event{Kind: Started, At: at(1), ContainerID: "c://1"}); !errors.Is(err, ErrNotInitialized) {
@@ -172,7 +204,8 @@ func TestZeroValues(t *testing.T) {
 			t.Error("a zero Backoff holds keys or a configuration")
 		}
 	}
-	for _, err := range []error{&StepError{}, &InputError{}, &OptionError{}, &TransitionError{}} {
+	for _, err := range []error{&StepError{}, &InputError{}, &OptionError{}, &TransitionError{},
+		(*StepError)(nil), (*InputError)(nil), (*OptionError)(nil), (*TransitionError)(nil)} {
 		if msg := err.Error(); msg == "" || !errors.Is(err, ErrInvalidInput) && !errors.Is(err, ErrInvalidOptions) && !errors.Is(err, ErrTransition) {
 			t.Errorf("zero %T: message %q does not unwrap to a sentinel", err, msg)
 		}
