@@ -607,8 +607,9 @@ func report() error {
 	var b strings.Builder
 	b.WriteString("# Mutation testing\n\n")
 	b.WriteString("Written by `make mutation` (internal/cmd/mutation); do not edit. Each package's mutants are\n")
-	fmt.Fprintf(&b, "listed by gremlins %s and tested one package at a time under `go test -short`, each applied to\n", gremlinsVersion)
-	b.WriteString("the package's code through `go test -overlay` (its settings say how); mutants that\n")
+	fmt.Fprintf(&b, "listed by gremlins %s and tested one package at a time under `go test -short`, each switched on\n", gremlinsVersion)
+	b.WriteString("in a mutant schema build of the package or applied through `go test -overlay` (its settings\n")
+	b.WriteString("say which; internal/cmd/mutation/schemata.go says how); mutants that\n")
 	b.WriteString("do not compile are left out. Efficacy is killed / (killed + lived). A mutant judged\n")
 	b.WriteString("equivalent (no caller can observe the change) has its verdict and reason in\n")
 	fmt.Fprintf(&b, "`%s`; any other mutant that lived or is not covered by a test is listed as\n", verdictsFile)
