@@ -506,7 +506,7 @@ func schemaRun(r *Result, todo []int, statuses []string, workers, coefficient in
 	if out, err := runSchema(bin, pkgDir, 0, 10*time.Minute); err != nil {
 		return nil, fmt.Errorf("the tests fail in the schema without a mutant on: %v\n%s", err, out)
 	}
-	limit := max(time.Duration(coefficient)*time.Since(start), minSchemaLimit)
+	limit := min(max(time.Duration(coefficient)*time.Since(start), minSchemaLimit), maxSchemaLimit)
 	fmt.Printf("== %s: %d mutants in one schema build (limit %s each), %d apart\n", r.Package, len(all), limit.Round(time.Second), len(apart))
 
 	next := make(chan int)
@@ -542,8 +542,14 @@ func schemaRun(r *Result, todo []int, statuses []string, workers, coefficient in
 }
 
 // minSchemaLimit is the least time a mutant's run of the schema's test
-// binary is given; it compiles nothing.
-const minSchemaLimit = 30 * time.Second
+// binary is given; it compiles nothing. maxSchemaLimit is the most: an
+// unmutated run measured on a loaded machine can take ten times its usual
+// few seconds, and a mutant that hangs would then hold a worker for many
+// minutes.
+const (
+	minSchemaLimit = 30 * time.Second
+	maxSchemaLimit = 2 * time.Minute
+)
 
 // passStatus is the status of a mutant whose tests pass: it lived, or stays
 // not covered.
