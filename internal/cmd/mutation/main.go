@@ -334,9 +334,9 @@ func run(bin, pkg, files string, workers, coefficient int) (Result, error) {
 	r.Seconds = time.Since(start).Round(time.Second).Seconds()
 	r.Settings = fmt.Sprintf("mutants listed by gremlins unleash --dry-run (default operators and %s); "+
 		"go test -short -vet=off -failfast against each, %d at a time, in one mutant schema build "+
-		"(a run stopped after %d times an unmutated run, and at least %s) or, for those it cannot hold (constant expressions, package-level initializers), "+
+		"(a run stopped after %d times an unmutated run, at least %s and at most %s) or, for those it cannot hold (constant expressions, package-level initializers), "+
 		"applied through -overlay (stopped after %d times an unmutated go test, compiling included, and at least %s)",
-		strings.Join(operators, " "), workers, coefficient, minSchemaLimit, coefficient, minLimit)
+		strings.Join(operators, " "), workers, coefficient, minSchemaLimit, maxSchemaLimit, coefficient, minLimit)
 	if files != "" {
 		r.Files = files
 	}
