@@ -14,7 +14,8 @@ import (
 // status read back compares equal to the one written (spec section 6,
 // step 6): timestamps cut to whole seconds, each terminated message cut to
 // its share of 12 KiB, regular and ephemeral container statuses sorted by
-// name and init container statuses in spec order. It changes s in place;
+// name and init container statuses in spec order, any of a name the spec
+// lacks after them, as the kubelet orders them. It changes s in place;
 // a nil s is left alone, a nil spec leaves init containers in their order.
 func Normalize(spec *v1.PodSpec, s *v1.PodStatus) {
 	if s == nil {
@@ -41,14 +42,26 @@ func Normalize(spec *v1.PodSpec, s *v1.PodStatus) {
 	}
 	sortByName(s.ContainerStatuses)
 	sortByName(s.EphemeralContainerStatuses)
-	if spec != nil && !inSpecOrder(spec.InitContainers, s.InitContainerStatuses) {
-		order := make(map[string]int, len(spec.InitContainers))
-		for i := range spec.InitContainers {
-			order[spec.InitContainers[i].Name] = i
+	if spec != nil {
+		initSpecOrder(spec.InitContainers, s.InitContainerStatuses)
+	}
+}
+
+// initSpecOrder puts init container statuses in spec order as the kubelet
+// does (SortInitContainerStatuses): for each init container of the spec, in
+// order, the first status of its name at or after the next front slot is
+// swapped into that slot. Statuses of names the spec lacks end up behind
+// the others, in whatever order the swaps leave them.
+func initSpecOrder(spec []v1.Container, list []v1.ContainerStatus) {
+	next := 0
+	for i := range spec {
+		for j := next; j < len(list); j++ {
+			if list[j].Name == spec[i].Name {
+				list[next], list[j] = list[j], list[next]
+				next++
+				break
+			}
 		}
-		sort.SliceStable(s.InitContainerStatuses, func(i, j int) bool {
-			return order[s.InitContainerStatuses[i].Name] < order[s.InitContainerStatuses[j].Name]
-		})
 	}
 }
 
@@ -77,18 +90,4 @@ func sortByName(list []v1.ContainerStatus) {
 		return
 	}
 	sort.SliceStable(list, func(i, j int) bool { return list[i].Name < list[j].Name })
-}
-
-func inSpecOrder(spec []v1.Container, list []v1.ContainerStatus) bool {
-	j := 0
-	for i := range list {
-		for j < len(spec) && spec[j].Name != list[i].Name {
-			j++
-		}
-		if j == len(spec) {
-			return false
-		}
-		j++
-	}
-	return true
 }
