@@ -502,6 +502,10 @@ func (p *Planner) fail(s *syncing, now time.Time) {
 	st.failures++
 	d := p.opts.RetryInitial
 	for i := 1; i < st.failures && d < p.opts.RetryMax; i++ {
+		if d > p.opts.RetryMax/2 {
+			d = p.opts.RetryMax // doubling would pass the maximum, or overflow
+			break
+		}
 		d *= 2
 	}
 	st.retryAt = now.Add(min(d, p.opts.RetryMax))
