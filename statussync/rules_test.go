@@ -2,6 +2,7 @@ package statussync
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -420,6 +421,251 @@ func TestObservedGenerationRule(t *testing.T) {
 		s, _ := h.cache.GetPodStatus("u1")
 		if s.ObservedGeneration != tt.want || h.cache.Version("u1") != tt.wantVersion {
 			t.Errorf("%s: %s: observedGeneration %d version %d, want %d version %d", tt.id, tt.reason, s.ObservedGeneration, h.cache.Version("u1"), tt.want, tt.wantVersion)
+		}
+	}
+}
+
+// Section 6 step 6 (normalizeStatus), through the exported Normalize:
+// container and ephemeral container statuses sorted by name, init
+// container statuses put in spec order, whatever order they came in.
+func TestNormalizeOrderRule(t *testing.T) {
+	spec := &v1.PodSpec{
+		InitContainers:      []v1.Container{{Name: "i0"}, {Name: "i1"}, {Name: "i2"}},
+		Containers:          []v1.Container{{Name: "a"}, {Name: "b"}, {Name: "c"}},
+		EphemeralContainers: []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "debug-x"}}, {EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "debug-y"}}},
+	}
+	names := func(list []v1.ContainerStatus) []string {
+		var out []string
+		for _, cs := range list {
+			out = append(out, cs.Name)
+		}
+		return out
+	}
+	statuses := func(n ...string) []v1.ContainerStatus {
+		var out []v1.ContainerStatus
+		for _, s := range n {
+			out = append(out, v1.ContainerStatus{Name: s})
+		}
+		return out
+	}
+	tests := []struct {
+		id, reason                 string
+		spec                       *v1.PodSpec
+		init, regular, ephemeral   []string
+		wantInit, wantReg, wantEph []string
+	}{
+		{id: "6 step 6 init spec order", reason: "init container statuses out of spec order are put in spec order",
+			spec: spec, init: []string{"i2", "i0", "i1"}, wantInit: []string{"i0", "i1", "i2"}},
+		{id: "6 step 6 init two swapped", reason: "the second init container reported before the first is put after it",
+			spec: spec, init: []string{"i1", "i0"}, wantInit: []string{"i0", "i1"}},
+		{id: "6 step 6 init subset", reason: "statuses of some init containers only, in spec order, stay as they are",
+			spec: spec, init: []string{"i1", "i2"}, wantInit: []string{"i1", "i2"}},
+		{id: "6 step 6 init nil spec", reason: "without a spec the init container statuses keep their order",
+			init: []string{"i2", "i0"}, wantInit: []string{"i2", "i0"}},
+		{id: "6 step 6 sorted by name", reason: "container statuses are sorted by name",
+			spec: spec, regular: []string{"c", "a", "b"}, wantReg: []string{"a", "b", "c"}},
+		{id: "6 step 6 ephemeral sorted by name", reason: "ephemeral container statuses are sorted by name",
+			spec: spec, ephemeral: []string{"debug-y", "debug-x"}, wantEph: []string{"debug-x", "debug-y"}},
+	}
+	for _, tt := range tests {
+		s := &v1.PodStatus{InitContainerStatuses: statuses(tt.init...), ContainerStatuses: statuses(tt.regular...), EphemeralContainerStatuses: statuses(tt.ephemeral...)}
+		Normalize(tt.spec, s)
+		for _, c := range []struct {
+			what      string
+			got, want []string
+		}{{"init", names(s.InitContainerStatuses), tt.wantInit}, {"regular", names(s.ContainerStatuses), tt.wantReg}, {"ephemeral", names(s.EphemeralContainerStatuses), tt.wantEph}} {
+			if d := cmp.Diff(c.want, c.got); d != "" {
+				t.Errorf("%s: %s: %s container statuses (-want +got):\n%s", tt.id, tt.reason, c.what, d)
+			}
+		}
+	}
+}
+
+// Section 6 step 4: startTime is copied from the old status when that one
+// is set and not zero; otherwise the new status's own is kept, and a
+// missing or zero one becomes now.
+func TestStartTimeRule(t *testing.T) {
+	earlier := metav1.NewTime(t0.Add(-time.Minute))
+	own := metav1.NewTime(t0.Add(-30 * time.Second))
+	zero := metav1.Time{}
+	now := t0.Add(time.Hour)
+	tests := []struct {
+		id, reason string
+		podStart   *metav1.Time // the pod's status, the old status when nothing is cached
+		newStart   *metav1.Time
+		want       time.Time
+	}{
+		{id: "6 step 4 old kept", reason: "a set old startTime wins over the new status's", podStart: &earlier, newStart: &own, want: earlier.Time},
+		{id: "6 step 4 new kept", reason: "without an old startTime the new status's own is kept", newStart: &own, want: own.Time},
+		{id: "6 step 4 none", reason: "no startTime anywhere: now", want: now},
+		{id: "6 step 4 old zero", reason: "an old startTime that is set but zero counts as none: the new one is kept", podStart: &zero, newStart: &own, want: own.Time},
+		{id: "6 step 4 old zero, new none", reason: "an old zero startTime is not copied: now", podStart: &zero, want: now},
+		{id: "6 step 4 new zero", reason: "a new startTime that is set but zero becomes now", newStart: &zero, want: now},
+	}
+	for _, tt := range tests {
+		c, err := NewCache(DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod := testPod("u1", "p1")
+		pod.Status.StartTime = tt.podStart
+		s := runningStatus("app")
+		s.StartTime = tt.newStart
+		got, _, err := c.SetPodStatus(pod, s, now)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.id, err)
+		}
+		if got.StartTime == nil || !got.StartTime.Time.Equal(tt.want) {
+			t.Errorf("%s: %s: startTime %v, want %v", tt.id, tt.reason, got.StartTime, tt.want)
+		}
+	}
+}
+
+// Section 6 step 4, VolumeHealth: a new status without volume health keeps
+// the old status's entries (they are set on their own path); a new status
+// with entries replaces them.
+func TestVolumeHealthRule(t *testing.T) {
+	healthy := []v1.PodVolumeHealth{{Name: "data"}}
+	other := []v1.PodVolumeHealth{{Name: "logs"}}
+	tests := []struct {
+		id, reason    string
+		first, second []v1.PodVolumeHealth
+		want          []v1.PodVolumeHealth
+	}{
+		{id: "6 step 4 volumeHealth kept", reason: "a status without volume health keeps the cached entries", first: healthy, want: healthy},
+		{id: "6 step 4 volumeHealth replaced", reason: "a status with its own volume health replaces the cached entries", first: healthy, second: other, want: other},
+		{id: "6 step 4 volumeHealth first", reason: "volume health on a pod that had none is stored", second: other, want: other},
+		{id: "6 step 4 volumeHealth none", reason: "no volume health on either side stays none"},
+	}
+	for _, tt := range tests {
+		h := newHarness(t, DefaultOptions())
+		pod := testPod("u1", "p1")
+		s := runningStatus("app")
+		s.VolumeHealth = tt.first
+		h.set(pod, s)
+		s = runningStatus("app")
+		s.Message = "second"
+		s.VolumeHealth = tt.second
+		h.set(pod, s)
+		got, _ := h.cache.GetPodStatus(pod.UID)
+		if d := cmp.Diff(tt.want, got.VolumeHealth); d != "" {
+			t.Errorf("%s: %s: volumeHealth (-want +got):\n%s", tt.id, tt.reason, d)
+		}
+	}
+}
+
+// SetPodStatus's contract: a status for a container the spec lacks is
+// refused; the check covers every container kind, ephemeral containers
+// included.
+func TestUnknownContainerRule(t *testing.T) {
+	debug := v1.EphemeralContainer{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "debug"}}
+	tests := []struct {
+		id, reason string
+		ephemeral  []v1.EphemeralContainer
+		status     string // the ephemeral container status's name
+		wantErr    bool
+	}{
+		{id: "SetPodStatus ephemeral known", reason: "a status of the spec's ephemeral container is accepted",
+			ephemeral: []v1.EphemeralContainer{debug}, status: "debug"},
+		{id: "SetPodStatus ephemeral second", reason: "a status of the spec's second ephemeral container is accepted",
+			ephemeral: []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "first"}}, debug}, status: "debug"},
+		{id: "SetPodStatus ephemeral unknown", reason: "a status of an ephemeral container the spec lacks is refused",
+			ephemeral: []v1.EphemeralContainer{debug}, status: "ghost", wantErr: true},
+	}
+	for _, tt := range tests {
+		c, err := NewCache(DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod := testPod("u1", "p1")
+		pod.Spec.EphemeralContainers = tt.ephemeral
+		s := runningStatus("app")
+		s.EphemeralContainerStatuses = []v1.ContainerStatus{{Name: tt.status, State: runningState()}}
+		_, _, err = c.SetPodStatus(pod, s, t0)
+		if gotErr := errors.Is(err, ErrUnknownContainer); gotErr != tt.wantErr {
+			t.Errorf("%s: %s: error %v", tt.id, tt.reason, err)
+		}
+		if cached := c.Len() == 1; cached == tt.wantErr {
+			t.Errorf("%s: %s: cached %v", tt.id, tt.reason, cached)
+		}
+	}
+}
+
+// Section 11, BackfillPodResizeConditions: every pod of the list has its
+// resize conditions rebuilt; a nil entry is skipped, not the end of the
+// list.
+func TestBackfillResizeRule(t *testing.T) {
+	pending := v1.PodCondition{Type: v1.PodResizePending, Status: v1.ConditionTrue, Reason: ResizeReasonDeferred}
+	inProgress := v1.PodCondition{Type: v1.PodResizeInProgress, Status: v1.ConditionTrue, ObservedGeneration: 4}
+	pod := func(uid types.UID, conds ...v1.PodCondition) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}, Status: v1.PodStatus{Conditions: conds}}
+	}
+	tests := []struct {
+		id, reason string
+		pods       []*v1.Pod
+		want       map[types.UID][]v1.PodCondition
+	}{
+		{id: "11 Backfill", reason: "both conditions come back, pending first",
+			pods: []*v1.Pod{pod("u1", inProgress, cond(v1.PodReady, v1.ConditionTrue), pending)},
+			want: map[types.UID][]v1.PodCondition{"u1": {pending, inProgress}}},
+		{id: "11 Backfill nil", reason: "a nil pod in the list is skipped and the pods after it are backfilled",
+			pods: []*v1.Pod{pod("u1", pending), nil, pod("u2", inProgress)},
+			want: map[types.UID][]v1.PodCondition{"u1": {pending}, "u2": {inProgress}}},
+		{id: "11 Backfill none", reason: "a pod without resize conditions gets none",
+			pods: []*v1.Pod{pod("u1", cond(v1.PodReady, v1.ConditionTrue))},
+			want: map[types.UID][]v1.PodCondition{"u1": nil}},
+	}
+	for _, tt := range tests {
+		c, err := NewCache(DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.BackfillResizeConditions(tt.pods)
+		for uid, want := range tt.want {
+			if d := cmp.Diff(want, c.ResizeConditions(uid)); d != "" {
+				t.Errorf("%s: %s: pod %s (-want +got):\n%s", tt.id, tt.reason, uid, d)
+			}
+		}
+	}
+}
+
+// PlannerOptions' and EngineOptions' contract: zero periods are refused,
+// not defaulted, and RetryMax must be at least RetryInitial.
+func TestOptionsValidationRule(t *testing.T) {
+	tests := []struct {
+		id, reason string
+		change     func(*EngineOptions)
+		wantField  string // "" when accepted
+	}{
+		{id: "PlannerOptions defaults", reason: "the defaults are valid", change: func(*EngineOptions) {}},
+		{id: "PlannerOptions RetryInitial zero", reason: "a zero RetryInitial is refused", change: func(o *EngineOptions) { o.Planner.RetryInitial = 0 },
+			wantField: "Planner.RetryInitial"},
+		{id: "PlannerOptions RetryInitial negative", reason: "a negative RetryInitial is refused", change: func(o *EngineOptions) { o.Planner.RetryInitial = -time.Second },
+			wantField: "Planner.RetryInitial"},
+		{id: "PlannerOptions RetryMax below", reason: "a RetryMax below RetryInitial is refused", change: func(o *EngineOptions) { o.Planner.RetryMax = o.Planner.RetryInitial - 1 },
+			wantField: "Planner.RetryMax"},
+		{id: "PlannerOptions RetryMax equal", reason: "a RetryMax equal to RetryInitial (no doubling) is accepted", change: func(o *EngineOptions) { o.Planner.RetryMax = o.Planner.RetryInitial }},
+		{id: "EngineOptions FullSyncPeriod zero", reason: "a zero FullSyncPeriod is refused", change: func(o *EngineOptions) { o.FullSyncPeriod = 0 },
+			wantField: "FullSyncPeriod"},
+		{id: "EngineOptions FullSyncPeriod tiny", reason: "any positive FullSyncPeriod is accepted", change: func(o *EngineOptions) { o.FullSyncPeriod = time.Nanosecond }},
+	}
+	for _, tt := range tests {
+		c, err := NewCache(DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		eo := DefaultEngineOptions()
+		tt.change(&eo)
+		_, err = NewEngine(c, statussynctest.NewAPI(1), eo)
+		_, perr := NewPlanner(c, eo.Planner)
+		var oe *OptionError
+		switch {
+		case tt.wantField == "" && (err != nil || perr != nil):
+			t.Errorf("%s: %s: NewEngine: %v, NewPlanner: %v", tt.id, tt.reason, err, perr)
+		case tt.wantField != "" && (!errors.As(err, &oe) || oe.Field != tt.wantField || !errors.Is(err, ErrInvalidOptions)):
+			t.Errorf("%s: %s: NewEngine: %v, want an *OptionError for %s", tt.id, tt.reason, err, tt.wantField)
+		case tt.wantField != "" && tt.wantField != "FullSyncPeriod" && !errors.Is(perr, ErrInvalidOptions):
+			t.Errorf("%s: %s: NewPlanner: %v, want it refused", tt.id, tt.reason, perr)
 		}
 	}
 }
