@@ -3,6 +3,7 @@ package statussync
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodestate/nodestate/internal/podcond"
 	"github.com/nodestate/nodestate/statussync/statussynctest"
 )
 
@@ -667,5 +669,212 @@ func TestOptionsValidationRule(t *testing.T) {
 		case tt.wantField != "" && tt.wantField != "FullSyncPeriod" && !errors.Is(perr, ErrInvalidOptions):
 			t.Errorf("%s: %s: NewPlanner: %v, want it refused", tt.id, tt.reason, perr)
 		}
+	}
+}
+
+// Section 6.1, isPodStatusByKubeletEqual: owned and shared conditions are
+// compared by type, status, reason and message; their times and
+// observedGeneration, conditions others own and the claim statuses are not.
+func TestEqualByKubeletRule(t *testing.T) {
+	o := DefaultOptions()
+	base := func(c ...v1.PodCondition) *v1.PodStatus {
+		s := runningStatus("app")
+		s.Conditions = c
+		return &s
+	}
+	ready := v1.PodCondition{Type: v1.PodReady, Status: v1.ConditionFalse, Reason: "ContainersNotReady", Message: "containers with unready status: [app]"}
+	with := func(change func(*v1.PodCondition)) v1.PodCondition {
+		c := ready
+		change(&c)
+		return c
+	}
+	dt := v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: "TerminationByKubelet"}
+	tests := []struct {
+		id, reason string
+		old, new   *v1.PodStatus
+		want       bool
+	}{
+		{id: "6.1 same", reason: "the same status is equal", old: base(ready), new: base(ready), want: true},
+		{id: "6.1 status", reason: "an owned condition whose status changed differs", old: base(ready), new: base(with(func(c *v1.PodCondition) { c.Status = v1.ConditionTrue })), want: false},
+		{id: "6.1 reason", reason: "an owned condition whose reason alone changed differs", old: base(ready), new: base(with(func(c *v1.PodCondition) { c.Reason = "PodCompleted" })), want: false},
+		{id: "6.1 message", reason: "an owned condition whose message alone changed differs", old: base(ready), new: base(with(func(c *v1.PodCondition) { c.Message = "other" })), want: false},
+		{id: "6.1 times", reason: "the probe and transition times are ignored",
+			old: base(ready), new: base(with(func(c *v1.PodCondition) {
+				c.LastProbeTime, c.LastTransitionTime = metav1.NewTime(t0), metav1.NewTime(t0)
+			})), want: true},
+		{id: "6.1 condition observedGeneration", reason: "a condition's observedGeneration is ignored", old: base(ready), new: base(with(func(c *v1.PodCondition) { c.ObservedGeneration = 7 })), want: true},
+		{id: "6.1 shared", reason: "DisruptionTarget, shared, is compared", old: base(ready), new: base(ready, dt), want: false},
+		{id: "6.1 not owned", reason: "a condition others own is ignored", old: base(ready), new: base(ready, cond("example.com/gate", v1.ConditionTrue)), want: true},
+		{id: "6.1 claims", reason: "resource claim statuses are ignored", old: base(ready),
+			new: func() *v1.PodStatus {
+				s := base(ready)
+				s.ResourceClaimStatuses = []v1.PodResourceClaimStatus{{Name: "gpu"}}
+				return s
+			}(), want: true},
+		{id: "6.1 phase", reason: "every other field is compared", old: base(ready),
+			new: func() *v1.PodStatus { s := base(ready); s.Phase = v1.PodSucceeded; return s }(), want: false},
+		{id: "6.1 nil", reason: "a nil status is an empty one", old: nil, new: &v1.PodStatus{}, want: true},
+	}
+	for _, tt := range tests {
+		if got := o.EqualByKubelet(tt.old, tt.new); got != tt.want {
+			t.Errorf("%s: %s: EqualByKubelet %v, want %v", tt.id, tt.reason, got, tt.want)
+		}
+		if got := o.EqualByKubelet(tt.new, tt.old); got != tt.want {
+			t.Errorf("%s: %s: EqualByKubelet with the sides swapped %v, want %v", tt.id, tt.reason, got, tt.want)
+		}
+	}
+}
+
+// Section 8 step 1, the shared DisruptionTarget: the kubelet's copy is
+// written only on the move into a terminal phase with nothing left
+// running, and then keeps the API's lastTransitionTime when the API
+// already has the same status.
+func TestDisruptionTargetMergeRule(t *testing.T) {
+	o := DefaultOptions()
+	apiTime, kubeletTime := metav1.NewTime(t0), metav1.NewTime(t0.Add(time.Minute))
+	dt := func(s v1.ConditionStatus, reason string, at metav1.Time) v1.PodCondition {
+		return v1.PodCondition{Type: v1.DisruptionTarget, Status: s, Reason: reason, LastTransitionTime: at}
+	}
+	tests := []struct {
+		id, reason string
+		apiPhase   v1.PodPhase
+		apiDT      []v1.PodCondition
+		kubePhase  v1.PodPhase
+		kubeDT     v1.PodCondition
+		couldRun   bool
+		want       *v1.PodCondition // nil: no DisruptionTarget
+	}{
+		{id: "8.1 DT not terminal", reason: "a pod that stays Running does not get the kubelet's DisruptionTarget, even with nothing running",
+			apiPhase: v1.PodRunning, kubePhase: v1.PodRunning, kubeDT: dt(v1.ConditionTrue, "TerminationByKubelet", kubeletTime)},
+		{id: "8.1 DT not terminal, API's kept", reason: "the API's DisruptionTarget stays while the pod is not terminal",
+			apiPhase: v1.PodRunning, apiDT: []v1.PodCondition{dt(v1.ConditionTrue, "EvictedByEvictionAPI", apiTime)},
+			kubePhase: v1.PodRunning, kubeDT: dt(v1.ConditionTrue, "TerminationByKubelet", kubeletTime),
+			want: new(dt(v1.ConditionTrue, "EvictedByEvictionAPI", apiTime))},
+		{id: "8.1 DT could run", reason: "a pod going Failed while containers could run does not get it yet",
+			apiPhase: v1.PodRunning, kubePhase: v1.PodFailed, kubeDT: dt(v1.ConditionTrue, "TerminationByKubelet", kubeletTime), couldRun: true},
+		{id: "8.1 DT already terminal", reason: "a pod the API has terminal already is not transitioning: the kubelet's DisruptionTarget is not written",
+			apiPhase: v1.PodFailed, kubePhase: v1.PodFailed, kubeDT: dt(v1.ConditionTrue, "TerminationByKubelet", kubeletTime)},
+		{id: "8.1 DT written", reason: "going Failed with nothing running writes it with the kubelet's time",
+			apiPhase: v1.PodRunning, kubePhase: v1.PodFailed, kubeDT: dt(v1.ConditionTrue, "TerminationByKubelet", kubeletTime),
+			want: new(dt(v1.ConditionTrue, "TerminationByKubelet", kubeletTime))},
+		{id: "8.1 DT same status", reason: "over an API DisruptionTarget of the same status, the API's lastTransitionTime is kept",
+			apiPhase: v1.PodRunning, apiDT: []v1.PodCondition{dt(v1.ConditionTrue, "EvictedByEvictionAPI", apiTime)},
+			kubePhase: v1.PodFailed, kubeDT: dt(v1.ConditionTrue, "TerminationByKubelet", kubeletTime),
+			want: new(dt(v1.ConditionTrue, "TerminationByKubelet", apiTime))},
+		{id: "8.1 DT other status", reason: "over an API DisruptionTarget of another status, the kubelet's lastTransitionTime is written",
+			apiPhase: v1.PodRunning, apiDT: []v1.PodCondition{dt(v1.ConditionFalse, "", apiTime)},
+			kubePhase: v1.PodFailed, kubeDT: dt(v1.ConditionTrue, "TerminationByKubelet", kubeletTime),
+			want: new(dt(v1.ConditionTrue, "TerminationByKubelet", kubeletTime))},
+	}
+	for _, tt := range tests {
+		api := v1.PodStatus{Phase: tt.apiPhase, Conditions: tt.apiDT}
+		kube := v1.PodStatus{Phase: tt.kubePhase, Conditions: []v1.PodCondition{tt.kubeDT}}
+		got := podcond.Find(o.Merge(&api, &kube, tt.couldRun).Conditions, v1.DisruptionTarget)
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("%s: %s: DisruptionTarget (-want +got):\n%s", tt.id, tt.reason, d)
+		}
+	}
+}
+
+// Section 6 step 6: each terminated message is cut to 12 KiB divided by
+// the number of containers of every kind in the spec (regular, init and
+// ephemeral); a message of exactly that length is kept whole.
+func TestNormalizeMessageLimitRule(t *testing.T) {
+	containers := func(n ...string) []v1.Container {
+		var out []v1.Container
+		for _, s := range n {
+			out = append(out, v1.Container{Name: s})
+		}
+		return out
+	}
+	debug := []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "d0"}}, {EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "d1"}}}
+	tests := []struct {
+		id, reason string
+		spec       *v1.PodSpec
+		msg        int // the message's length
+		want       int
+	}{
+		{id: "6 step 6 every kind", reason: "two regular, two init and two ephemeral containers share 12 KiB: 2048 bytes each",
+			spec: &v1.PodSpec{Containers: containers("a", "b"), InitContainers: containers("i0", "i1"), EphemeralContainers: debug}, msg: 3000, want: 2048},
+		{id: "6 step 6 init counted", reason: "init containers count: two regular and four init share 12 KiB",
+			spec: &v1.PodSpec{Containers: containers("a", "b"), InitContainers: containers("i0", "i1", "i2", "i3")}, msg: 3000, want: 2048},
+		{id: "6 step 6 ephemeral counted", reason: "ephemeral containers count: one regular and two ephemeral share 12 KiB",
+			spec: &v1.PodSpec{Containers: containers("a"), EphemeralContainers: debug}, msg: 5000, want: 4096},
+		{id: "6 step 6 exact", reason: "a message of exactly its share is kept",
+			spec: &v1.PodSpec{Containers: containers("a", "b", "c")}, msg: 4096, want: 4096},
+		{id: "6 step 6 nil spec", reason: "without a spec the limit is the whole 12 KiB",
+			msg: 13000, want: 12 * 1024},
+	}
+	for _, tt := range tests {
+		s := &v1.PodStatus{ContainerStatuses: []v1.ContainerStatus{{Name: "a", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: 1, Message: strings.Repeat("m", tt.msg)}}}}}
+		Normalize(tt.spec, s)
+		if got := len(s.ContainerStatuses[0].State.Terminated.Message); got != tt.want {
+			t.Errorf("%s: %s: message of %d bytes, want %d", tt.id, tt.reason, got, tt.want)
+		}
+	}
+}
+
+// Section 11, SetPodResizeInProgressCondition: the result says whether the
+// condition changed, probe and transition times aside: its reason, its
+// message, or its status (a backfilled condition that was not True).
+// Empty reason and message both keep the old ones; one of them set
+// replaces both.
+func TestResizeInProgressRule(t *testing.T) {
+	tests := []struct {
+		id, reason     string
+		backfill       *v1.PodCondition // the condition before, from the API
+		setReason      string
+		setMessage     string
+		wantChanged    bool
+		wantR, wantM   string
+		wantStatusTrue bool
+	}{
+		{id: "11 InProgress same", reason: "the same reason and message again is no change",
+			setReason: "r", setMessage: "m", wantR: "r", wantM: "m", wantStatusTrue: true},
+		{id: "11 InProgress reason", reason: "a new reason alone is a change",
+			setReason: "r2", setMessage: "m", wantChanged: true, wantR: "r2", wantM: "m", wantStatusTrue: true},
+		{id: "11 InProgress message", reason: "a new message alone is a change",
+			setReason: "r", setMessage: "m2", wantChanged: true, wantR: "r", wantM: "m2", wantStatusTrue: true},
+		{id: "11 InProgress empty reason", reason: "an empty reason with a message is taken as it is, not the old reason",
+			setMessage: "m2", wantChanged: true, wantM: "m2", wantStatusTrue: true},
+		{id: "11 InProgress empty message", reason: "a reason with an empty message is taken as it is, not the old message",
+			setReason: "r", wantChanged: true, wantR: "r", wantStatusTrue: true},
+		{id: "11 InProgress status", reason: "a backfilled condition that was not True becomes True: a change",
+			backfill:  &v1.PodCondition{Type: v1.PodResizeInProgress, Status: v1.ConditionFalse, Reason: "r", Message: "m", ObservedGeneration: 2},
+			setReason: "r", setMessage: "m", wantChanged: true, wantR: "r", wantM: "m", wantStatusTrue: true},
+	}
+	for _, tt := range tests {
+		c, err := NewCache(DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.backfill != nil {
+			c.BackfillResizeConditions([]*v1.Pod{{ObjectMeta: metav1.ObjectMeta{UID: "u1"}, Status: v1.PodStatus{Conditions: []v1.PodCondition{*tt.backfill}}}})
+		} else {
+			c.SetResizeInProgress("u1", "r", "m", 2, t0)
+		}
+		_, changed := c.SetResizeInProgress("u1", tt.setReason, tt.setMessage, 2, t0.Add(time.Second))
+		conds := c.ResizeConditions("u1")
+		switch {
+		case changed != tt.wantChanged:
+			t.Errorf("%s: %s: changed %v, want %v", tt.id, tt.reason, changed, tt.wantChanged)
+		case len(conds) != 1 || conds[0].Reason != tt.wantR || conds[0].Message != tt.wantM || (conds[0].Status == v1.ConditionTrue) != tt.wantStatusTrue:
+			t.Errorf("%s: %s: conditions %+v, want reason %q message %q status True", tt.id, tt.reason, conds, tt.wantR, tt.wantM)
+		}
+	}
+}
+
+// Section 11, Clear*Condition on a pod that never had a resize condition:
+// nothing to clear, no error.
+func TestResizeClearUnknownPodRule(t *testing.T) {
+	c, err := NewCache(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ClearResizePending("never") {
+		t.Error("11 ClearPodResizePendingCondition: a pod without resize conditions has no pending condition to clear")
+	}
+	if gen, ok := c.ClearResizeInProgress("never"); ok || gen != 0 {
+		t.Errorf("11 ClearPodResizeInProgressCondition: a pod without resize conditions gives (0, false), got (%d, %v)", gen, ok)
 	}
 }
