@@ -3,6 +3,7 @@ package statussync
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -876,5 +877,101 @@ func TestResizeClearUnknownPodRule(t *testing.T) {
 	}
 	if gen, ok := c.ClearResizeInProgress("never"); ok || gen != 0 {
 		t.Errorf("11 ClearPodResizeInProgressCondition: a pod without resize conditions gives (0, false), got (%d, %v)", gen, ok)
+	}
+}
+
+// Section 4 step 2, the fast path: every pod with a pending version is
+// synced in the same pass; a pod the pass skips (a static pod whose mirror
+// pod does not exist yet, a pod the server did not have) does not hold
+// back the pods after it. Many pods, several nodes: the cache's order is a
+// map's, so the skipped pod lands among the others.
+func TestFastPassSkipsOnlyItsPodRule(t *testing.T) {
+	const others = 30
+	tests := []struct {
+		id, reason string
+		skipped    func(h *harness) // caches the pod the fast pass skips
+	}{
+		{id: "4 step 2 no mirror", reason: "a static pod without a mirror pod is skipped, the other pods are synced",
+			skipped: func(h *harness) {
+				static := testPod("static-uid", "kube-apiserver-node1")
+				static.Annotations = map[string]string{ConfigSourceAnnotation: "file"}
+				h.set(static, runningStatus("app"))
+			}},
+		{id: "4 step 2 not found", reason: "a pod the server did not have, whose status did not change since, is skipped, the other pods are synced",
+			skipped: func(h *harness) {
+				h.set(testPod("gone-uid", "gone"), runningStatus("app"))
+				if r := h.engine.SyncOnce(context.Background(), false); r.Failed != 1 {
+					h.t.Fatalf("the GET of a pod the server does not have fails, got %+v", r)
+				}
+				h.clock.Step(time.Hour) // past its back-off
+			}},
+	}
+	for _, tt := range tests {
+		for node := range 3 {
+			o := DefaultOptions()
+			o.Mirrors = &fakeMirrors{static: "static-uid"}
+			h := newHarness(t, o)
+			tt.skipped(h)
+			for i := range others {
+				pod := h.create(testPod(types.UID(fmt.Sprintf("u%02d", i)), fmt.Sprintf("p%02d", i)))
+				h.set(pod, runningStatus("app"))
+			}
+			if r := h.engine.SyncOnce(context.Background(), false); r.Attempted != others || r.Synced != others {
+				t.Errorf("%s: %s: node %d: one fast pass attempted %d and synced %d pods, want %d", tt.id, tt.reason, node, r.Attempted, r.Synced, others)
+			}
+		}
+	}
+}
+
+// Planner.NextWake's contract: a pod counts while a fast pass will sync
+// it when its back-off ends, also after other passes ran during the wait;
+// a pod that waits for a full pass (a 404, a failed deletion) does not.
+func TestNextWakeRule(t *testing.T) {
+	ts := metav1.NewTime(t0)
+	tests := []struct {
+		id, reason string
+		deleting   bool   // the server copy is deleting and the pod finished
+		onServer   bool   // the server has the pod
+		fail       string // the verb answered 500
+		wantWake   bool
+	}{
+		{id: "NextWake dirty", reason: "a pod whose GET failed is synced by the fast pass after its back-off: Run wakes for it",
+			onServer: true, fail: "get", wantWake: true},
+		{id: "NextWake not found", reason: "a pod the server does not have waits for a change or a full pass: no wake-up",
+			wantWake: false},
+		{id: "NextWake deletion", reason: "a finished pod whose DELETE failed is retried by a full pass only: no wake-up",
+			onServer: true, deleting: true, fail: "delete", wantWake: false},
+	}
+	for _, tt := range tests {
+		h := newHarness(t, DefaultOptions())
+		p := h.engine.planner
+		pod := testPod("u1", "p1")
+		if tt.deleting {
+			pod.DeletionTimestamp = &ts
+		}
+		if tt.onServer {
+			h.create(pod)
+		}
+		h.set(pod, failedStatus())
+		if tt.deleting {
+			if err := h.cache.TerminatePod(pod, h.now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if tt.fail != "" {
+			h.api.FailNext(tt.fail, statussynctest.FaultError)
+		}
+		if r := h.engine.SyncOnce(context.Background(), false); r.Failed != 1 {
+			t.Fatalf("%s: the pass fails once, got %+v", tt.id, r)
+		}
+		// Another pod's change makes a fast pass during the back-off.
+		h.clock.Step(100 * time.Millisecond)
+		other := h.create(testPod("u2", "p2"))
+		h.set(other, runningStatus("app"))
+		h.engine.SyncOnce(context.Background(), false)
+		next, ok := p.NextWake(h.now())
+		if ok != tt.wantWake || ok && !next.Equal(t0.Add(time.Second)) {
+			t.Errorf("%s: %s: NextWake (%v, %v), want a wake-up %v at the end of the 1s back-off", tt.id, tt.reason, next, ok, tt.wantWake)
+		}
 	}
 }
