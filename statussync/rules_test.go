@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -304,6 +306,17 @@ func TestObserveIgnoresPodsWithoutIdentity(t *testing.T) {
 				t.Errorf("%s: %s: the engine was not woken", tt.id, tt.reason)
 			}
 		}
+		// Planner.Observe has the same contract.
+		p, err := NewPlanner(h.cache, DefaultPlannerOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Observe(tt.pod)
+		p.Begin(h.now(), true)
+		if req, ok := p.Next(); ok {
+			t.Errorf("%s: %s: Planner.Observe of a pod nothing caches made the pass ask %v", tt.id, tt.reason, req)
+		}
+		p.End()
 	}
 }
 
@@ -437,17 +450,24 @@ func TestNormalizeOrderRule(t *testing.T) {
 		Containers:          []v1.Container{{Name: "a"}, {Name: "b"}, {Name: "c"}},
 		EphemeralContainers: []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "debug-x"}}, {EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "debug-y"}}},
 	}
+	// A name "a#1" is container a's status with container ID 1: two
+	// statuses of one name that the test tells apart.
 	names := func(list []v1.ContainerStatus) []string {
 		var out []string
 		for _, cs := range list {
-			out = append(out, cs.Name)
+			n := cs.Name
+			if cs.ContainerID != "" {
+				n += "#" + cs.ContainerID
+			}
+			out = append(out, n)
 		}
 		return out
 	}
 	statuses := func(n ...string) []v1.ContainerStatus {
 		var out []v1.ContainerStatus
 		for _, s := range n {
-			out = append(out, v1.ContainerStatus{Name: s})
+			name, id, _ := strings.Cut(s, "#")
+			out = append(out, v1.ContainerStatus{Name: name, ContainerID: id})
 		}
 		return out
 	}
@@ -456,6 +476,7 @@ func TestNormalizeOrderRule(t *testing.T) {
 		spec                       *v1.PodSpec
 		init, regular, ephemeral   []string
 		wantInit, wantReg, wantEph []string
+		dropUnknown                bool // compare the statuses of the spec's init containers only
 	}{
 		{id: "6 step 6 init spec order", reason: "init container statuses out of spec order are put in spec order",
 			spec: spec, init: []string{"i2", "i0", "i1"}, wantInit: []string{"i0", "i1", "i2"}},
@@ -469,10 +490,19 @@ func TestNormalizeOrderRule(t *testing.T) {
 			spec: spec, regular: []string{"c", "a", "b"}, wantReg: []string{"a", "b", "c"}},
 		{id: "6 step 6 ephemeral sorted by name", reason: "ephemeral container statuses are sorted by name",
 			spec: spec, ephemeral: []string{"debug-y", "debug-x"}, wantEph: []string{"debug-x", "debug-y"}},
+		{id: "6 step 6 init unknown first", reason: "a status the spec has no init container for does not keep the others out of spec order",
+			spec: spec, init: []string{"ghost", "i1", "i0"}, wantInit: []string{"i0", "i1"}, dropUnknown: true},
+		{id: "6 step 6 init same name", reason: "init container statuses of the same name keep their order, as the kubelet's sort leaves them",
+			spec: spec, init: []string{"i1", "i0#1", "i0#2"}, wantInit: []string{"i0#1", "i0#2", "i1"}},
+		{id: "6 step 6 same name", reason: "container statuses of the same name keep their order, as the kubelet's sort leaves them",
+			spec: spec, regular: []string{"b", "a#1", "a#2"}, wantReg: []string{"a#1", "a#2", "b"}},
 	}
 	for _, tt := range tests {
 		s := &v1.PodStatus{InitContainerStatuses: statuses(tt.init...), ContainerStatuses: statuses(tt.regular...), EphemeralContainerStatuses: statuses(tt.ephemeral...)}
 		Normalize(tt.spec, s)
+		if tt.dropUnknown {
+			s.InitContainerStatuses = slices.DeleteFunc(s.InitContainerStatuses, func(cs v1.ContainerStatus) bool { return !hasContainer(spec.InitContainers, cs.Name) })
+		}
 		for _, c := range []struct {
 			what      string
 			got, want []string
@@ -972,6 +1002,157 @@ func TestNextWakeRule(t *testing.T) {
 		next, ok := p.NextWake(h.now())
 		if ok != tt.wantWake || ok && !next.Equal(t0.Add(time.Second)) {
 			t.Errorf("%s: %s: NextWake (%v, %v), want a wake-up %v at the end of the 1s back-off", tt.id, tt.reason, next, ok, tt.wantWake)
+		}
+	}
+}
+
+// Engine.Observe's contract, "the newest copy": a copy older than the one
+// the engine holds (a stale watch event, by resourceVersion) is ignored, so
+// a full pass does not take it for drift; a newer one is used.
+func TestStaleObservationIgnoredRule(t *testing.T) {
+	tests := []struct {
+		id, reason string
+		newer      bool // observe a copy newer than the engine's, changed by another writer
+		want       map[string]int
+	}{
+		{id: "Engine.Observe older", reason: "the pod as it was before the engine's own write is older than the write's answer: ignored",
+			want: map[string]int{}},
+		{id: "Engine.Observe newer (4 needsReconcile)", reason: "a newer copy showing another phase is drift: written again",
+			newer: true, want: map[string]int{"get": 1, "patch": 1}},
+	}
+	for _, tt := range tests {
+		h := newHarness(t, DefaultOptions())
+		created := h.create(testPod("u1", "p1"))
+		h.set(created, runningStatus("app"))
+		h.sync()
+		observed := created // the copy from before the status write
+		if tt.newer {
+			if err := h.api.Update("default", "p1", func(p *v1.Pod) { p.Status.Phase = v1.PodPending }); err != nil {
+				t.Fatal(err)
+			}
+			observed, _ = h.api.Pod("default", "p1")
+		}
+		h.engine.Observe(observed)
+		last := h.api.Requests()
+		h.engine.SyncOnce(context.Background(), true)
+		wantRequests(t, tt.id+": "+tt.reason, h.requests(&last), tt.want)
+	}
+}
+
+// Planner.Done's contract: a Done without a request out does nothing; it
+// neither moves the pass on nor counts a request twice.
+func TestDoneWithoutRequestRule(t *testing.T) {
+	h := newHarness(t, DefaultOptions())
+	h.create(testPod("u1", "p1"))
+	h.set(testPod("u1", "p1"), runningStatus("app"))
+	p := h.engine.planner
+	p.Begin(h.now(), false)
+	if out := p.Done(h.now(), nil, nil); out != (Outcome{}) {
+		t.Errorf("Planner.Done before any Next: outcome %v, want none", out)
+	}
+	var verbs []Verb
+	for n := 0; ; n++ {
+		req, ok := p.Next()
+		if !ok {
+			break
+		}
+		if n > 5 {
+			t.Fatal("a pass that does not end")
+		}
+		verbs = append(verbs, req.Verb)
+		pod, err := h.engine.call(context.Background(), req)
+		if out := p.Done(h.now(), pod, err); out.Synced {
+			// The PATCH was the last request of the pass: nothing is out.
+			if again := p.Done(h.now(), pod, err); again != (Outcome{}) {
+				t.Errorf("Planner.Done twice for the PATCH: the second gave %v, want nothing", again)
+			}
+		}
+	}
+	if out := p.Done(h.now(), nil, nil); out != (Outcome{}) {
+		t.Errorf("Planner.Done after the pass's last request: outcome %v, want none", out)
+	}
+	if r := p.End(); r.Attempted != 1 || r.Synced != 1 || len(verbs) != 2 {
+		t.Errorf("Planner.Done without a request out: the pass is one GET and one PATCH, synced once: requests %v, result %+v", verbs, r)
+	}
+}
+
+// Section 12 and section 7 SetContainerReadiness: the Ready and
+// ContainersReady conditions regenerated on a readiness change observe the
+// generation of the newest pod object the cache was given.
+func TestReadinessObservesNewestGenerationRule(t *testing.T) {
+	c, err := NewCache(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gen := range []int64{1, 2} {
+		pod := testPod("u1", "p1")
+		pod.Generation = gen // a resize, say: the spec changed
+		if _, _, err := c.SetPodStatus(pod, runningStatus("app"), t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.SetContainerReadiness("u1", "c://app", true, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := c.GetPodStatus("u1")
+	for _, typ := range []v1.PodConditionType{v1.PodReady, v1.ContainersReady} {
+		if got := podcond.Find(s.Conditions, typ); got == nil || got.ObservedGeneration != 2 {
+			t.Errorf("12: %s after a readiness change = %+v, want observedGeneration 2, the pod's newest generation", typ, got)
+		}
+	}
+}
+
+// recreated's contract (section 5: what the API server answers): only a
+// 422 Invalid naming metadata.uid says the pod was recreated, and the
+// entry is dropped; any other failed PATCH is a failure retried after
+// back-off, whatever its details say.
+func TestPatchErrorRecreatedRule(t *testing.T) {
+	uidCause := &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeFieldValueInvalid, Field: "metadata.uid"}}}
+	status := func(code int32, reason metav1.StatusReason, d *metav1.StatusDetails) error {
+		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: code, Reason: reason, Details: d}}
+	}
+	tests := []struct {
+		id, reason  string
+		err         error
+		wantDropped bool
+	}{
+		{id: "5 step 2 422 uid", reason: "422 on metadata.uid: the pod was recreated, the entry dropped",
+			err: status(422, metav1.StatusReasonInvalid, uidCause), wantDropped: true},
+		{id: "5 step 2 422 no details", reason: "a 422 without details names no field: a failure",
+			err: status(422, metav1.StatusReasonInvalid, nil)},
+		{id: "5 step 2 422 other field", reason: "a 422 on another field: a failure",
+			err: status(422, metav1.StatusReasonInvalid, &metav1.StatusDetails{Causes: []metav1.StatusCause{{Field: "status.phase"}}})},
+		{id: "5 step 2 500 uid", reason: "a 500 is a failure even if its causes name metadata.uid",
+			err: status(500, metav1.StatusReasonInternalError, uidCause)},
+	}
+	for _, tt := range tests {
+		h := newHarness(t, DefaultOptions())
+		pod := h.create(testPod("u1", "p1"))
+		h.set(pod, runningStatus("app"))
+		p := h.engine.planner
+		p.Begin(h.now(), false)
+		var out Outcome
+		for n := 0; ; n++ {
+			req, ok := p.Next()
+			if !ok {
+				break
+			}
+			if n > 5 {
+				t.Fatal("a pass that does not end")
+			}
+			var got *v1.Pod
+			var err error
+			if req.Verb == VerbPatch {
+				err = tt.err
+			} else {
+				got, err = h.engine.call(context.Background(), req)
+			}
+			out = p.Done(h.now(), got, err)
+		}
+		p.End()
+		_, cached := h.cache.GetPodStatus(pod.UID)
+		if out.Dropped != tt.wantDropped || out.Failed == tt.wantDropped || cached == tt.wantDropped {
+			t.Errorf("%s: %s: outcome %v, still cached %v", tt.id, tt.reason, out, cached)
 		}
 	}
 }
