@@ -1156,3 +1156,28 @@ func TestPatchErrorRecreatedRule(t *testing.T) {
 		}
 	}
 }
+
+// Section 4, needsReconcile: a pod forgotten (RemoveOrphanedStatuses) and
+// cached again before a full pass starts its versions over, below the one
+// the server was last written with; a fast pass does not write it (as in
+// the kubelet, whose synced versions the full pass cleans), the next full
+// pass sees the server differ and writes the new status.
+func TestRecachedPodReconciledRule(t *testing.T) {
+	h := newHarness(t, DefaultOptions())
+	pod := h.create(testPod("u1", "p1"))
+	for _, ready := range []v1.ConditionStatus{v1.ConditionFalse, v1.ConditionTrue, v1.ConditionFalse} {
+		s := runningStatus("app")
+		s.Conditions = []v1.PodCondition{cond(v1.PodReady, ready)}
+		h.set(pod, s)
+		h.sync()
+	}
+	h.cache.RemoveOrphans(nil)
+	s := runningStatus("app")
+	s.Message = "cached again"
+	h.set(pod, s)
+	h.sync()
+	h.engine.SyncOnce(context.Background(), true)
+	if got, _ := h.api.Pod("default", "p1"); got.Status.Message != "cached again" {
+		t.Errorf("4 needsReconcile: after a full pass the server holds message %q, want the status cached again", got.Status.Message)
+	}
+}
