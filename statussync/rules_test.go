@@ -1181,3 +1181,32 @@ func TestRecachedPodReconciledRule(t *testing.T) {
 		t.Errorf("4 needsReconcile: after a full pass the server holds message %q, want the status cached again", got.Status.Message)
 	}
 }
+
+// Hooks.Synced's latency (spec section 5 step 5, where nodestate differs
+// from the kubelet): the time a change waited is measured from its first
+// change to its write, and the clock is reset after each write, so a later
+// version does not count the time since the pod's first status.
+func TestSyncedLatencyResetRule(t *testing.T) {
+	type synced struct {
+		version uint64
+		latency time.Duration
+	}
+	var got []synced
+	h := newHarness(t, DefaultOptions(), func(eo *EngineOptions) {
+		eo.Hooks.Synced = func(_ types.UID, v uint64, d time.Duration) { got = append(got, synced{v, d}) }
+	})
+	pod := h.create(testPod("u1", "p1"))
+	h.set(pod, runningStatus("app"))
+	h.clock.Step(time.Second)
+	h.sync()
+	h.clock.Step(10 * time.Second)
+	s := runningStatus("app")
+	s.Conditions = []v1.PodCondition{cond(v1.PodReady, v1.ConditionTrue)}
+	h.set(pod, s)
+	h.clock.Step(2 * time.Second)
+	h.sync()
+	want := []synced{{1, time.Second}, {2, 2 * time.Second}}
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(synced{})); d != "" {
+		t.Errorf("5 step 5 metric: each version's latency runs from its own first change (-want +got):\n%s", d)
+	}
+}
