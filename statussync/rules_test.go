@@ -1210,3 +1210,45 @@ func TestSyncedLatencyResetRule(t *testing.T) {
 		t.Errorf("5 step 5 metric: each version's latency runs from its own first change (-want +got):\n%s", d)
 	}
 }
+
+// Planner.Begin's order: terminal statuses go first, and within each group
+// the pods go by UID, so that the same cache gives the same requests in the
+// same order, whatever the order the cache holds them in (the golden traces
+// rely on it).
+func TestPassOrderRule(t *testing.T) {
+	uids := []types.UID{"u5", "u2", "u8", "u0", "u7", "u3", "u9", "u1", "u6", "u4"}
+	terminal := map[types.UID]bool{"u8": true, "u3": true, "u6": true, "u0": true}
+	want := []types.UID{"u0", "u3", "u6", "u8", "u1", "u2", "u4", "u5", "u7", "u9"}
+	for node := range 3 {
+		h := newHarness(t, DefaultOptions())
+		for _, uid := range uids {
+			pod := h.create(testPod(uid, "p-"+string(uid)))
+			s := runningStatus("app")
+			if terminal[uid] {
+				s = failedStatus()
+			}
+			h.set(pod, s)
+		}
+		p := h.engine.planner
+		p.Begin(h.now(), false)
+		var got []types.UID
+		for n := 0; ; n++ {
+			req, ok := p.Next()
+			if !ok {
+				break
+			}
+			if n > 5*len(uids) {
+				t.Fatal("a pass that does not end")
+			}
+			if req.Verb == VerbGet {
+				got = append(got, req.Pod)
+			}
+			pod, err := h.engine.call(context.Background(), req)
+			p.Done(h.now(), pod, err)
+		}
+		p.End()
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("Planner.Begin: node %d: terminal statuses first, then by UID (-want +got):\n%s", node, d)
+		}
+	}
+}
