@@ -1252,3 +1252,38 @@ func TestPassOrderRule(t *testing.T) {
 		}
 	}
 }
+
+// PlannerOptions.NoGet and the engine's guarantee on finished pods: a
+// finished pod is read before it is patched, since whether it may be
+// deleted depends on a deletionTimestamp another writer sets, unless the
+// copy the planner knows is already deleting; then it is patched and
+// deleted without a read.
+func TestNoGetFinishedPodReadRule(t *testing.T) {
+	ts := metav1.NewTime(t0)
+	tests := []struct {
+		id, reason string
+		deleting   bool // the pod, and so the known copy, has a deletionTimestamp
+		want       map[string]int
+	}{
+		{id: "NoGet finished", reason: "the known copy is not deleting: read the pod, then patch",
+			want: map[string]int{"get": 1, "patch": 1}},
+		{id: "NoGet finished deleting", reason: "the known copy is deleting: patch and delete without a read",
+			deleting: true, want: map[string]int{"patch": 1, "delete": 1}},
+	}
+	for _, tt := range tests {
+		h := newHarness(t, DefaultOptions(), func(eo *EngineOptions) { eo.Planner.NoGet = true })
+		pod := testPod("u1", "p1")
+		if tt.deleting {
+			pod.DeletionTimestamp = &ts
+		}
+		pod = h.create(pod)
+		h.set(pod, runningStatus("app"))
+		h.sync()
+		last := h.api.Requests()
+		if err := h.cache.TerminatePod(pod, h.now()); err != nil {
+			t.Fatal(err)
+		}
+		h.sync()
+		wantRequests(t, tt.id+": "+tt.reason, h.requests(&last), tt.want)
+	}
+}
