@@ -1287,3 +1287,30 @@ func TestNoGetFinishedPodReadRule(t *testing.T) {
 		wantRequests(t, tt.id+": "+tt.reason, h.requests(&last), tt.want)
 	}
 }
+
+// PlannerOptions.RetryMax bounds the back-off however long it is: a
+// RetryMax equal to RetryInitial is the wait after every failure, also for
+// periods so long that doubling them would overflow a time.Duration.
+func TestRetryMaxBoundRule(t *testing.T) {
+	const long = time.Duration(1 << 62) // about 146 years
+	h := newHarness(t, DefaultOptions(), func(eo *EngineOptions) { eo.Planner.RetryInitial, eo.Planner.RetryMax = long, long })
+	pod := h.create(testPod("u1", "p1"))
+	h.set(pod, runningStatus("app"))
+	var outs []Outcome
+	p := h.engine.planner
+	for i := range 2 {
+		h.api.FailNext("get", statussynctest.FaultError)
+		p.Begin(h.now(), false)
+		req, ok := p.Next()
+		if !ok {
+			t.Fatalf("failure %d: the pass has no request for the pod whose back-off ended", i+1)
+		}
+		got, err := h.engine.call(context.Background(), req)
+		outs = append(outs, p.Done(h.now(), got, err))
+		p.End()
+		if out := outs[i]; !out.Failed || out.RetryAt.Sub(h.now()) != long {
+			t.Errorf("back-off cap: failure %d: outcome %v, want a retry RetryMax (%v) later", i+1, out, long)
+		}
+		h.clock.Step(long)
+	}
+}
