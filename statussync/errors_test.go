@@ -3,6 +3,7 @@ package statussync_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,7 +38,29 @@ func TestErrors(t *testing.T) {
 	if _, _, err := (&statussync.Cache{}).SetPodStatus(pod, v1.PodStatus{}, epoch); !errors.Is(err, statussync.ErrNotInitialized) {
 		t.Errorf("SetPodStatus of a zero Cache: %v", err)
 	}
-	if _, _, err := statussync.Patch("u", "", nil, nil); !errors.Is(err, statussync.ErrInvalidInput) {
-		t.Errorf("Patch of nil statuses: %v", err)
+	for _, st := range []struct {
+		what        string
+		api, merged *v1.PodStatus
+	}{{"both", nil, nil}, {"the API status", nil, &v1.PodStatus{}}, {"the merged status", &v1.PodStatus{}, nil}} {
+		if _, _, err := statussync.Patch("u", "", st.api, st.merged); !errors.Is(err, statussync.ErrInvalidInput) {
+			t.Errorf("Patch with %s nil: %v, want ErrInvalidInput", st.what, err)
+		}
+	}
+	const wantOpt = "statussync: invalid options: FullSyncPeriod = 0s: must be positive"
+	if err == nil || err.Error() != wantOpt {
+		t.Errorf("OptionError names the option, its value and what is wrong: got %v, want %q", err, wantOpt)
+	}
+	// OptionError.Unwrap: ErrInvalidOptions and, when set, Err; nothing else.
+	for _, tc := range []struct {
+		what string
+		e    *statussync.OptionError
+		want int
+	}{{"without Err", &statussync.OptionError{Field: "x"}, 1}, {"nil", nil, 1}, {"with Err", &statussync.OptionError{Field: "x", Err: errors.New("cause")}, 2}} {
+		if u := tc.e.Unwrap(); len(u) != tc.want || u[0] != statussync.ErrInvalidOptions || slices.Contains(u, nil) {
+			t.Errorf("OptionError.Unwrap %s: %v, want ErrInvalidOptions and, when set, Err", tc.what, u)
+		}
+	}
+	if got := (*statussync.OptionError)(nil).Error(); got != "statussync: invalid options" {
+		t.Errorf("a nil *OptionError: %q", got)
 	}
 }

@@ -69,13 +69,31 @@ func (h *harness) set(pod *v1.Pod, s v1.PodStatus) bool {
 	return changed
 }
 
+// passLimit bounds one SyncOnce of the harness: a pass ends when the
+// planner has nothing more to ask, long before this.
+const passLimit = 10 * time.Second
+
+// pass makes one pass, and fails the test if it ran until its context
+// ended instead of ending with its work (SyncOnce makes one pass).
+func (h *harness) pass(full bool) Result {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), passLimit)
+	defer cancel()
+	r := h.engine.SyncOnce(ctx, full)
+	if ctx.Err() != nil {
+		h.t.Fatalf("SyncOnce(full=%v) ran for %v, until its context ended: a pass ends when it has nothing more to ask", full, passLimit)
+	}
+	return r
+}
+
 // sync drains the dirty signal with fast passes, as the kubelet's tests do.
 func (h *harness) sync() Result {
+	h.t.Helper()
 	var total Result
 	for {
 		select {
 		case <-h.cache.Changed():
-			r := h.engine.SyncOnce(context.Background(), false)
+			r := h.pass(false)
 			total.Attempted += r.Attempted
 			total.Synced += r.Synced
 			total.Deleted += r.Deleted
