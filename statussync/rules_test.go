@@ -492,8 +492,12 @@ func TestNormalizeOrderRule(t *testing.T) {
 			spec: spec, ephemeral: []string{"debug-y", "debug-x"}, wantEph: []string{"debug-x", "debug-y"}},
 		{id: "6 step 6 init unknown first", reason: "a status the spec has no init container for does not keep the others out of spec order",
 			spec: spec, init: []string{"ghost", "i1", "i0"}, wantInit: []string{"i0", "i1"}, dropUnknown: true},
-		{id: "6 step 6 init same name", reason: "init container statuses of the same name keep their order, as the kubelet's sort leaves them",
-			spec: spec, init: []string{"i1", "i0#1", "i0#2"}, wantInit: []string{"i0#1", "i0#2", "i1"}},
+		{id: "6 step 6 init unknown behind", reason: "as the kubelet's SortInitContainerStatuses swaps them, statuses of names the spec lacks end up behind the known ones",
+			spec: spec, init: []string{"ghost", "i1", "i0"}, wantInit: []string{"i0", "i1", "ghost"}},
+		{id: "6 step 6 init unknown swapped", reason: "the swaps leave unknown statuses in the order they make: i0 swapped with the first of two unknown ones puts that one last",
+			spec: spec, init: []string{"g1", "g2", "i0"}, wantInit: []string{"i0", "g2", "g1"}},
+		{id: "6 step 6 init same name", reason: "of two init container statuses of one name, the kubelet's SortInitContainerStatuses moves only the first into its spec place; the second stays behind",
+			spec: spec, init: []string{"i1", "i0#1", "i0#2"}, wantInit: []string{"i0#1", "i1", "i0#2"}},
 		{id: "6 step 6 same name", reason: "container statuses of the same name keep their order, as the kubelet's sort leaves them",
 			spec: spec, regular: []string{"b", "a#1", "a#2"}, wantReg: []string{"a#1", "a#2", "b"}},
 	}
@@ -1312,5 +1316,27 @@ func TestRetryMaxBoundRule(t *testing.T) {
 			t.Errorf("back-off cap: failure %d: outcome %v, want a retry RetryMax (%v) later", i+1, out, long)
 		}
 		h.clock.Step(long)
+	}
+	// Doubling a delay past math.MaxInt64 nanoseconds stops at RetryMax
+	// instead of wrapping to a negative delay and a retry at once.
+	const initial, most = time.Duration(5e18), time.Duration(9e18)
+	h = newHarness(t, DefaultOptions(), func(eo *EngineOptions) { eo.Planner.RetryInitial, eo.Planner.RetryMax = initial, most })
+	pod = h.create(testPod("u1", "p1"))
+	h.set(pod, runningStatus("app"))
+	p = h.engine.planner
+	for i, want := range []time.Duration{initial, most} {
+		h.api.FailNext("get", statussynctest.FaultError)
+		p.Begin(h.now(), false)
+		req, ok := p.Next()
+		if !ok {
+			t.Fatalf("failure %d: the pass has no request for the pod whose back-off ended", i+1)
+		}
+		got, err := h.engine.call(context.Background(), req)
+		out := p.Done(h.now(), got, err)
+		p.End()
+		if !out.Failed || out.RetryAt.Sub(h.now()) != want {
+			t.Errorf("back-off overflow: failure %d: outcome %v, want a retry %v later", i+1, out, want)
+		}
+		h.clock.Step(want)
 	}
 }
