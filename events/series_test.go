@@ -462,3 +462,63 @@ func TestSeriesBroadcasterStartContext(t *testing.T) {
 		t.Fatalf("goroutines left after the context ended: %v", err)
 	}
 }
+
+// TestSeriesFinishAheadOfWaitingRetry: a finish pass that falls due while a later event
+// waits for its retry sleep writes the series' final count first (spec/events.md section
+// B.4; the finish writes go ahead of the queued events), then the retry is made when its
+// sleep ends; nothing queued is lost or reordered.
+func TestSeriesFinishAheadOfWaitingRetry(t *testing.T) {
+	fc := testingclock.NewFakeClock(t0)
+	sink := eventstest.NewSeriesSink(fc, 0)
+	sink.SetFault(func(op eventstest.Op, _, name string, n int) error {
+		if op == eventstest.OpCreate && strings.HasPrefix(name, "pod2.") && n == 2 {
+			return errors.New("connection refused")
+		}
+		return nil
+	})
+	opts := events.DefaultSeriesBroadcasterOptions()
+	// A retry sleep longer than the finish period: the finish pass comes while pod2's event
+	// waits behind its sleep.
+	opts.Clock, opts.Queue.Rand, opts.Queue.Sleep = fc, zeroRand{}, 10*time.Minute
+	b, err := events.NewSeriesBroadcaster(opts, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.NewRecorder("kubelet", "kubelet-node-1", events.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod1, pod2 := testPod("pod1", "u1"), testPod("pod2", "u2")
+	rec.Eventf(pod1, nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
+	rec.Eventf(pod1, nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
+	rec.Eventf(pod2, nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
+	flush := func() {
+		t.Helper()
+		if err := b.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flush() // pod1 created, its series patched; pod2's create fails and sleeps 10 min
+	fc.Step(events.SeriesFinish + time.Second)
+	flush() // the finish pass: pod1's series has been idle for over 6 min
+	fc.Step(4 * time.Minute)
+	flush() // pod2's retry
+	var got []string
+	for _, r := range sink.Requests() {
+		s := string(r.Op) + " " + r.Event.Regarding.Name
+		if r.Err != nil {
+			s += " (failed)"
+		}
+		got = append(got, s)
+	}
+	want := []string{"create pod1", "patch pod1", "create pod2 (failed)", "patch pod1", "create pod2"}
+	if diff := cmpDiff(want, got); diff != "" {
+		t.Fatalf("B.4: the finish write goes ahead of the event waiting for its retry; requests mismatch (-want +got):\n%s", diff)
+	}
+	if st := b.Stats(); st.Queued != 0 || st.Cached != 0 || st.Created != 2 || st.Patched != 2 || st.Retries != 1 {
+		t.Fatalf("B.4: stats %+v, want pod1's series finished, pod2's singleton forgotten by the same pass, both events written, one retry", st)
+	}
+	if err := shutdownWithin(t, b, context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
