@@ -2,6 +2,8 @@ package events_test
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"testing"
 	"time"
 
@@ -387,16 +389,24 @@ func TestAggregateEventShape(t *testing.T) {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	cases := []struct {
+	type refused struct {
 		name, field string
-		mod         func(*events.CorrelatorOptions)
-	}{
-		{"zero-cache", "CacheSize", func(o *events.CorrelatorOptions) { o.CacheSize = 0 }},
-		{"zero-max-events", "Aggregation.MaxEvents", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 0 }},
-		{"huge-max-events", "Aggregation.MaxEvents", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 5000 }},
-		{"zero-window", "Aggregation.Window", func(o *events.CorrelatorOptions) { o.Aggregation.Window = 0 }},
-		{"zero-burst", "SpamFilter.Burst", func(o *events.CorrelatorOptions) { o.SpamFilter.Burst = 0 }},
-		{"zero-qps", "SpamFilter.QPS", func(o *events.CorrelatorOptions) { o.SpamFilter.QPS = 0 }},
+		// value, when set, is the refused value the error must carry.
+		value string
+		mod   func(*events.CorrelatorOptions)
+	}
+	cases := []refused{
+		{"zero-cache", "CacheSize", "", func(o *events.CorrelatorOptions) { o.CacheSize = 0 }},
+		{"zero-max-events", "Aggregation.MaxEvents", "", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 0 }},
+		{"huge-max-events", "Aggregation.MaxEvents", "", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 5000 }},
+		{"max-events-1025", "Aggregation.MaxEvents", "1025", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 1025 }},
+		{"zero-window", "Aggregation.Window", "", func(o *events.CorrelatorOptions) { o.Aggregation.Window = 0 }},
+		{"zero-burst", "SpamFilter.Burst", "", func(o *events.CorrelatorOptions) { o.SpamFilter.Burst = 0 }},
+		{"zero-qps", "SpamFilter.QPS", "0", func(o *events.CorrelatorOptions) { o.SpamFilter.QPS = 0 }},
+		{"negative-qps", "SpamFilter.QPS", "-0.25", func(o *events.CorrelatorOptions) { o.SpamFilter.QPS = -0.25 }},
+	}
+	if strconv.IntSize == 64 {
+		cases = append(cases, refused{"cache-over-int32", "CacheSize", strconv.Itoa(math.MaxInt32 + 1), func(o *events.CorrelatorOptions) { o.CacheSize = math.MaxInt32 + 1 }})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -404,10 +414,32 @@ func TestOptionsValidate(t *testing.T) {
 			tc.mod(&o)
 			_, err := events.NewCorrelator(o)
 			var oe *events.OptionError
-			if !asOptionError(err, &oe) || oe.Field != tc.field {
-				t.Fatalf("got %v, want an OptionError on %s", err, tc.field)
+			if !asOptionError(err, &oe) || oe.Field != tc.field || (tc.value != "" && oe.Value != tc.value) {
+				t.Fatalf("got %v, want an OptionError on %s carrying the value %q", err, tc.field, tc.value)
 			}
 		})
+	}
+	// The limits themselves are valid: a cache of one entry or of the largest int32 (the
+	// caches index their entries with int32), a single message or 1024 per window, the
+	// shortest window, a bucket of one token, the smallest positive rate.
+	limits := []struct {
+		name string
+		mod  func(*events.CorrelatorOptions)
+	}{
+		{"cache-1", func(o *events.CorrelatorOptions) { o.CacheSize = 1 }},
+		{"cache-max-int32", func(o *events.CorrelatorOptions) { o.CacheSize = math.MaxInt32 }},
+		{"max-events-1", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 1 }},
+		{"max-events-1024", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 1024 }},
+		{"window-1ns", func(o *events.CorrelatorOptions) { o.Aggregation.Window = time.Nanosecond }},
+		{"burst-1", func(o *events.CorrelatorOptions) { o.SpamFilter.Burst = 1 }},
+		{"qps-smallest", func(o *events.CorrelatorOptions) { o.SpamFilter.QPS = math.SmallestNonzeroFloat32 }},
+	}
+	for _, tc := range limits {
+		o := events.DefaultCorrelatorOptions()
+		tc.mod(&o)
+		if err := o.Validate(); err != nil {
+			t.Errorf("%s: a limit of the documented range is valid, got %v", tc.name, err)
+		}
 	}
 	var zero events.CorrelatorOptions
 	if _, err := events.NewCorrelator(zero); err == nil {
