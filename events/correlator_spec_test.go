@@ -234,11 +234,35 @@ func TestCorrelatorNilEvent(t *testing.T) {
 
 func TestCorrelatorRules(t *testing.T) {
 	a := podRef("foo", "bar", "")
+	b := podRef("qux", "quux", "")
 	cases := []struct {
 		name, reason string
 		opts         func(*events.CorrelatorOptions)
 		steps        []step
+		// stats, when set, are the correlator's counters after the steps.
+		stats *events.CorrelatorStats
 	}{
+		{
+			name:   "A.1/evicted-event-created-anew",
+			reason: "with one cache entry, B evicts A's observation: B is new (count 1), and A again is created anew, as client-go's LRU miss does",
+			opts:   func(o *events.CorrelatorOptions) { o.CacheSize = 1 },
+			steps: []step{
+				{ev: newEvent(a, "Normal", "R", "m", t0), at: t0, decision: events.Create, count: 1},
+				{ev: newEvent(b, "Normal", "R", "m", t0), at: t0, decision: events.Create, count: 1},
+				{ev: newEvent(a, "Normal", "R", "m", t0.Add(time.Second)), at: t0.Add(time.Second), decision: events.Create, count: 1},
+			},
+			stats: &events.CorrelatorStats{Created: 3},
+		},
+		{
+			name:   "A.4/aggregated-then-dropped",
+			reason: "an event folded into the aggregate and then dropped by the spam filter counts as aggregated and as dropped",
+			opts:   func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 1; o.SpamFilter.Burst = 1 },
+			steps: []step{
+				{ev: newEvent(a, "Warning", "R", "m1", t0), at: t0, decision: events.Create, count: 1, aggregate: true},
+				{ev: newEvent(a, "Warning", "R", "m2", t0), at: t0, decision: events.Skip, aggregate: true},
+			},
+			stats: &events.CorrelatorStats{Created: 1, Aggregated: 2, SpamDropped: 1},
+		},
 		{
 			name:   "A.4/window-slides",
 			reason: "every similar event refreshes the window; only a gap of more than 600 s resets it (spec D.3)",
@@ -338,7 +362,11 @@ func TestCorrelatorRules(t *testing.T) {
 			if tc.opts != nil {
 				tc.opts(&o)
 			}
-			runSteps(t, mustCorrelator(t, o), tc.steps)
+			c := mustCorrelator(t, o)
+			runSteps(t, c, tc.steps)
+			if tc.stats != nil && c.Stats() != *tc.stats {
+				t.Errorf("%s: stats %+v, want %+v", tc.reason, c.Stats(), *tc.stats)
+			}
 		})
 	}
 }
