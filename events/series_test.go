@@ -522,3 +522,87 @@ func TestSeriesFinishAheadOfWaitingRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSeriesLoopWriteFails: a refresh or finish write gets one attempt (spec/events.md
+// section B.4). A refresh write the server refuses leaves the series cached, counted as
+// rejected; a finish write the server refuses forgets the series; a finish write that asks
+// for a retry keeps it, and the next finish pass writes it.
+func TestSeriesLoopWriteFails(t *testing.T) {
+	tests := []struct {
+		rule, reason string
+		// fail is the error of the patches after the first (the series patch of count 2).
+		fail error
+		// failOnce limits fail to the second patch.
+		failOnce bool
+		// keepAlive records an occurrence every 5 min for 30 min, so that the refresh writes
+		// the series before any finish pass does.
+		keepAlive bool
+		// steps are the clock steps after the first flush, each followed by a flush.
+		steps                     []time.Duration
+		wantCached                int
+		wantPatched, wantRejected uint64
+		// checkRejected says whether DroppedRejected is checked.
+		checkRejected  bool
+		wantPatchCalls int
+	}{
+		{rule: "B.4 refresh refused", reason: "the refresh write refused by the server is dropped and counted; the series stays cached",
+			fail: apierrors.NewInternalError(errors.New("etcd down")), keepAlive: true,
+			wantCached: 1, wantPatched: 1, wantRejected: 1, checkRejected: true, wantPatchCalls: 2},
+		{rule: "B.4 finish refused", reason: "the final write refused by the server forgets the series",
+			fail: apierrors.NewInternalError(errors.New("etcd down")), steps: []time.Duration{events.SeriesFinish + time.Second, events.SeriesFinish},
+			wantCached: 0, wantPatched: 1, wantPatchCalls: 2},
+		{rule: "B.4 finish retried", reason: "the final write lost to a transport error keeps the series; the next finish pass writes it",
+			fail: errors.New("connection refused"), failOnce: true, steps: []time.Duration{events.SeriesFinish + time.Second, events.SeriesFinish},
+			wantCached: 0, wantPatched: 2, wantRejected: 0, checkRejected: true, wantPatchCalls: 3},
+	}
+	for _, tt := range tests {
+		fc := testingclock.NewFakeClock(t0)
+		sink := eventstest.NewSeriesSink(fc, 0)
+		sink.SetFault(func(op eventstest.Op, _, _ string, n int) error {
+			if op == eventstest.OpPatch && (n == 2 || (n > 2 && !tt.failOnce)) {
+				return tt.fail
+			}
+			return nil
+		})
+		opts := events.DefaultSeriesBroadcasterOptions()
+		opts.Clock, opts.Queue.Rand = fc, zeroRand{}
+		b, err := events.NewSeriesBroadcaster(opts, sink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := b.NewRecorder("kubelet", "kubelet-node-1", events.RecorderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod := testPod("pod1", "u1")
+		record := func() { rec.Eventf(pod, nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off") }
+		flush := func() {
+			if err := b.Flush(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		record()
+		record()
+		flush() // the create and the series patch of count 2
+		if tt.keepAlive {
+			for range 6 {
+				fc.Step(5 * time.Minute)
+				record()
+				flush()
+			}
+		}
+		for _, d := range tt.steps {
+			fc.Step(d)
+			flush()
+		}
+		st := b.Stats()
+		evs := sink.Events()
+		if st.Cached != tt.wantCached || st.Patched != tt.wantPatched || (tt.checkRejected && st.DroppedRejected != tt.wantRejected) ||
+			sink.Calls(eventstest.OpPatch) != tt.wantPatchCalls || len(evs) != 1 || evs[0].Series == nil {
+			t.Errorf("%s: %s: stats %+v, %d patch calls, server holds %+v", tt.rule, tt.reason, st, sink.Calls(eventstest.OpPatch), evs)
+		}
+		if err := shutdownWithin(t, b, context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
