@@ -606,3 +606,68 @@ func TestSeriesLoopWriteFails(t *testing.T) {
 		}
 	}
 }
+
+// cancellingSeriesSink ends a caller's context during its next patch and fails that patch
+// once the context it was given has ended, as an API server too slow for the caller's
+// deadline.
+type cancellingSeriesSink struct {
+	*eventstest.SeriesSink
+	cancel func()
+}
+
+func (s *cancellingSeriesSink) Patch(ctx context.Context, ev *eventsv1.Event, patch []byte) (*eventsv1.Event, error) {
+	if s.cancel != nil {
+		s.cancel()
+		s.cancel = nil
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.SeriesSink.Patch(ctx, ev, patch)
+}
+
+// TestSeriesShutdownCutShortCountsEvents: a Shutdown whose context ends drops what it could
+// not write. DroppedShutdown counts the events lost, here the one recorded after the series;
+// the series' final write, cut short as well, loses no event (the event is on the server, its
+// count 2), so it is not counted (SeriesStats; spec/events.md section B.4: the loops stop with
+// the broadcaster).
+func TestSeriesShutdownCutShortCountsEvents(t *testing.T) {
+	fc := testingclock.NewFakeClock(t0)
+	sink := &cancellingSeriesSink{SeriesSink: eventstest.NewSeriesSink(fc, 0)}
+	opts := events.DefaultSeriesBroadcasterOptions()
+	opts.Clock, opts.Queue.Rand = fc, zeroRand{}
+	b, err := events.NewSeriesBroadcaster(opts, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.NewRecorder("kubelet", "kubelet-node-1", events.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Eventf(testPod("pod1", "u1"), nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
+	rec.Eventf(testPod("pod1", "u1"), nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	fc.Step(events.SeriesFinish + time.Second)
+	rec.Eventf(testPod("pod2", "u2"), nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
+	// A Flush whose context ends during the final write of pod1's series leaves that write
+	// at the head, pod2's event behind it.
+	ctx1, cancel1 := context.WithCancel(context.Background())
+	sink.cancel = cancel1
+	if err := b.Flush(ctx1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Flush cut short: %v, want context.Canceled", err)
+	}
+	// Shutdown's context ends during the same write: nothing more is written.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	sink.cancel = cancel2
+	if err := shutdownWithin(t, b, ctx2); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Shutdown cut short: %v, want context.Canceled", err)
+	}
+	st := b.Stats()
+	if st.DroppedShutdown != 1 || st.Queued != 0 || st.Created != 1 || st.Patched != 1 {
+		t.Errorf("stats %+v, want pod2's event counted as dropped at shutdown, the final write not counted, nothing left queued", st)
+	}
+	if evs := sink.Events(); len(evs) != 1 || evs[0].Regarding.Name != "pod1" || evs[0].Series == nil || evs[0].Series.Count != 2 {
+		t.Errorf("the server holds %+v, want pod1's event with its series of 2", evs)
+	}
+}
