@@ -671,3 +671,39 @@ func TestSeriesShutdownCutShortCountsEvents(t *testing.T) {
 		t.Errorf("the server holds %+v, want pod1's event with its series of 2", evs)
 	}
 }
+
+// TestSeriesWritesSorted: Refresh and Finish return their writes sorted by namespace, then
+// name, then (for events of one name, reported by two instances at one nanosecond) by key,
+// so that a run's writes do not depend on map order (the package documentation's
+// differences: client-go walks a map).
+func TestSeriesWritesSorted(t *testing.T) {
+	s := events.NewSeries()
+	observe := func(ns, pod, instance string) {
+		ev := seriesEvent(pod, "Start", "n", t0)
+		ev.Namespace, ev.Regarding.Namespace, ev.ReportingInstance = ns, ns, instance
+		s.Observe(ev, t0)
+		s.Observe(ev, t0)
+	}
+	// Observed out of order; the map holding them has no order either.
+	observe("ns2", "pod2", "kubelet-node-1")
+	observe("ns1", "pod2", "kubelet-node-1")
+	observe("ns2", "pod1", "kubelet-node-1")
+	observe("ns1", "pod1", "kubelet-node-2")
+	observe("ns1", "pod1", "kubelet-node-1")
+	want := []string{"ns1/pod1 kubelet-node-1", "ns1/pod1 kubelet-node-2", "ns1/pod2 kubelet-node-1", "ns2/pod1 kubelet-node-1", "ns2/pod2 kubelet-node-1"}
+	render := func(ws []events.SeriesWrite) []string {
+		var out []string
+		for _, w := range ws {
+			out = append(out, w.Event.Namespace+"/"+w.Event.Regarding.Name+" "+w.Key.ReportingInstance)
+		}
+		return out
+	}
+	for range 5 { // map order changes from one walk to the next
+		if diff := cmpDiff(want, render(s.Refresh())); diff != "" {
+			t.Fatalf("Refresh order mismatch (-want +got):\n%s", diff)
+		}
+	}
+	if diff := cmpDiff(want, render(s.Finish(t0.Add(events.SeriesFinish+time.Second)))); diff != "" {
+		t.Fatalf("Finish order mismatch (-want +got):\n%s", diff)
+	}
+}
