@@ -182,6 +182,23 @@ func TestSinkQueuePatchRetry(t *testing.T) {
 	}
 }
 
+// TestSinkQueuePushNil: a nil event is refused with an *InvalidEventError and, as every event
+// given to the queue, accounted for: counted as rejected, nothing queued (SinkQueue's
+// contract: every event pushed is written or counted as dropped).
+func TestSinkQueuePushNil(t *testing.T) {
+	q := newQueue(t, half{})
+	var inv *events.InvalidEventError
+	if err := q.Push(nil, t0); !errors.As(err, &inv) || !errors.Is(err, events.ErrInvalidInput) {
+		t.Fatalf("Push(nil): %v, want an *InvalidEventError matching ErrInvalidInput", err)
+	}
+	if st := q.Stats(); st.DroppedRejected != 1 || st.Queued != 0 {
+		t.Fatalf("Push(nil): stats %+v, want it counted in DroppedRejected and nothing queued", st)
+	}
+	if _, ok := q.Next(t0); ok {
+		t.Fatal("Push(nil): nothing to write")
+	}
+}
+
 // TestSinkQueueFull: QueueSize bounds the events not yet taken up; the head being written
 // does not count, as client-go's worker holds the event it received (spec/events.md section
 // A.6).
