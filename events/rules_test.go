@@ -569,3 +569,32 @@ func TestSeriesRetryBeforeLoops(t *testing.T) {
 	fc.Step(13 * time.Second)
 	spinUntil(t, "the retry 10 s after the failed attempt", func() bool { return len(sink.Events()) == 1 })
 }
+
+// TestSeriesBroadcasterNextRetry: the series broadcaster has work of its own only once its
+// loops have run (spec/events.md section B.4: they start with the broadcaster): none before
+// the first pass, then the next finish pass 6 min later, and none after Shutdown, since the
+// loops stop with it.
+func TestSeriesBroadcasterNextRetry(t *testing.T) {
+	fc := testingclock.NewFakeClock(t0)
+	opts := events.DefaultSeriesBroadcasterOptions()
+	opts.Clock, opts.Queue.Rand = fc, zeroRand{}
+	b, err := events.NewSeriesBroadcaster(opts, eventstest.NewSeriesSink(fc, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := b.NextRetry(); ok {
+		t.Errorf("B.4 before any pass: NextRetry says %v, want no work", at)
+	}
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := b.NextRetry(); !ok || !at.Equal(t0.Add(events.SeriesFinish)) {
+		t.Errorf("B.4 after the first pass: NextRetry says %v %v, want the finish pass at %v", at, ok, t0.Add(events.SeriesFinish))
+	}
+	if err := shutdownWithin(t, b, context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := b.NextRetry(); ok {
+		t.Errorf("B.4 after Shutdown: NextRetry says %v, want no work (the loops stopped)", at)
+	}
+}

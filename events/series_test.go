@@ -275,8 +275,8 @@ func TestSeriesBroadcasterLoops(t *testing.T) {
 	if evs := h.sink.Events(); len(evs) != 1 || evs[0].Series.Count != 5 {
 		t.Fatalf("B.4: after the finish loop the server holds %+v, want count 5", evs)
 	}
-	if st := h.b.Stats(); st.Cached != 0 || st.Counted != 3 {
-		t.Fatalf("B.4: stats %+v, want the series finished and 3 occurrences counted locally", st)
+	if st := h.b.Stats(); st.Cached != 0 || st.Counted != 3 || st.Submitted != 5 || st.Processed != 5 {
+		t.Fatalf("B.4: stats %+v, want the 5 occurrences submitted and processed, the series finished and 3 occurrences counted locally", st)
 	}
 }
 
