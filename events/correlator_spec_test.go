@@ -254,6 +254,26 @@ func TestCorrelatorRules(t *testing.T) {
 			stats: &events.CorrelatorStats{Created: 3},
 		},
 		{
+			name: "A.3/count-kept-when-a-lookalike-is-evicted",
+			reason: "events that differ only in their source component are different events; evicting one of them from a cache of 2 " +
+				"keeps the other's count (3 on its third occurrence)",
+			opts: func(o *events.CorrelatorOptions) {
+				o.CacheSize, o.Aggregation.Disabled, o.SpamFilter.Disabled = 2, true, true
+			},
+			steps: func() []step {
+				other := func(ev *v1.Event) *v1.Event { ev.Source.Component = "kube-proxy"; return ev }
+				return []step{
+					{ev: newEvent(a, "Normal", "R", "m", t0), at: t0, decision: events.Create, count: 1},
+					{ev: other(newEvent(a, "Normal", "R", "m", t0)), at: t0, decision: events.Create, count: 1},
+					{ev: newEvent(a, "Normal", "R", "m", t0.Add(time.Second)), at: t0.Add(time.Second), decision: events.Patch, count: 2,
+						patch: `{"count":2,"lastTimestamp":"2026-11-29T10:00:01Z","message":"m"}`},
+					{ev: newEvent(b, "Normal", "R", "m", t0.Add(time.Second)), at: t0.Add(time.Second), decision: events.Create, count: 1},
+					{ev: newEvent(a, "Normal", "R", "m", t0.Add(2*time.Second)), at: t0.Add(2 * time.Second), decision: events.Patch, count: 3,
+						patch: `{"count":3,"lastTimestamp":"2026-11-29T10:00:02Z","message":"m"}`},
+				}
+			}(),
+		},
+		{
 			name:   "A.4/aggregated-then-dropped",
 			reason: "an event folded into the aggregate and then dropped by the spam filter counts as aggregated and as dropped",
 			opts:   func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 1; o.SpamFilter.Burst = 1 },
