@@ -337,6 +337,13 @@ func TestRecorderMakeEvent(t *testing.T) {
 	if err != nil || ev.Namespace != "default" {
 		t.Fatalf("A.2: a cluster-scoped object's event goes to namespace default, got %q (%v)", ev.Namespace, err)
 	}
+	// Once the clock has moved on, the name follows the clock again: the bump of one
+	// nanosecond is only for events at the instant of the previous name.
+	h.clock.Step(time.Second)
+	ev, err = h.rec.MakeEvent(pod, nil, v1.EventTypeNormal, "Started", "started")
+	if want := fmt.Sprintf("foo.%x", t0.Add(time.Second).UnixNano()); err != nil || ev.Name != want {
+		t.Fatalf("A.2: after the clock moved the name is %q (%v), want %q, the clock's nanoseconds", ev.Name, err, want)
+	}
 }
 
 func TestEventNameE28E29(t *testing.T) {

@@ -199,6 +199,23 @@ func TestSinkQueuePushNil(t *testing.T) {
 	}
 }
 
+// TestSinkQueueDoneWithoutRequest: Done without a request outstanding does nothing, whether
+// the queue is empty or its head has not been asked for yet (SinkQueue.Done's contract).
+func TestSinkQueueDoneWithoutRequest(t *testing.T) {
+	q := newQueue(t, half{})
+	q.Done(nil, nil, t0) // empty queue
+	if err := q.Push(newEvent(podRef("foo", "bar", ""), "Normal", "Started", "started", t0), t0); err != nil {
+		t.Fatal(err)
+	}
+	q.Done(nil, nil, t0) // the head was never asked for
+	if st := q.Stats(); st.Created != 0 || st.Queued != 1 {
+		t.Fatalf("Done without a request: stats %+v, want nothing written and the event still queued", st)
+	}
+	if req, ok := q.Next(t0); !ok || req.Op != events.Create || req.Attempt != 1 {
+		t.Fatalf("the event still waits for its first attempt: got %+v %v", req, ok)
+	}
+}
+
 // TestSinkQueueFull: QueueSize bounds the events not yet taken up; the head being written
 // does not count, as client-go's worker holds the event it received (spec/events.md section
 // A.6).
