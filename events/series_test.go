@@ -449,6 +449,15 @@ func TestSeriesBroadcasterStartContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
+	// The context's end alone shuts the broadcaster down: its loops stop (it has no work of
+	// its own left) and recording is refused.
+	spinUntil(t, "the loops to stop when Start's context ended", func() bool {
+		_, waiting := b.NextRetry()
+		return !waiting
+	})
+	if err := rec.Record(testPod("foo", "bar"), nil, nil, v1.EventTypeNormal, "Started", "Start", "late"); !errors.Is(err, events.ErrShutdown) {
+		t.Fatalf("after Start's context ended, before Shutdown: %v, want ErrShutdown", err)
+	}
 	if err := shutdownWithin(t, b, context.Background()); err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}
