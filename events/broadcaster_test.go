@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	mathrand "math/rand/v2"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -334,6 +337,13 @@ func TestRecorderMakeEvent(t *testing.T) {
 	if err != nil || ev.Namespace != "default" {
 		t.Fatalf("A.2: a cluster-scoped object's event goes to namespace default, got %q (%v)", ev.Namespace, err)
 	}
+	// Once the clock has moved on, the name follows the clock again: the bump of one
+	// nanosecond is only for events at the instant of the previous name.
+	h.clock.Step(time.Second)
+	ev, err = h.rec.MakeEvent(pod, nil, v1.EventTypeNormal, "Started", "started")
+	if want := fmt.Sprintf("foo.%x", t0.Add(time.Second).UnixNano()); err != nil || ev.Name != want {
+		t.Fatalf("A.2: after the clock moved the name is %q (%v), want %q, the clock's nanoseconds", ev.Name, err, want)
+	}
 }
 
 func TestEventNameE28E29(t *testing.T) {
@@ -351,6 +361,48 @@ func TestEventNameE28E29(t *testing.T) {
 		}
 	}
 }
+
+// TestEventNameUUID: the UUID that replaces an invalid event name is a version 4 UUID in
+// canonical form (RFC 9562: 8-4-4-4-12 lower-case hex, version nibble 4, variant bits 10) whose
+// 122 other bits all come from the injected source (kubernetes#127594; EventName's contract).
+func TestEventNameUUID(t *testing.T) {
+	canonical := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	// A source at the top of its range sets every random bit.
+	if got := events.EventName("Invalid", 1, almostOne{}); got != "ffffffff-ffff-4fff-bfff-ffffffffffff" {
+		t.Errorf("a source always just below 1: got %q, want every random bit set", got)
+	}
+	// From a uniform source, every random hex digit varies and no two UUIDs repeat.
+	src := mathrand.New(mathrand.NewPCG(1, 2))
+	seen := map[string]bool{}
+	digits := make([]map[byte]bool, 36)
+	for i := range digits {
+		digits[i] = map[byte]bool{}
+	}
+	for range 200 {
+		u := events.EventName("Invalid", 1, src)
+		if !canonical.MatchString(u) {
+			t.Fatalf("%q is not a canonical version 4 UUID", u)
+		}
+		if seen[u] {
+			t.Fatalf("%q drawn twice", u)
+		}
+		seen[u] = true
+		for i := range len(u) {
+			digits[i][u[i]] = true
+		}
+	}
+	for i, d := range digits {
+		fixed := i == 8 || i == 13 || i == 14 || i == 18 || i == 23 // dashes and the version digit
+		if !fixed && len(d) < 4 {
+			t.Errorf("hex digit %d took only %d values over 200 UUIDs: its bits do not come from the source", i, len(d))
+		}
+	}
+}
+
+// almostOne is a Rand that always says the largest float64 below 1.
+type almostOne struct{}
+
+func (almostOne) Float64() float64 { return math.Nextafter(1, 0) }
 
 // zeroRand is a Rand that always says 0.
 type zeroRand struct{}

@@ -2,6 +2,8 @@ package events_test
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"testing"
 	"time"
 
@@ -232,11 +234,55 @@ func TestCorrelatorNilEvent(t *testing.T) {
 
 func TestCorrelatorRules(t *testing.T) {
 	a := podRef("foo", "bar", "")
+	b := podRef("qux", "quux", "")
 	cases := []struct {
 		name, reason string
 		opts         func(*events.CorrelatorOptions)
 		steps        []step
+		// stats, when set, are the correlator's counters after the steps.
+		stats *events.CorrelatorStats
 	}{
+		{
+			name:   "A.1/evicted-event-created-anew",
+			reason: "with one cache entry, B evicts A's observation: B is new (count 1), and A again is created anew, as client-go's LRU miss does",
+			opts:   func(o *events.CorrelatorOptions) { o.CacheSize = 1 },
+			steps: []step{
+				{ev: newEvent(a, "Normal", "R", "m", t0), at: t0, decision: events.Create, count: 1},
+				{ev: newEvent(b, "Normal", "R", "m", t0), at: t0, decision: events.Create, count: 1},
+				{ev: newEvent(a, "Normal", "R", "m", t0.Add(time.Second)), at: t0.Add(time.Second), decision: events.Create, count: 1},
+			},
+			stats: &events.CorrelatorStats{Created: 3},
+		},
+		{
+			name: "A.3/count-kept-when-a-lookalike-is-evicted",
+			reason: "events that differ only in their source component are different events; evicting one of them from a cache of 2 " +
+				"keeps the other's count (3 on its third occurrence)",
+			opts: func(o *events.CorrelatorOptions) {
+				o.CacheSize, o.Aggregation.Disabled, o.SpamFilter.Disabled = 2, true, true
+			},
+			steps: func() []step {
+				other := func(ev *v1.Event) *v1.Event { ev.Source.Component = "kube-proxy"; return ev }
+				return []step{
+					{ev: newEvent(a, "Normal", "R", "m", t0), at: t0, decision: events.Create, count: 1},
+					{ev: other(newEvent(a, "Normal", "R", "m", t0)), at: t0, decision: events.Create, count: 1},
+					{ev: newEvent(a, "Normal", "R", "m", t0.Add(time.Second)), at: t0.Add(time.Second), decision: events.Patch, count: 2,
+						patch: `{"count":2,"lastTimestamp":"2026-11-29T10:00:01Z","message":"m"}`},
+					{ev: newEvent(b, "Normal", "R", "m", t0.Add(time.Second)), at: t0.Add(time.Second), decision: events.Create, count: 1},
+					{ev: newEvent(a, "Normal", "R", "m", t0.Add(2*time.Second)), at: t0.Add(2 * time.Second), decision: events.Patch, count: 3,
+						patch: `{"count":3,"lastTimestamp":"2026-11-29T10:00:02Z","message":"m"}`},
+				}
+			}(),
+		},
+		{
+			name:   "A.4/aggregated-then-dropped",
+			reason: "an event folded into the aggregate and then dropped by the spam filter counts as aggregated and as dropped",
+			opts:   func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 1; o.SpamFilter.Burst = 1 },
+			steps: []step{
+				{ev: newEvent(a, "Warning", "R", "m1", t0), at: t0, decision: events.Create, count: 1, aggregate: true},
+				{ev: newEvent(a, "Warning", "R", "m2", t0), at: t0, decision: events.Skip, aggregate: true},
+			},
+			stats: &events.CorrelatorStats{Created: 1, Aggregated: 2, SpamDropped: 1},
+		},
 		{
 			name:   "A.4/window-slides",
 			reason: "every similar event refreshes the window; only a gap of more than 600 s resets it (spec D.3)",
@@ -336,7 +382,11 @@ func TestCorrelatorRules(t *testing.T) {
 			if tc.opts != nil {
 				tc.opts(&o)
 			}
-			runSteps(t, mustCorrelator(t, o), tc.steps)
+			c := mustCorrelator(t, o)
+			runSteps(t, c, tc.steps)
+			if tc.stats != nil && c.Stats() != *tc.stats {
+				t.Errorf("%s: stats %+v, want %+v", tc.reason, c.Stats(), *tc.stats)
+			}
 		})
 	}
 }
@@ -387,16 +437,24 @@ func TestAggregateEventShape(t *testing.T) {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	cases := []struct {
+	type refused struct {
 		name, field string
-		mod         func(*events.CorrelatorOptions)
-	}{
-		{"zero-cache", "CacheSize", func(o *events.CorrelatorOptions) { o.CacheSize = 0 }},
-		{"zero-max-events", "Aggregation.MaxEvents", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 0 }},
-		{"huge-max-events", "Aggregation.MaxEvents", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 5000 }},
-		{"zero-window", "Aggregation.Window", func(o *events.CorrelatorOptions) { o.Aggregation.Window = 0 }},
-		{"zero-burst", "SpamFilter.Burst", func(o *events.CorrelatorOptions) { o.SpamFilter.Burst = 0 }},
-		{"zero-qps", "SpamFilter.QPS", func(o *events.CorrelatorOptions) { o.SpamFilter.QPS = 0 }},
+		// value, when set, is the refused value the error must carry.
+		value string
+		mod   func(*events.CorrelatorOptions)
+	}
+	cases := []refused{
+		{"zero-cache", "CacheSize", "", func(o *events.CorrelatorOptions) { o.CacheSize = 0 }},
+		{"zero-max-events", "Aggregation.MaxEvents", "", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 0 }},
+		{"huge-max-events", "Aggregation.MaxEvents", "", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 5000 }},
+		{"max-events-1025", "Aggregation.MaxEvents", "1025", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 1025 }},
+		{"zero-window", "Aggregation.Window", "", func(o *events.CorrelatorOptions) { o.Aggregation.Window = 0 }},
+		{"zero-burst", "SpamFilter.Burst", "", func(o *events.CorrelatorOptions) { o.SpamFilter.Burst = 0 }},
+		{"zero-qps", "SpamFilter.QPS", "0", func(o *events.CorrelatorOptions) { o.SpamFilter.QPS = 0 }},
+		{"negative-qps", "SpamFilter.QPS", "-0.25", func(o *events.CorrelatorOptions) { o.SpamFilter.QPS = -0.25 }},
+	}
+	if strconv.IntSize == 64 {
+		cases = append(cases, refused{"cache-over-int32", "CacheSize", strconv.Itoa(math.MaxInt32 + 1), func(o *events.CorrelatorOptions) { o.CacheSize = math.MaxInt32 + 1 }})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -404,10 +462,32 @@ func TestOptionsValidate(t *testing.T) {
 			tc.mod(&o)
 			_, err := events.NewCorrelator(o)
 			var oe *events.OptionError
-			if !asOptionError(err, &oe) || oe.Field != tc.field {
-				t.Fatalf("got %v, want an OptionError on %s", err, tc.field)
+			if !asOptionError(err, &oe) || oe.Field != tc.field || (tc.value != "" && oe.Value != tc.value) {
+				t.Fatalf("got %v, want an OptionError on %s carrying the value %q", err, tc.field, tc.value)
 			}
 		})
+	}
+	// The limits themselves are valid: a cache of one entry or of the largest int32 (the
+	// caches index their entries with int32), a single message or 1024 per window, the
+	// shortest window, a bucket of one token, the smallest positive rate.
+	limits := []struct {
+		name string
+		mod  func(*events.CorrelatorOptions)
+	}{
+		{"cache-1", func(o *events.CorrelatorOptions) { o.CacheSize = 1 }},
+		{"cache-max-int32", func(o *events.CorrelatorOptions) { o.CacheSize = math.MaxInt32 }},
+		{"max-events-1", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 1 }},
+		{"max-events-1024", func(o *events.CorrelatorOptions) { o.Aggregation.MaxEvents = 1024 }},
+		{"window-1ns", func(o *events.CorrelatorOptions) { o.Aggregation.Window = time.Nanosecond }},
+		{"burst-1", func(o *events.CorrelatorOptions) { o.SpamFilter.Burst = 1 }},
+		{"qps-smallest", func(o *events.CorrelatorOptions) { o.SpamFilter.QPS = math.SmallestNonzeroFloat32 }},
+	}
+	for _, tc := range limits {
+		o := events.DefaultCorrelatorOptions()
+		tc.mod(&o)
+		if err := o.Validate(); err != nil {
+			t.Errorf("%s: a limit of the documented range is valid, got %v", tc.name, err)
+		}
 	}
 	var zero events.CorrelatorOptions
 	if _, err := events.NewCorrelator(zero); err == nil {

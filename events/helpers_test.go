@@ -30,7 +30,9 @@ func eventsResource() schema.GroupResource {
 
 // spinLimit bounds every wait on another goroutine in these tests: a wait that does not end
 // (a retry timer armed late, a lane that never wakes) fails the test instead of hanging it.
-const spinLimit = 30 * time.Second
+// Each wait is for a few scheduling rounds, so 10 s is ample even on a loaded machine, and
+// a lane that never wakes fails its test quickly instead of stalling the whole run.
+const spinLimit = 10 * time.Second
 
 // spinUntil yields until cond holds, failing t after spinLimit of wall time.
 func spinUntil(t testing.TB, what string, cond func() bool) {

@@ -53,6 +53,21 @@ type fataler interface {
 }
 
 func TestCountPatchMatchesStrategicMergePatch(t *testing.T) {
+	// Fixed cases first: a count of 0 (a caller's event counted -1 before) leaves count out of
+	// the patch, so the first key written has no comma before it; a lone byte 0x80 is invalid
+	// UTF-8 and comes out as U+FFFD.
+	for _, c := range []struct {
+		count int32
+		last  time.Time
+		msg   string
+	}{
+		{0, time.Time{}, "m"},
+		{0, time.Unix(1700000000, 0), "m"},
+		{0, time.Unix(0, 0), "m"},
+		{2, time.Unix(1700000000, 0), "a\x80b"},
+	} {
+		checkPatch(t, c.count, c.last, c.msg)
+	}
 	rapid.Check(t, func(rt *rapid.T) {
 		count := rapid.OneOf(rapid.Int32Range(2, 100), rapid.Int32()).Draw(rt, "count")
 		last := rapid.OneOf(
@@ -103,6 +118,58 @@ func TestBucketMatchesRate(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestBucketMatchesRateAtEdges checks the spam filter's bucket against x/time/rate where the
+// arithmetic is tight (spec/events.md section A.4: client-go's passive rate limiter is
+// x/time/rate's AllowN): the nanosecond before and the one at which the next token is counted,
+// a rate so low that one token's wait does not fit in a time.Duration, and one whose wait
+// for a token is exactly 2^63 ns.
+func TestBucketMatchesRateAtEdges(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// tokenAt is the first offset after t0 at which rate lets a second event through, given
+	// that the first one at t0 used the last token of a bucket of burst.
+	tokenAt := func(qps float32, burst int) time.Duration {
+		lo, hi := time.Duration(0), 400*time.Second
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			lim := rate.NewLimiter(rate.Limit(qps), burst)
+			lim.AllowN(t0, burst)
+			if lim.AllowN(t0.Add(mid), 1) {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		return lo
+	}
+	next := tokenAt(DefaultQPS, 1)
+	cases := []struct {
+		name    string
+		qps     float32
+		burst   int
+		offsets []time.Duration
+	}{
+		{"token-edge", DefaultQPS, 1, []time.Duration{0, next - 1, next}},
+		{"token-edge-burst-25", DefaultQPS, 25, append(make([]time.Duration, 25), tokenAt(DefaultQPS, 25)-1, tokenAt(DefaultQPS, 25))},
+		{"wait-beyond-duration", 1e-12, 1, []time.Duration{0, 0, time.Hour}},
+		{"wait-of-2^63-ns", 1.0842022e-10, 1, []time.Duration{0, 0}},
+	}
+	for _, tc := range cases {
+		o := DefaultCorrelatorOptions()
+		o.SpamFilter.Burst, o.SpamFilter.QPS = tc.burst, tc.qps
+		c, err := NewCorrelator(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lim := rate.NewLimiter(rate.Limit(tc.qps), tc.burst)
+		for i, d := range tc.offsets {
+			now := t0.Add(d)
+			if got, want := c.allow(spamKey{}, 0, now), lim.AllowN(now, 1); got != want {
+				t.Errorf("%s: event %d at +%v: bucket says %v, rate says %v", tc.name, i, d, got, want)
+			}
+		}
+	}
 }
 
 // TestLRUModel drives the LRU and a plain list model with the same operations (rapid state

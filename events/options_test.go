@@ -106,6 +106,19 @@ func TestInvalidEventErrorMessage(t *testing.T) {
 	if got := err.Error(); !strings.HasPrefix(got, `events: invalid reason "rrrr`) || !strings.Contains(got, "...\": length 200 exceeds 128") {
 		t.Fatalf("message %q", got)
 	}
+	// The value is cut at 64 bytes: one of 64 bytes is shown whole, one of 65 cut.
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{
+		{64, strings.Repeat("v", 64)},
+		{65, strings.Repeat("v", 64) + "..."},
+	} {
+		e := &events.InvalidEventError{Field: "note", Value: strings.Repeat("v", tc.n), Detail: "d"}
+		if got, want := e.Error(), `events: invalid note "`+tc.want+`": d`; got != want {
+			t.Errorf("a value of %d bytes: message %q, want %q", tc.n, got, want)
+		}
+	}
 }
 
 // TestReference covers the reference rules of spec A.2 step 2.

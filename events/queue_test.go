@@ -140,6 +140,82 @@ func TestSinkQueuePatchNotFoundE22(t *testing.T) {
 	}
 }
 
+// TestSinkQueuePatchRetry: a repeat whose patch is lost to a transport error is patched again
+// after the retry sleep, the same event with its cached name and resourceVersion; only a 404
+// turns a patch into a create with the resourceVersion cleared (spec/events.md section A.5).
+func TestSinkQueuePatchRetry(t *testing.T) {
+	q := newQueue(t, half{})
+	ev := newEvent(podRef("foo", "bar", ""), "Normal", "Started", "started", t0)
+	if err := q.Push(ev, t0); err != nil {
+		t.Fatal(err)
+	}
+	drive(t, q, t0, func(req events.SinkRequest) (*v1.Event, error) {
+		srv := req.Event.DeepCopy()
+		srv.ResourceVersion = "7"
+		return srv, nil
+	})
+	at := t0.Add(time.Minute)
+	if err := q.Push(newEvent(podRef("foo", "bar", ""), "Normal", "Started", "started", at), at); err != nil {
+		t.Fatal(err)
+	}
+	var reqs []events.SinkRequest
+	drive(t, q, at, func(req events.SinkRequest) (*v1.Event, error) {
+		c := req
+		c.Event = req.Event.DeepCopy()
+		reqs = append(reqs, c)
+		if len(reqs) == 1 {
+			return nil, errors.New("connection reset by peer")
+		}
+		return req.Event.DeepCopy(), nil
+	})
+	if len(reqs) != 2 {
+		t.Fatalf("A.5: %d requests, want the patch and its retry", len(reqs))
+	}
+	for i, r := range reqs {
+		if r.Op != events.Patch || r.Attempt != i+1 || r.Event.Name != ev.Name || r.Event.ResourceVersion != "7" || r.Event.Count != 2 || r.Patch == nil {
+			t.Errorf("A.5: attempt %d is %v of %q rv %q count %d; want a patch of %q rv \"7\" count 2",
+				i+1, r.Op, r.Event.Name, r.Event.ResourceVersion, r.Event.Count, ev.Name)
+		}
+	}
+	if st := q.Stats(); st.Patched != 1 || st.Created != 1 || st.Retries != 1 {
+		t.Fatalf("A.5: stats %+v, want the first create, one patch after one retry", st)
+	}
+}
+
+// TestSinkQueuePushNil: a nil event is refused with an *InvalidEventError and, as every event
+// given to the queue, accounted for: counted as rejected, nothing queued (SinkQueue's
+// contract: every event pushed is written or counted as dropped).
+func TestSinkQueuePushNil(t *testing.T) {
+	q := newQueue(t, half{})
+	var inv *events.InvalidEventError
+	if err := q.Push(nil, t0); !errors.As(err, &inv) || !errors.Is(err, events.ErrInvalidInput) {
+		t.Fatalf("Push(nil): %v, want an *InvalidEventError matching ErrInvalidInput", err)
+	}
+	if st := q.Stats(); st.DroppedRejected != 1 || st.Queued != 0 {
+		t.Fatalf("Push(nil): stats %+v, want it counted in DroppedRejected and nothing queued", st)
+	}
+	if _, ok := q.Next(t0); ok {
+		t.Fatal("Push(nil): nothing to write")
+	}
+}
+
+// TestSinkQueueDoneWithoutRequest: Done without a request outstanding does nothing, whether
+// the queue is empty or its head has not been asked for yet (SinkQueue.Done's contract).
+func TestSinkQueueDoneWithoutRequest(t *testing.T) {
+	q := newQueue(t, half{})
+	q.Done(nil, nil, t0) // empty queue
+	if err := q.Push(newEvent(podRef("foo", "bar", ""), "Normal", "Started", "started", t0), t0); err != nil {
+		t.Fatal(err)
+	}
+	q.Done(nil, nil, t0) // the head was never asked for
+	if st := q.Stats(); st.Created != 0 || st.Queued != 1 {
+		t.Fatalf("Done without a request: stats %+v, want nothing written and the event still queued", st)
+	}
+	if req, ok := q.Next(t0); !ok || req.Op != events.Create || req.Attempt != 1 {
+		t.Fatalf("the event still waits for its first attempt: got %+v %v", req, ok)
+	}
+}
+
 // TestSinkQueueFull: QueueSize bounds the events not yet taken up; the head being written
 // does not count, as client-go's worker holds the event it received (spec/events.md section
 // A.6).

@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 
 	v1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -63,6 +65,102 @@ func TestZeroBroadcasters(t *testing.T) {
 	}
 	if st := new(events.SeriesBroadcaster).Stats(); st != (events.SeriesStats{}) {
 		t.Errorf("conventions 2 SeriesBroadcaster.Stats: zero counters, got %+v", st)
+	}
+}
+
+// TestZeroValues: the pure types and the recorders, left zero (or nil), refuse the calls that
+// return an error with ErrNotInitialized, answer the others with their documented inert result,
+// and never panic; a zero Series is an empty cache, ready to use (docs/conventions.md section 2
+// and the types' documentation).
+func TestZeroValues(t *testing.T) {
+	ev := newEvent(podRef("foo", "bar", ""), v1.EventTypeNormal, "Started", "started", t0)
+	var nilQueue *events.SinkQueue
+	var nilCorr *events.Correlator
+	var nilRec *events.Recorder
+	var nilSeriesRec *events.SeriesRecorder
+	pod := testPod("foo", "bar")
+	tests := []struct {
+		rule, reason string
+		call         func() error
+	}{
+		{"conventions 2 SinkQueue.Push", "a zero queue takes no event", func() error { return new(events.SinkQueue).Push(ev, t0) }},
+		{"conventions 2 SinkQueue.Push nil", "a nil queue takes no event", func() error { return nilQueue.Push(ev, t0) }},
+		{"conventions 2 Correlator.Correlate", "a zero correlator decides nothing", func() error {
+			_, err := new(events.Correlator).Correlate(ev, t0)
+			return err
+		}},
+		{"conventions 2 Correlator.Correlate nil", "a nil correlator decides nothing", func() error {
+			_, err := nilCorr.Correlate(ev, t0)
+			return err
+		}},
+		{"conventions 2 Correlator.CorrelateTo", "a zero correlator writes nothing into dst", func() error {
+			_, _, _, err := new(events.Correlator).CorrelateTo(ev, t0, new(v1.Event), nil)
+			return err
+		}},
+		{"conventions 2 Recorder.MakeEvent", "a zero recorder builds no event", func() error {
+			_, err := new(events.Recorder).MakeEvent(pod, nil, v1.EventTypeNormal, "Started", "started")
+			return err
+		}},
+		{"conventions 2 Recorder.MakeEvent nil", "a nil recorder builds no event", func() error {
+			_, err := nilRec.MakeEvent(pod, nil, v1.EventTypeNormal, "Started", "started")
+			return err
+		}},
+		{"conventions 2 SeriesRecorder.Record", "a zero series recorder records nothing", func() error {
+			return new(events.SeriesRecorder).Record(pod, nil, nil, v1.EventTypeNormal, "Started", "Start", "started")
+		}},
+		{"conventions 2 SeriesRecorder.Record nil", "a nil series recorder records nothing", func() error {
+			return nilSeriesRec.Record(pod, nil, nil, v1.EventTypeNormal, "Started", "Start", "started")
+		}},
+		{"conventions 2 SeriesRecorder.MakeEvent", "a zero series recorder builds no event", func() error {
+			_, err := new(events.SeriesRecorder).MakeEvent(pod, nil, nil, v1.EventTypeNormal, "Started", "Start", "started")
+			return err
+		}},
+		{"conventions 2 SeriesRecorder.MakeEvent nil", "a nil series recorder builds no event", func() error {
+			_, err := nilSeriesRec.MakeEvent(pod, nil, nil, v1.EventTypeNormal, "Started", "Start", "started")
+			return err
+		}},
+		{"conventions 2 SeriesRecorder.WithLogger", "WithLogger of a zero series recorder gives a zero one", func() error {
+			return new(events.SeriesRecorder).WithLogger(logr.Discard()).Record(pod, nil, nil, v1.EventTypeNormal, "Started", "Start", "started")
+		}},
+		{"conventions 2 SeriesRecorder.WithLogger nil", "WithLogger of a nil series recorder gives a zero one", func() error {
+			return nilSeriesRec.WithLogger(logr.Discard()).Record(pod, nil, nil, v1.EventTypeNormal, "Started", "Start", "started")
+		}},
+	}
+	for _, tt := range tests {
+		if err := tt.call(); !errors.Is(err, events.ErrNotInitialized) {
+			t.Errorf("%s: %s: got %v, want ErrNotInitialized", tt.rule, tt.reason, err)
+		}
+	}
+	for name, q := range map[string]*events.SinkQueue{"zero": new(events.SinkQueue), "nil": nilQueue} {
+		if _, ok := q.Next(t0); ok {
+			t.Errorf("conventions 2 SinkQueue.Next: a %s queue has no request", name)
+		}
+		q.Done(nil, nil, t0) // no request outstanding: nothing to do
+		q.Abandon()
+		if _, waiting := q.Due(); waiting || q.Len() != 0 || q.Stats() != (events.SinkStats{}) {
+			t.Errorf("conventions 2 SinkQueue: a %s queue is empty with zero counters, got %+v", name, q.Stats())
+		}
+	}
+	for name, c := range map[string]*events.Correlator{"zero": new(events.Correlator), "nil": nilCorr} {
+		c.UpdateState(ev)
+		a, d, s := c.Len()
+		if a+d+s != 0 || c.Stats() != (events.CorrelatorStats{}) || c.Options() != (events.CorrelatorOptions{}) {
+			t.Errorf("conventions 2 Correlator: a %s correlator has empty caches, zero counters and zero options; got %d %d %d, %+v, %+v", name, a, d, s, c.Stats(), c.Options())
+		}
+	}
+	var nilSeries *events.Series
+	nilSeries.Refreshed(events.SeriesWrite{}, &eventsv1.Event{})
+	nilSeries.Finished(events.SeriesWrite{}, false)
+	if _, ok := nilSeries.Observe(seriesEvent("pod1", "Start", "n", t0), t0); ok || nilSeries.Len() != 0 ||
+		nilSeries.Refresh() != nil || nilSeries.Finish(t0) != nil {
+		t.Error("conventions 2 Series: a nil series cache observes nothing and has nothing to write")
+	}
+	if _, ok := nilSeries.Get(events.SeriesKey{}); ok {
+		t.Error("conventions 2 Series.Get: a nil series cache holds nothing")
+	}
+	var zero events.Series // ready to use
+	if w, ok := zero.Observe(seriesEvent("pod1", "Start", "n", t0), t0); !ok || w.Patch != nil || zero.Len() != 1 {
+		t.Errorf("B.3 zero Series: the first occurrence is a create and is cached; got %+v %v, %d cached", w, ok, zero.Len())
 	}
 }
 
@@ -470,4 +568,33 @@ func TestSeriesRetryBeforeLoops(t *testing.T) {
 	})
 	fc.Step(13 * time.Second)
 	spinUntil(t, "the retry 10 s after the failed attempt", func() bool { return len(sink.Events()) == 1 })
+}
+
+// TestSeriesBroadcasterNextRetry: the series broadcaster has work of its own only once its
+// loops have run (spec/events.md section B.4: they start with the broadcaster): none before
+// the first pass, then the next finish pass 6 min later, and none after Shutdown, since the
+// loops stop with it.
+func TestSeriesBroadcasterNextRetry(t *testing.T) {
+	fc := testingclock.NewFakeClock(t0)
+	opts := events.DefaultSeriesBroadcasterOptions()
+	opts.Clock, opts.Queue.Rand = fc, zeroRand{}
+	b, err := events.NewSeriesBroadcaster(opts, eventstest.NewSeriesSink(fc, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := b.NextRetry(); ok {
+		t.Errorf("B.4 before any pass: NextRetry says %v, want no work", at)
+	}
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := b.NextRetry(); !ok || !at.Equal(t0.Add(events.SeriesFinish)) {
+		t.Errorf("B.4 after the first pass: NextRetry says %v %v, want the finish pass at %v", at, ok, t0.Add(events.SeriesFinish))
+	}
+	if err := shutdownWithin(t, b, context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := b.NextRetry(); ok {
+		t.Errorf("B.4 after Shutdown: NextRetry says %v, want no work (the loops stopped)", at)
+	}
 }
