@@ -478,6 +478,16 @@ func TestParseThresholds(t *testing.T) {
 		{id: "soft without grace", soft: "memory.available<2Gi", wantErr: true, reason: "2.6: a soft threshold must have a grace period"},
 		{id: "negative grace", soft: "memory.available<2Gi", grace: "memory.available=-1m", wantErr: true, reason: "grace must not be negative"},
 		{id: "no operator", hard: "memory.available=1Gi", wantErr: true, reason: "only < exists"},
+		{id: "soft grace zero", soft: "memory.available<2Gi", grace: "memory.available=0s",
+			want: []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: 2 * gi}, Soft: true}}, reason: "2.6: only a negative grace period is refused; 0 evicts at the first observation"},
+		{id: "unparseable grace", soft: "memory.available<2Gi", grace: "memory.available=soon", wantErr: true, reason: "a grace period is a duration"},
+		{id: "unparseable percentage", hard: "nodefs.available<lots%", wantErr: true, reason: "a percentage is a number followed by %"},
+		{id: "zero percentage written otherwise", hard: "nodefs.available<0.0%",
+			want: []nc.Threshold{{Signal: nc.SignalNodeFsAvailable}}, reason: "only the text 0% disables a threshold; 0.0% is a 0 % threshold, never met, as the kubelet parses it"},
+		{id: "min reclaim zero quantity", hard: "memory.available<100Mi", reclaim: "memory.available=0",
+			want: []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: 100 * mi}}}, reason: "a minimum reclaim quantity may be 0 (only a negative one is refused)"},
+		{id: "min reclaim 100%", hard: "nodefs.available<10%", reclaim: "nodefs.available=100%",
+			want: []nc.Threshold{{Signal: nc.SignalNodeFsAvailable, Value: nc.ThresholdValue{Percentage: 0.1}, MinReclaim: nc.ThresholdValue{Percentage: 1}}}, reason: "a minimum reclaim percentage may be up to 100%"},
 	}
 	for _, tt := range tests {
 		got, err := parseAll(tt.hard, tt.soft, tt.grace, tt.reclaim)
@@ -493,6 +503,25 @@ func TestParseThresholds(t *testing.T) {
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s: %s: mismatch (-want +got):\n%s", tt.id, tt.reason, diff)
+		}
+	}
+}
+
+func TestParseThresholdsDisabledOnly(t *testing.T) {
+	// "0%" and "100%" disable their own threshold and nothing else. The
+	// settings are maps, read in no fixed order, so parse them several times.
+	want := []nc.Threshold{
+		{Signal: nc.SignalNodeFsAvailable, Value: nc.ThresholdValue{Percentage: 0.1}},
+		{Signal: nc.SignalNodeFsInodesFree, Value: nc.ThresholdValue{Percentage: 0.05}},
+		{Signal: nc.SignalImageFsAvailable, Value: nc.ThresholdValue{Percentage: 0.15}},
+	}
+	for range 20 {
+		got, err := parseAll("memory.available<0%,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<100%", "", "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("the disabled thresholds must not drop the others: mismatch (-want +got):\n%s", diff)
 		}
 	}
 }

@@ -77,6 +77,14 @@ func TestSignalNames(t *testing.T) {
 	if got := nc.Signal(42).String(); got != "Signal(42)" {
 		t.Errorf("out-of-range signal renders %q", got)
 	}
+	if got := nc.Signal(nc.NumSignals).String(); got != "Signal(9)" {
+		t.Errorf("the first signal past the last renders %q, want Signal(9)", got)
+	}
+	var s nc.Sample
+	s.Set(nc.NumSignals, 1, 2)
+	if s != (nc.Sample{}) {
+		t.Errorf("Set of a signal that is none of the constants records nothing, got %+v", s)
+	}
 }
 
 func TestTolerates(t *testing.T) {
