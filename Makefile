@@ -97,10 +97,11 @@ fuzz:
 	done
 
 # Mutation testing of podphase, containerstate, statussync, events and
-# nodecondition with gremlins v0.6.0 (installed into the user cache on first
-# use), one package at a time, under go test -short; writes docs/mutation.md
-# and keeps each package's outcome in docs/mutation/. Not part of test: it
-# takes from minutes to an hour per package. PKGS="podphase containerstate"
+# nodecondition: gremlins v0.6.0 (installed into the user cache on first use)
+# lists the mutants, each runs against its package's go test -short through
+# an overlay, one package at a time; writes docs/mutation.md and keeps each
+# package's outcome in docs/mutation/. Not part of test: it takes 15 to 30
+# minutes per package on two cores. PKGS="podphase containerstate"
 # runs only those; verdicts for equivalent mutants are in
 # docs/mutation-verdicts.txt.
 mutation:

@@ -223,7 +223,9 @@ func splitPairs(s, sep, want string, noDup bool) (map[string]string, error) {
 // each a signal -> value map. Values are quantities ("100Mi") or percentages
 // ("10%"); "0%" and "100%" disable a threshold as the kubelet does. A soft
 // threshold needs a non-negative grace period; a minimum reclaim needs a
-// threshold on its signal. The result is sorted: hard before soft, then by signal.
+// threshold on its signal, and as a percentage it must be positive ("0%" is
+// refused, as the kubelet refuses it). The result is sorted: hard before soft,
+// then by signal.
 func ParseThresholds(hard, soft, softGrace, minReclaim map[string]string) ([]Threshold, error) {
 	var out []Threshold
 	parse := func(m map[string]string, isSoft bool) error {
@@ -293,7 +295,9 @@ func ParseThresholds(hard, soft, softGrace, minReclaim map[string]string) ([]Thr
 }
 
 // parseThresholdValue parses "100Mi" or "10%". For a threshold, "0%" and "100%"
-// mean disabled; a quantity must be positive. A minimum reclaim may be zero.
+// mean disabled; a quantity must be positive. A minimum reclaim quantity may be
+// zero, but a minimum reclaim percentage must be positive, as the kubelet's
+// parsing of evictionMinimumReclaim requires.
 func parseThresholdValue(name, val string, reclaim bool) (v ThresholdValue, disabled bool, err error) {
 	input := name + "<" + val
 	if reclaim {
@@ -309,6 +313,9 @@ func parseThresholdValue(name, val string, reclaim bool) (v ThresholdValue, disa
 		}
 		if p < 0 || p > 100 {
 			return v, false, &ThresholdError{Input: input, Reason: fmt.Sprintf("percentage %g outside [0, 100]", p)}
+		}
+		if reclaim && p == 0 {
+			return v, false, &ThresholdError{Input: input, Reason: "a percentage minimum reclaim must be positive"}
 		}
 		return ThresholdValue{Percentage: p / 100}, false, nil
 	}

@@ -40,17 +40,22 @@
 // v0.6.0 and installed on first use into the user's cache directory
 // (nodestate/gremlins-v0.6.0).
 //
-// gremlins decides which mutants are covered from the coverage profile,
-// whose blocks leave out the expressions of switch cases and constant
-// declarations, so it reports mutants there as not covered without running
-// them; and it times a mutant out after a multiple of one coverage run,
-// which on a busy machine is shorter than compiling the package again.
-// Every run therefore applies each such mutant itself (through go test
-// -overlay, leaving the tree untouched) and counts it as killed when the
-// tests fail. -survivors does the same for every mutant of the kept result
+// gremlins lists the mutants (unleash --dry-run) and marks those its
+// coverage profile does not reach as not covered; its profile leaves out the
+// expressions of switch cases and constant declarations. Every mutant, not
+// covered or not, is then run here against its package's short tests, with
+// vet off so that only a failing test kills it. Most go into one mutant
+// schema per package (schemata.go): a test binary with every such mutant in
+// it, switched on one at a time by an environment variable, so a mutant
+// costs a run of the tests instead of a build. The rest (arithmetic,
+// negation, constant expressions, statements in a loop header) are applied
+// one at a time through go test -overlay, which leaves the tree untouched. A
+// mutant that fails the tests is killed, one that does not build is not
+// viable, one that does not end within the limit is timed out, and one that
+// passes has lived, or stays not covered. -survivors does the same for every mutant of the kept result
 // that was not killed: after tests were added, as long as the package's
-// code is unchanged, the killed mutants stay killed and only the others
-// need to run again. -import condenses a gremlins output made by hand; with
+// code is unchanged, the killed mutants stay killed and only the others need
+// to run again. -import condenses a gremlins output made by hand; with
 // -files it records that the run mutated only those files.
 package main
 
@@ -328,9 +333,10 @@ func run(bin, pkg, files string, workers, coefficient int) (Result, error) {
 	}
 	r.Seconds = time.Since(start).Round(time.Second).Seconds()
 	r.Settings = fmt.Sprintf("mutants listed by gremlins unleash --dry-run (default operators and %s); "+
-		"each applied through go test -short -vet=off -failfast -overlay, %d at a time, "+
-		"stopped after %d times a run of the unchanged package's tests (compiling included), and at least %s",
-		strings.Join(operators, " "), workers, coefficient, minLimit)
+		"go test -short -vet=off -failfast against each, %d at a time, in one mutant schema build "+
+		"(a run stopped after %d times an unmutated run, and at least %s) or, for the operators the schema leaves out, "+
+		"applied through -overlay (stopped after %d times an unmutated go test, compiling included, and at least %s)",
+		strings.Join(operators, " "), workers, coefficient, minSchemaLimit, coefficient, minLimit)
 	if files != "" {
 		r.Files = files
 	}
@@ -729,13 +735,6 @@ func retest(r *Result, pick func(Mutant) bool, workers, coefficient int) error {
 	}
 	defer os.RemoveAll(dir)
 
-	start := time.Now()
-	if out, err := goTest(r.Package, "", 30*time.Minute); err != nil {
-		return fmt.Errorf("the tests fail without mutants: %v\n%s", err, out)
-	}
-	limit := max(time.Duration(coefficient)*time.Since(start), minLimit)
-	fmt.Printf("== %s: running the tests against %d mutants (limit %s each)\n", r.Package, len(todo), limit.Round(time.Second))
-
 	overlays := make([]string, len(todo))
 	for n, i := range todo {
 		m := &r.Mutants[i]
@@ -773,8 +772,19 @@ func retest(r *Result, pick func(Mutant) bool, workers, coefficient int) error {
 		}
 	}
 
-	// Run them, workers at a time.
 	statuses := make([]string, len(todo))
+	apart, err := schemaRun(r, todo, statuses, workers, coefficient)
+	if err != nil {
+		return err
+	}
+
+	// Apply the rest one at a time, workers at a time.
+	start := time.Now()
+	if out, err := goTest(r.Package, "", 30*time.Minute); err != nil {
+		return fmt.Errorf("the tests fail without mutants: %v\n%s", err, out)
+	}
+	limit := max(time.Duration(coefficient)*time.Since(start), minLimit)
+	fmt.Printf("== %s: running the tests against %d mutants one at a time (limit %s each)\n", r.Package, len(apart), limit.Round(time.Second))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -804,7 +814,7 @@ func retest(r *Result, pick func(Mutant) bool, workers, coefficient int) error {
 			}
 		}()
 	}
-	for n := range todo {
+	for _, n := range apart {
 		next <- n
 	}
 	close(next)
