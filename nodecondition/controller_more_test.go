@@ -259,10 +259,15 @@ func TestPodWorkersMarkNewPods(t *testing.T) {
 		{notReadyPod, false, "already not ready"},
 		{readyPod("ns", "d", "ghost"), false, "unknown node"},
 		{nil, false, "nil pod"},
+		{readyPod("ns", "", "bad"), false, "an unnamed pod is refused, even on a not-ready node"},
 	} {
 		if got := c.UpsertPod(tc.pod); got != tc.want {
 			t.Errorf("3.4 pod workers: %s: UpsertPod = %v, want %v", tc.why, got, tc.want)
 		}
+	}
+	var zero nc.Controller
+	if zero.UpsertPod(readyPod("ns", "e", "bad")) {
+		t.Error("a zero Controller records no pod and gives false")
 	}
 }
 

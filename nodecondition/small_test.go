@@ -321,3 +321,22 @@ func TestOptionRangeEdges(t *testing.T) {
 		}
 	}
 }
+
+func TestOptionErrorUnwrap(t *testing.T) {
+	// Unwrap returns ErrInvalidOptions and, only when set, Err; a nil
+	// *OptionError still unwraps to ErrInvalidOptions.
+	var none *nc.OptionError
+	for _, tc := range []struct {
+		id   string
+		err  *nc.OptionError
+		want []error
+	}{
+		{"no underlying error", &nc.OptionError{Field: "GracePeriod", Value: "0s", Reason: "must be positive"}, []error{nc.ErrInvalidOptions}},
+		{"nil", none, []error{nc.ErrInvalidOptions}},
+	} {
+		got := tc.err.Unwrap()
+		if len(got) != len(tc.want) || got[0] != tc.want[0] {
+			t.Errorf("%s: Unwrap = %v, want %v", tc.id, got, tc.want)
+		}
+	}
+}
