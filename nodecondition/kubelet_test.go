@@ -487,6 +487,8 @@ func TestParseThresholds(t *testing.T) {
 			want: []nc.Threshold{{Signal: nc.SignalNodeFsAvailable}}, reason: "only the text 0% disables a threshold; 0.0% is a 0 % threshold, never met, as the kubelet parses it"},
 		{id: "min reclaim zero quantity", hard: "memory.available<100Mi", reclaim: "memory.available=0",
 			want: []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: 100 * mi}}}, reason: "a minimum reclaim quantity may be 0 (only a negative one is refused)"},
+		{id: "min reclaim 0%", hard: "nodefs.available<10%", reclaim: "nodefs.available=0%", wantErr: true,
+			reason: "the kubelet refuses a minimum reclaim percentage that is not positive"},
 		{id: "min reclaim 100%", hard: "nodefs.available<10%", reclaim: "nodefs.available=100%",
 			want: []nc.Threshold{{Signal: nc.SignalNodeFsAvailable, Value: nc.ThresholdValue{Percentage: 0.1}, MinReclaim: nc.ThresholdValue{Percentage: 1}}}, reason: "a minimum reclaim percentage may be up to 100%"},
 	}
