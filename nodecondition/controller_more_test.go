@@ -180,7 +180,7 @@ func TestPartialDisruptionRates(t *testing.T) {
 		}
 		c.Monitor(t12, nil)
 		for _, at := range []time.Duration{0, 50 * time.Second, 100 * time.Second} {
-			p, _ := c.Taint(t12.Add(at))
+			p, _ := taintPass(t, c, t12.Add(at))
 			n := 0
 			for _, tc := range p.Taints {
 				if tc.Added && tc.Taint.Effect == v1.TaintEffectNoExecute {
@@ -216,6 +216,28 @@ func TestPartialDisruptionRates(t *testing.T) {
 	}
 }
 
+// taintPass runs c.Taint(now) and fails the test if it does not return: a
+// tainting pass takes each queued node at most once, so it always ends.
+func taintPass(t *testing.T, c *nc.Controller, now time.Time) (nc.Pass, error) {
+	t.Helper()
+	type result struct {
+		p   nc.Pass
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		p, err := c.Taint(now)
+		done <- result{p, err}
+	}()
+	select {
+	case r := <-done:
+		return r.p, r.err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("3.5: the tainting pass at %v did not end", now)
+		return nc.Pass{}, nil
+	}
+}
+
 func TestTaintingRetriesMissingReady(t *testing.T) {
 	// 3.5: the tainting pass retries a node whose Ready is missing after 50 ms.
 	c, _ := nc.NewController(healthy())
@@ -224,14 +246,14 @@ func TestTaintingRetriesMissingReady(t *testing.T) {
 	c.UpsertNode(t12, node("ok", t12, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
 	c.Monitor(t12, nil)
 	c.UpdateStatus(t12, "n", nil)
-	if p, _ := c.Taint(t12); len(p.Taints) != 0 || !c.Queued("n") {
+	if p, _ := taintPass(t, c, t12); len(p.Taints) != 0 || !c.Queued("n") {
 		t.Fatalf("missing Ready: nothing tainted, node stays queued; got %+v", p.Taints)
 	}
-	if p, _ := c.Taint(t12.Add(40 * time.Millisecond)); len(p.Taints) != 0 {
+	if p, _ := taintPass(t, c, t12.Add(40*time.Millisecond)); len(p.Taints) != 0 {
 		t.Errorf("retried before 50 ms")
 	}
 	c.UpdateStatus(t12.Add(40*time.Millisecond), "n", []v1.NodeCondition{cond(v1.NodeReady, v1.ConditionFalse, t12, t12)})
-	p, _ := c.Taint(t12.Add(50 * time.Millisecond))
+	p, _ := taintPass(t, c, t12.Add(50*time.Millisecond))
 	var got []string
 	for _, tc := range p.Taints {
 		got = append(got, tc.Taint.Key+":"+string(tc.Taint.Effect))
@@ -259,10 +281,15 @@ func TestPodWorkersMarkNewPods(t *testing.T) {
 		{notReadyPod, false, "already not ready"},
 		{readyPod("ns", "d", "ghost"), false, "unknown node"},
 		{nil, false, "nil pod"},
+		{readyPod("ns", "", "bad"), false, "an unnamed pod is refused, even on a not-ready node"},
 	} {
 		if got := c.UpsertPod(tc.pod); got != tc.want {
 			t.Errorf("3.4 pod workers: %s: UpsertPod = %v, want %v", tc.why, got, tc.want)
 		}
+	}
+	var zero nc.Controller
+	if zero.UpsertPod(readyPod("ns", "e", "bad")) {
+		t.Error("a zero Controller records no pod and gives false")
 	}
 }
 
@@ -404,7 +431,7 @@ func TestUnknownMarkingOnlyWrittenWithReady(t *testing.T) {
 // node:key:effect.
 func taintsAt(t *testing.T, c *nc.Controller, now time.Time) []string {
 	t.Helper()
-	p, err := c.Taint(now)
+	p, err := taintPass(t, c, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -639,6 +666,23 @@ func TestTaintPassGoesOnPastDeletedNode(t *testing.T) {
 	c.DeleteNode("a")
 	if diff := cmp.Diff([]string{"b:" + nc.TaintNotReady + ":NoExecute"}, taintsAt(t, c, t12)); diff != "" {
 		t.Errorf("3.5: b is tainted in the pass that drops a (-want +got):\n%s", diff)
+	}
+}
+
+// TestNextTaintNothingQueued: 3.5, a Normal zone with an empty queue has
+// no tainting pass to come.
+func TestNextTaintNothingQueued(t *testing.T) {
+	c, err := nc.NewController(nc.DefaultControllerOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.UpsertNode(t12, node("up", t12, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
+	c.Monitor(t12, nil)
+	if got := c.ZoneStates()[""]; got != nc.ZoneNormal {
+		t.Fatalf("one Ready node: zone state %v, want Normal", got)
+	}
+	if at, ok := c.NextTaint(); ok {
+		t.Errorf("3.5: nothing queued, so no tainting pass to come; NextTaint = %v", at)
 	}
 }
 

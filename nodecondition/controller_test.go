@@ -132,7 +132,7 @@ func run(t *testing.T, cfg nc.ControllerOptions, steps []step) (*nc.Controller, 
 			r.zones = append(r.zones, c.ZoneStates())
 		}
 		if s.taint {
-			p, err := c.Taint(s.at)
+			p, err := taintPass(t, c, s.at)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -168,6 +168,12 @@ func TestEvictorSpecCases(t *testing.T) {
 			want: []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionNow, At: t0}},
 		},
 		{
+			id:     "3.7 NoSchedule taints ignored",
+			reason: "3.7: only NoExecute taints count; an untolerated NoExecute taint listed after a NoSchedule one still deletes the pod now",
+			evals:  []ev{{0, nil, []v1.Taint{{Key: nc.TaintNotReady, Effect: v1.TaintEffectNoSchedule}, ne(nc.TaintNotReady)}}},
+			want:   []nc.EvictionDecision{{Pod: pod, Action: nc.EvictionNow, At: t0}},
+		},
+		{
 			id:     "3.7 cancel",
 			reason: "3.7: the NoExecute taints go away: the pending deletion is cancelled",
 			evals: []ev{

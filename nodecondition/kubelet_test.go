@@ -2,6 +2,7 @@ package nodecondition_test
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -478,6 +479,18 @@ func TestParseThresholds(t *testing.T) {
 		{id: "soft without grace", soft: "memory.available<2Gi", wantErr: true, reason: "2.6: a soft threshold must have a grace period"},
 		{id: "negative grace", soft: "memory.available<2Gi", grace: "memory.available=-1m", wantErr: true, reason: "grace must not be negative"},
 		{id: "no operator", hard: "memory.available=1Gi", wantErr: true, reason: "only < exists"},
+		{id: "soft grace zero", soft: "memory.available<2Gi", grace: "memory.available=0s",
+			want: []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: 2 * gi}, Soft: true}}, reason: "2.6: only a negative grace period is refused; 0 evicts at the first observation"},
+		{id: "unparseable grace", soft: "memory.available<2Gi", grace: "memory.available=soon", wantErr: true, reason: "a grace period is a duration"},
+		{id: "unparseable percentage", hard: "nodefs.available<lots%", wantErr: true, reason: "a percentage is a number followed by %"},
+		{id: "zero percentage written otherwise", hard: "nodefs.available<0.0%",
+			want: []nc.Threshold{{Signal: nc.SignalNodeFsAvailable}}, reason: "only the text 0% disables a threshold; 0.0% is a 0 % threshold, never met, as the kubelet parses it"},
+		{id: "min reclaim zero quantity", hard: "memory.available<100Mi", reclaim: "memory.available=0",
+			want: []nc.Threshold{{Signal: nc.SignalMemoryAvailable, Value: nc.ThresholdValue{Quantity: 100 * mi}}}, reason: "a minimum reclaim quantity may be 0 (only a negative one is refused)"},
+		{id: "min reclaim 0%", hard: "nodefs.available<10%", reclaim: "nodefs.available=0%", wantErr: true,
+			reason: "the kubelet refuses a minimum reclaim percentage that is not positive"},
+		{id: "min reclaim 100%", hard: "nodefs.available<10%", reclaim: "nodefs.available=100%",
+			want: []nc.Threshold{{Signal: nc.SignalNodeFsAvailable, Value: nc.ThresholdValue{Percentage: 0.1}, MinReclaim: nc.ThresholdValue{Percentage: 1}}}, reason: "a minimum reclaim percentage may be up to 100%"},
 	}
 	for _, tt := range tests {
 		got, err := parseAll(tt.hard, tt.soft, tt.grace, tt.reclaim)
@@ -493,6 +506,25 @@ func TestParseThresholds(t *testing.T) {
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s: %s: mismatch (-want +got):\n%s", tt.id, tt.reason, diff)
+		}
+	}
+}
+
+func TestParseThresholdsDisabledOnly(t *testing.T) {
+	// "0%" and "100%" disable their own threshold and nothing else. The
+	// settings are maps, read in no fixed order, so parse them several times.
+	want := []nc.Threshold{
+		{Signal: nc.SignalNodeFsAvailable, Value: nc.ThresholdValue{Percentage: 0.1}},
+		{Signal: nc.SignalNodeFsInodesFree, Value: nc.ThresholdValue{Percentage: 0.05}},
+		{Signal: nc.SignalImageFsAvailable, Value: nc.ThresholdValue{Percentage: 0.15}},
+	}
+	for range 20 {
+		got, err := parseAll("memory.available<0%,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<100%", "", "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("the disabled thresholds must not drop the others: mismatch (-want +got):\n%s", diff)
 		}
 	}
 }
@@ -515,4 +547,189 @@ func parseAll(hard, soft, grace, reclaim string) ([]nc.Threshold, error) {
 		return nil, err
 	}
 	return nc.ParseThresholds(h, s, g, r)
+}
+
+func TestKubeletRefusedCalls(t *testing.T) {
+	// A refused Observe reports no eviction (Evict -1), and a Kubelet that
+	// did not come from NewKubelet, zero or nil, refuses Observe and Status
+	// with ErrNotInitialized.
+	k, err := nc.NewKubelet(noJitter(nc.DefaultKubeletOptions()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Observe(t12, memSample(4*gi)); err != nil {
+		t.Fatal(err)
+	}
+	var zero nc.Kubelet
+	var none *nc.Kubelet
+	tests := []struct {
+		id     string
+		call   func() (nc.EvictionPass, error)
+		target error
+	}{
+		{"zero Kubelet", func() (nc.EvictionPass, error) { return zero.Observe(t12, memSample(50*mi)) }, nc.ErrNotInitialized},
+		{"nil Kubelet", func() (nc.EvictionPass, error) { return none.Observe(t12, memSample(50*mi)) }, nc.ErrNotInitialized},
+		{"nil sample", func() (nc.EvictionPass, error) { return k.Observe(t12.Add(10*time.Second), nil) }, nc.ErrInvalidInput},
+		{"time went backwards", func() (nc.EvictionPass, error) { return k.Observe(t12.Add(-time.Second), memSample(50*mi)) }, nc.ErrTimeWentBackwards},
+	}
+	for _, tt := range tests {
+		p, err := tt.call()
+		if !errors.Is(err, tt.target) || p.Evict != -1 {
+			t.Errorf("%s: Observe = Evict %d, err %v; want Evict -1 (no eviction) and %v", tt.id, p.Evict, err, tt.target)
+		}
+	}
+	for id, call := range map[string]func() (nc.Report, error){
+		"zero Kubelet": func() (nc.Report, error) { return zero.Status(t12, nc.Health{}) },
+		"nil Kubelet":  func() (nc.Report, error) { return none.Status(t12, nc.Health{}) },
+	} {
+		if r, err := call(); !errors.Is(err, nc.ErrNotInitialized) || r.Send {
+			t.Errorf("%s: Status = send %v, err %v; want nothing sent and ErrNotInitialized", id, r.Send, err)
+		}
+	}
+	none.Restart()
+	none.ReportFailed()
+	none.APIStatus(nil)
+	zero.Restart()
+	if none.Thresholds() != nil || none.Pressures() != (nc.Pressures{}) {
+		t.Error("a nil Kubelet has no thresholds and no pressure")
+	}
+	if _, ok := none.LastReport(); ok {
+		t.Error("a nil Kubelet has sent no report")
+	}
+}
+
+func TestKubeletStartsFromAPIStatus(t *testing.T) {
+	// 2.3 and 3.3: the node-lifecycle controller marked the four conditions
+	// Unknown; the kubelet reads its node before computing, so its next status
+	// flips each of them back: a new transition time, the flip's event, and
+	// the status sent at once.
+	k, err := nc.NewKubelet(noJitter(nc.DefaultKubeletOptions()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Status(t12, nc.Health{}); err != nil {
+		t.Fatal(err)
+	}
+	marked := t12.Add(time.Minute)
+	unknown := func(typ v1.NodeConditionType) v1.NodeCondition {
+		return v1.NodeCondition{Type: typ, Status: v1.ConditionUnknown, Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status.",
+			LastHeartbeatTime: mt(t12), LastTransitionTime: mt(marked)}
+	}
+	net := v1.NodeCondition{Type: v1.NodeNetworkUnavailable, Status: v1.ConditionFalse, LastTransitionTime: mt(t2012)}
+	tests := []struct {
+		id, reason string
+		api        []v1.NodeCondition
+		wantEvents []string
+		wantLTT    map[v1.NodeConditionType]time.Time
+	}{
+		{
+			id:         "3.3 all four Unknown",
+			reason:     "each condition flips from Unknown and records its event; NetworkUnavailable is not the kubelet's",
+			api:        []v1.NodeCondition{net, unknown(v1.NodeMemoryPressure), unknown(v1.NodeDiskPressure), unknown(v1.NodePIDPressure), unknown(v1.NodeReady)},
+			wantEvents: []string{"NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID", "NodeReady"},
+		},
+		{
+			id:         "2.3 only Ready on the node",
+			reason:     "Ready flips with its event; the pressure conditions the node lacks are created, with no event",
+			api:        []v1.NodeCondition{unknown(v1.NodeReady), net},
+			wantEvents: []string{"NodeReady"},
+		},
+	}
+	for i, tt := range tests {
+		k.APIStatus(tt.api)
+		now := marked.Add(time.Duration(i+1) * 10 * time.Second)
+		r, err := k.Status(now, nc.Health{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Send || r.Reason != nc.Changed {
+			t.Errorf("%s: send %v reason %v, want sent as changed (%s)", tt.id, r.Send, r.Reason, tt.reason)
+		}
+		if diff := cmp.Diff(tt.wantEvents, r.Events); diff != "" {
+			t.Errorf("%s: %s: events mismatch (-want +got):\n%s", tt.id, tt.reason, diff)
+		}
+		var types []v1.NodeConditionType
+		for _, c := range r.Conditions {
+			types = append(types, c.Type)
+			if c.Status == v1.ConditionUnknown || !c.LastTransitionTime.Time.Equal(now) || !c.LastHeartbeatTime.Time.Equal(now) {
+				t.Errorf("%s: %s %s, transition %v, heartbeat %v; want it set at %v (%s)", tt.id, c.Type, c.Status, c.LastTransitionTime, c.LastHeartbeatTime, now, tt.reason)
+			}
+		}
+		if diff := cmp.Diff([]v1.NodeConditionType{v1.NodeMemoryPressure, v1.NodeDiskPressure, v1.NodePIDPressure, v1.NodeReady}, types); diff != "" {
+			t.Errorf("%s: condition types mismatch (-want +got):\n%s", tt.id, diff)
+		}
+	}
+}
+
+func TestJitterDrawOutsideRange(t *testing.T) {
+	// Rand.Float64 is documented to return a number in [0, 1). A draw
+	// outside it (1 included) is not used: the kubelet's first unchanged
+	// report comes exactly R (5 m) after the first one, and the lease is
+	// renewed exactly every 10 s.
+	for _, u := range []float64{1, 1.5, -0.5, math.NaN()} {
+		k, err := nc.NewKubelet(withRand(nc.DefaultKubeletOptions(), fixedRand(u)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := k.Status(t12, nc.Health{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := t12.Add(5 * time.Minute); !r.Send || !r.NextReport.Equal(want) {
+			t.Errorf("draw %v: first report sent %v, next unchanged report at %v, want %v (2.2: no jitter from a draw outside [0, 1))", u, r.Send, r.NextReport, want)
+		}
+		lr, err := nc.NewLeaseRenewer(withRand(nc.DefaultKubeletOptions(), fixedRand(u)), "node-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, next, err := lr.Renewed(t12); err != nil || !next.Equal(t12.Add(10*time.Second)) {
+			t.Errorf("draw %v: next renewal at %v (%v), want %v (2.4: no loop jitter from a draw outside [0, 1))", u, next, err, t12.Add(10*time.Second))
+		}
+	}
+}
+
+func TestLeaseRenewerWithoutJitter(t *testing.T) {
+	// 2.4 with LoopJitter 0: renewals exactly every renew interval, and no
+	// draw from Rand, which KubeletOptions.Rand shares with the Kubelet's
+	// report jitter: the Kubelet's draws stay the same whether or not the
+	// lease renews.
+	r := &countingRand{u: 0.9}
+	o := nc.DefaultKubeletOptions()
+	o.LoopJitter, o.Rand = 0, r
+	lr, err := nc.NewLeaseRenewer(o, "node-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := t12
+	for range 3 {
+		_, next, err := lr.Renewed(now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !next.Equal(now.Add(10 * time.Second)) {
+			t.Errorf("renewed at %v: next at %v, want 10 s later", now, next)
+		}
+		now = next
+	}
+	if r.draws != 0 {
+		t.Errorf("LoopJitter 0: %d draws from Rand, want none", r.draws)
+	}
+}
+
+func TestLeaseRenewerNotInitialized(t *testing.T) {
+	// A LeaseRenewer that did not come from NewLeaseRenewer, zero or nil,
+	// refuses Renewed and Failed with ErrNotInitialized and has no failures.
+	var zero nc.LeaseRenewer
+	var none *nc.LeaseRenewer
+	for id, r := range map[string]*nc.LeaseRenewer{"zero": &zero, "nil": none} {
+		if _, _, err := r.Renewed(t12); !errors.Is(err, nc.ErrNotInitialized) {
+			t.Errorf("%s LeaseRenewer: Renewed err = %v, want ErrNotInitialized", id, err)
+		}
+		if _, err := r.Failed(t12); !errors.Is(err, nc.ErrNotInitialized) {
+			t.Errorf("%s LeaseRenewer: Failed err = %v, want ErrNotInitialized", id, err)
+		}
+		if r.Failures() != 0 {
+			t.Errorf("%s LeaseRenewer: %d failures", id, r.Failures())
+		}
+	}
 }

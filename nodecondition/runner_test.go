@@ -287,3 +287,121 @@ func TestRunnerPodGoneWhileMarked(t *testing.T) {
 		t.Errorf("stats %+v: both writes count as done", s)
 	}
 }
+
+func TestRunnerNoExecuteChangesOfSeveralNodes(t *testing.T) {
+	// 3.5 and 3.7 through the runner: node a had not-ready:NoExecute and goes
+	// Unknown, so the monitor pass swaps its taints at once (four changes of
+	// one node, written in one call) and a pod tolerating only not-ready is
+	// deleted; b and c go Unknown in the same pass and are tainted together
+	// by the tainting pass right after (healthy rate), each with a pod that
+	// tolerates nothing, deleted at once. Three healthy nodes keep the zone
+	// Normal (3 of 6 not ready).
+	defer goleak.VerifyNone(t)
+	fc := clocktesting.NewFakeClock(t12)
+	api := &apiRecorder{clk: fc}
+	c, err := nc.NewController(healthy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := nc.NewRunner(nc.RunnerOptions{Clock: fc}, c, api, api, api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	z := zoneLabels("r", "z")
+	a := node("a", t2012, z, cond(v1.NodeReady, v1.ConditionFalse, t12, t12))
+	a.Spec.Taints = []v1.Taint{{Key: nc.TaintNotReady, Effect: v1.TaintEffectNoSchedule}, {Key: nc.TaintNotReady, Effect: v1.TaintEffectNoExecute}}
+	nodes := []*v1.Node{a, node("b", t2012, z, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)), node("c", t2012, z, cond(v1.NodeReady, v1.ConditionTrue, t12, t12))}
+	healthyNodes := []string{"ok1", "ok2", "ok3"}
+	for _, n := range healthyNodes {
+		nodes = append(nodes, node(n, t2012, z, cond(v1.NodeReady, v1.ConditionTrue, t12, t12)))
+	}
+	for _, n := range nodes {
+		if err := r.UpsertNode(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pa := readyPod("default", "pa", "a")
+	pa.Spec.Tolerations = []v1.Toleration{tol(nc.TaintNotReady, nil)}
+	for _, p := range []*v1.Pod{pa, readyPod("default", "pb", "b"), readyPod("default", "pc", "c")} {
+		if err := r.UpsertPod(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	renew := func() {
+		for _, n := range healthyNodes {
+			r.UpsertLease(n, fc.Now(), fc.Now().String())
+		}
+	}
+	renew()
+	done := make(chan error)
+	go func() { done <- r.Run(ctx) }()
+	idle(fc)
+	fc.Step(50 * time.Second)
+	idle(fc)
+	renew()
+	api.take()
+	fc.Step(5 * time.Second)
+	idle(fc)
+	want := []string{
+		// The monitor pass: a, b and c marked Unknown (3.3), a's taints
+		// swapped at once (3.5), the pods of b and c set not ready (3.4),
+		// then a's pod deleted: it does not tolerate unreachable (3.7).
+		"55s a Ready Unknown NodeStatusUnknown",
+		"55s b Ready Unknown NodeStatusUnknown",
+		"55s c Ready Unknown NodeStatusUnknown",
+		"55s a taint -node.kubernetes.io/not-ready:NoSchedule",
+		"55s a taint +node.kubernetes.io/unreachable:NoSchedule",
+		"55s a taint -node.kubernetes.io/not-ready:NoExecute",
+		"55s a taint +node.kubernetes.io/unreachable:NoExecute",
+		"55s b taint +node.kubernetes.io/unreachable:NoSchedule",
+		"55s c taint +node.kubernetes.io/unreachable:NoSchedule",
+		"55s not ready default/pb",
+		"55s not ready default/pc",
+		"55s delete default/pa",
+		// The tainting pass: b and c together, their pods deleted.
+		"55s b taint +node.kubernetes.io/unreachable:NoExecute",
+		"55s c taint +node.kubernetes.io/unreachable:NoExecute",
+		"55s delete default/pb",
+		"55s delete default/pc",
+	}
+	if diff := cmp.Diff(want, api.take()); diff != "" {
+		t.Errorf("API calls mismatch (-want +got):\n%s", diff)
+	}
+	st := r.Stats()
+	if st.TaintWrites != 5 || st.PodsDeleted != 3 || st.TaintPasses < 1 || st.Failed != 0 {
+		t.Errorf("stats %+v: want one taint write per node and pass (a, b, c in the monitor pass, b and c in the tainting pass), 3 deletions, the tainting passes counted", st)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run returned %v after its context ended", err)
+	}
+}
+
+func TestRunnerWithoutTaintEviction(t *testing.T) {
+	// 3.9: with the taint-eviction controller disabled (no PodDeleter) a pod
+	// on a node with a NoExecute taint it does not tolerate is not deleted;
+	// the pod workers still set it not ready.
+	fc := clocktesting.NewFakeClock(t12)
+	api := &apiRecorder{clk: fc}
+	c, _ := nc.NewController(nc.DefaultControllerOptions())
+	r, err := nc.NewRunner(nc.RunnerOptions{Clock: fc}, c, api, api, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	n := node("n", t2012, nil, cond(v1.NodeReady, v1.ConditionFalse, t12, t12))
+	n.Spec.Taints = []v1.Taint{{Key: nc.TaintNotReady, Effect: v1.TaintEffectNoSchedule}, {Key: nc.TaintNotReady, Effect: v1.TaintEffectNoExecute}}
+	if err := r.UpsertNode(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UpsertPod(ctx, readyPod("default", "bare", "n")); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"0s not ready default/bare"}, api.take()); diff != "" {
+		t.Errorf("API calls mismatch (-want +got):\n%s", diff)
+	}
+	if s := r.Stats(); s.PodsDeleted != 0 {
+		t.Errorf("stats %+v: nothing deleted without a PodDeleter", s)
+	}
+}

@@ -2,6 +2,7 @@ package nodecondition_test
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,14 @@ func TestSignalNames(t *testing.T) {
 	}
 	if got := nc.Signal(42).String(); got != "Signal(42)" {
 		t.Errorf("out-of-range signal renders %q", got)
+	}
+	if got := nc.Signal(nc.NumSignals).String(); got != "Signal(9)" {
+		t.Errorf("the first signal past the last renders %q, want Signal(9)", got)
+	}
+	var s nc.Sample
+	s.Set(nc.NumSignals, 1, 2)
+	if s != (nc.Sample{}) {
+		t.Errorf("Set of a signal that is none of the constants records nothing, got %+v", s)
 	}
 }
 
@@ -240,5 +249,94 @@ func TestMergeDefaultHardThresholds(t *testing.T) {
 	want := append(append([]nc.Threshold(nil), own...), nc.DefaultHardThresholds()[1:]...)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestOptionRangeEdges(t *testing.T) {
+	// Each documented range at its edges: a value the range includes is
+	// accepted, the first one it excludes is refused with a *OptionError that
+	// names the field and carries the value as given.
+	tests := []struct {
+		id           string
+		edit         func(*nc.Options)
+		field, value string // the error's Field and Value; "" when accepted
+		reason       string
+	}{
+		{"grace equal to the renew interval", func(o *nc.Options) { o.Controller.GracePeriod = 10 * time.Second },
+			"Controller.GracePeriod", "10s", "a grace no longer than the 10 s lease renew interval marks a healthy node Unknown between two renewals"},
+		{"grace just over the renew interval", func(o *nc.Options) { o.Controller.GracePeriod = 10*time.Second + time.Millisecond },
+			"", "", "longer than the renew interval is enough"},
+		{"no transition period", func(o *nc.Options) { o.Kubelet.PressureTransitionPeriod = 0 },
+			"", "", "only a negative pressure-transition period is refused; 0 clears a condition at the first pass without observation"},
+		{"renew fraction 0", func(o *nc.Options) { o.Kubelet.LeaseRenewFraction = 0 },
+			"Kubelet.LeaseRenewFraction", "0", "the renew fraction must be in (0, 1)"},
+		{"renew fraction 1", func(o *nc.Options) { o.Kubelet.LeaseRenewFraction = 1 },
+			"Kubelet.LeaseRenewFraction", "1", "the renew fraction must be in (0, 1)"},
+		{"renew fraction 1.5", func(o *nc.Options) { o.Kubelet.LeaseRenewFraction = 1.5 },
+			"Kubelet.LeaseRenewFraction", "1.5", "the error carries the refused value as given"},
+		{"no loop jitter", func(o *nc.Options) { o.Kubelet.LoopJitter = 0 },
+			"", "", "LoopJitter 0 is documented as no jitter"},
+		{"loop jitter 1", func(o *nc.Options) { o.Kubelet.LoopJitter = 1 },
+			"", "", "the jitter factor may be up to 1"},
+		{"eviction rate 0", func(o *nc.Options) { o.Controller.EvictionRate, o.Controller.SecondaryEvictionRate = 0, 0 },
+			"", "", "3.6: a rate of 0 taints nothing (the secondary rate small zones use)"},
+		{"eviction rate NaN", func(o *nc.Options) { o.Controller.EvictionRate = math.NaN() },
+			"Controller.EvictionRate", "NaN", "a rate must be a number >= 0"},
+		{"unhealthy zone threshold 0", func(o *nc.Options) { o.Controller.UnhealthyZoneThreshold = 0 },
+			"", "", "the not-ready share may be anywhere in [0, 1]"},
+		{"unhealthy zone threshold 1", func(o *nc.Options) { o.Controller.UnhealthyZoneThreshold = 1 },
+			"", "", "the not-ready share may be anywhere in [0, 1]"},
+		{"large cluster threshold 0", func(o *nc.Options) { o.Controller.LargeClusterThreshold = 0 },
+			"", "", "only a negative size is refused: with 0 every non-empty zone is large"},
+		{"64 thresholds", func(o *nc.Options) { o.Kubelet.Thresholds = make([]nc.Threshold, 64) },
+			"", "", "EvictionPass.Met has a bit for each of up to 64 thresholds"},
+		{"signal past the last", func(o *nc.Options) { o.Kubelet.Thresholds = []nc.Threshold{{Signal: nc.NumSignals}} },
+			"Kubelet.Thresholds", "Signal(9)", "the signals are 0 to NumSignals-1"},
+		{"percentage 1", func(o *nc.Options) {
+			o.Kubelet.Thresholds = []nc.Threshold{{Signal: nc.SignalNodeFsAvailable, Value: nc.ThresholdValue{Percentage: 1}}}
+		}, "", "", "a percentage is a fraction in [0, 1]"},
+		{"minimum reclaim percentage 1", func(o *nc.Options) {
+			o.Kubelet.Thresholds = []nc.Threshold{{Signal: nc.SignalNodeFsAvailable, Value: nc.ThresholdValue{Percentage: 0.1}, MinReclaim: nc.ThresholdValue{Percentage: 1}}}
+		}, "", "", "a minimum-reclaim percentage is a fraction in [0, 1]"},
+		{"minimum reclaim percentage 1.5", func(o *nc.Options) {
+			o.Kubelet.Thresholds = []nc.Threshold{{Signal: nc.SignalNodeFsAvailable, Value: nc.ThresholdValue{Percentage: 0.1}, MinReclaim: nc.ThresholdValue{Percentage: 1.5}}}
+		}, "Kubelet.Thresholds", "nodefs.available<10%", "a minimum-reclaim percentage above 1 is refused"},
+		{"minimum reclaim percentage NaN", func(o *nc.Options) {
+			o.Kubelet.Thresholds = []nc.Threshold{{Signal: nc.SignalNodeFsAvailable, Value: nc.ThresholdValue{Percentage: 0.1}, MinReclaim: nc.ThresholdValue{Percentage: math.NaN()}}}
+		}, "Kubelet.Thresholds", "nodefs.available<10%", "a minimum-reclaim percentage that is not a number is refused"},
+	}
+	for _, tt := range tests {
+		o := nc.DefaultOptions()
+		tt.edit(&o)
+		err := o.Validate()
+		if tt.field == "" {
+			if err != nil {
+				t.Errorf("%s: Validate = %v, want accepted (%s)", tt.id, err, tt.reason)
+			}
+			continue
+		}
+		var oe *nc.OptionError
+		if !errors.As(err, &oe) || !errors.Is(err, nc.ErrInvalidOptions) || oe.Field != tt.field || oe.Value != tt.value {
+			t.Errorf("%s: Validate = %v, want a *OptionError on %s with value %s (%s)", tt.id, err, tt.field, tt.value, tt.reason)
+		}
+	}
+}
+
+func TestOptionErrorUnwrap(t *testing.T) {
+	// Unwrap returns ErrInvalidOptions and, only when set, Err; a nil
+	// *OptionError still unwraps to ErrInvalidOptions.
+	var none *nc.OptionError
+	for _, tc := range []struct {
+		id   string
+		err  *nc.OptionError
+		want []error
+	}{
+		{"no underlying error", &nc.OptionError{Field: "GracePeriod", Value: "0s", Reason: "must be positive"}, []error{nc.ErrInvalidOptions}},
+		{"nil", none, []error{nc.ErrInvalidOptions}},
+	} {
+		got := tc.err.Unwrap()
+		if len(got) != len(tc.want) || got[0] != tc.want[0] {
+			t.Errorf("%s: Unwrap = %v, want %v", tc.id, got, tc.want)
+		}
 	}
 }
