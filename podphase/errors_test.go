@@ -44,3 +44,39 @@ func TestErrorsUnwrap(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionErrorUnwrap: an *OptionError unwraps to ErrInvalidInput and, only
+// when it has one, its Err; a nil *OptionError, like the package's other nil
+// error pointers, still matches ErrInvalidInput instead of panicking.
+func TestOptionErrorUnwrap(t *testing.T) {
+	cause := errors.New("cause")
+	for _, tc := range []struct {
+		name   string
+		err    *podphase.OptionError
+		want   []error
+		reason string
+	}{
+		{"no Err", &podphase.OptionError{Field: "Version", Value: "v", Reason: "r"}, []error{podphase.ErrInvalidInput},
+			"an OptionError without Err unwraps to ErrInvalidInput alone, with no nil entry"},
+		{"with Err", &podphase.OptionError{Field: "Version", Err: cause}, []error{podphase.ErrInvalidInput, cause},
+			"an OptionError with Err unwraps to ErrInvalidInput and Err"},
+		{"nil", nil, []error{podphase.ErrInvalidInput},
+			"a nil *OptionError unwraps to ErrInvalidInput (no exported method panics on nil)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.err.Unwrap()
+			if len(got) != len(tc.want) {
+				t.Fatalf("Unwrap() = %v; want %v (%s)", got, tc.want, tc.reason)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("Unwrap()[%d] = %v; want %v (%s)", i, got[i], tc.want[i], tc.reason)
+				}
+			}
+			var err error = tc.err
+			if !errors.Is(err, podphase.ErrInvalidInput) {
+				t.Errorf("%v does not match ErrInvalidInput (%s)", err, tc.reason)
+			}
+		})
+	}
+}
