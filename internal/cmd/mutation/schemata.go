@@ -577,7 +577,7 @@ func runSchema(bin, dir string, id int, limit time.Duration) ([]byte, error) {
 	return out.Bytes(), err
 }
 
-var compileError = regexp.MustCompile(`(?m)^(?:\./)?([^\s:]+\.go):(\d+):(\d+): `)
+var compileError = regexp.MustCompile(`(?m)^(?:\./)?([^\s:]+\.go):(\d+):(?:(\d+):)? `)
 
 // badSites maps the compiler's errors in the schema's files to mutants. An
 // error inside a mutant's form is one the mutated file has too (the form
@@ -606,6 +606,23 @@ func badSites(out []byte, outputs map[string][]byte, sites map[string][]*site, p
 			continue
 		}
 		line, _ := strconv.Atoi(string(m[2]))
+		if len(m[3]) == 0 {
+			// No column: every mutant whose form is on that line goes
+			// apart, to be built on its own.
+			from, err := offset(src, line, 1)
+			if err != nil {
+				continue
+			}
+			to := from + bytes.IndexByte(append(src[from:], '\n'), '\n')
+			for _, s := range sites[file] {
+				for _, a := range s.alts {
+					if a.outStart <= to && from < a.outEnd {
+						bad[a.n] = true
+					}
+				}
+			}
+			continue
+		}
 		col, _ := strconv.Atoi(string(m[3]))
 		o, err := offset(src, line, col)
 		if err != nil {
