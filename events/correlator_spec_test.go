@@ -489,6 +489,10 @@ func TestOptionsValidate(t *testing.T) {
 			t.Errorf("%s: a limit of the documented range is valid, got %v", tc.name, err)
 		}
 	}
+	// A sink queue's limits: one entry, one try, no pause between attempts.
+	if err := (events.SinkQueueOptions{QueueSize: 1, MaxTries: 1, Sleep: 0}).Validate(); err != nil {
+		t.Errorf("a sink queue of one entry, one try and no sleep is valid, got %v", err)
+	}
 	var zero events.CorrelatorOptions
 	if _, err := events.NewCorrelator(zero); err == nil {
 		t.Fatal("the zero Options must be refused, not read as defaults")

@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -228,7 +229,56 @@ func TestLRUModel(t *testing.T) {
 						rt.Fatalf("order %v, model %v", order, model)
 					}
 				}
+				if err := checkChains(&l); err != nil {
+					rt.Fatal(err)
+				}
 			},
 		})
 	})
+}
+
+// checkChains reports a hash chain of l that is not exactly its entries of that hash: an
+// entry of another hash, or a cycle, in a chain would send a lookup to the wrong entry or
+// round forever.
+func checkChains[K comparable, V any](l *lru[K, V]) error {
+	seen := 0
+	for sum, first := range l.index {
+		steps := 0
+		for j := first; j >= 0; j = l.entries[j].chain {
+			if steps++; steps > len(l.entries) {
+				return fmt.Errorf("the chain of hash %d does not end", sum)
+			}
+			if l.entries[j].sum != sum {
+				return fmt.Errorf("the chain of hash %d holds entry %d of hash %d", sum, j, l.entries[j].sum)
+			}
+			seen++
+		}
+	}
+	if seen != l.len() {
+		return fmt.Errorf("the chains hold %d entries, the cache %d", seen, l.len())
+	}
+	return nil
+}
+
+// TestLRUEvictionUnchainsEntry: evicting an entry that is not first in its hash chain
+// takes it out of the chain, also when the chain starts at the first slot; a link left
+// behind would make a chain of the slot's next key loop, and a lookup of a missing key of
+// that hash never return.
+func TestLRUEvictionUnchainsEntry(t *testing.T) {
+	l := newLRU[string, int](2)
+	l.slot("x", 7) // slot 0
+	l.slot("b", 1) // slot 1
+	l.slot("c", 1) // evicts x: slot 0, chained before b
+	l.slot("f", 1) // evicts b from behind c, then takes slot 1
+	if err := checkChains(&l); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := l.get("b", 1); ok {
+		t.Fatal("an evicted key is still found")
+	}
+	for _, k := range []string{"c", "f"} {
+		if _, ok := l.get(k, 1); !ok {
+			t.Fatalf("%s is lost", k)
+		}
+	}
 }

@@ -1317,26 +1317,37 @@ func TestRetryMaxBoundRule(t *testing.T) {
 		}
 		h.clock.Step(long)
 	}
-	// Doubling a delay past math.MaxInt64 nanoseconds stops at RetryMax
-	// instead of wrapping to a negative delay and a retry at once.
-	const initial, most = time.Duration(5e18), time.Duration(9e18)
-	h = newHarness(t, DefaultOptions(), func(eo *EngineOptions) { eo.Planner.RetryInitial, eo.Planner.RetryMax = initial, most })
-	pod = h.create(testPod("u1", "p1"))
-	h.set(pod, runningStatus("app"))
-	p = h.engine.planner
-	for i, want := range []time.Duration{initial, most} {
-		h.api.FailNext("get", statussynctest.FaultError)
-		p.Begin(h.now(), false)
-		req, ok := p.Next()
-		if !ok {
-			t.Fatalf("failure %d: the pass has no request for the pod whose back-off ended", i+1)
+	// The delay doubles up to RetryMax and no further, whatever RetryMax:
+	// doubling past math.MaxInt64 nanoseconds stops at RetryMax instead of
+	// wrapping to a negative delay and a retry at once; a RetryMax too large
+	// to double still lets small delays double; an odd RetryMax is reached
+	// only when doubling would pass it.
+	for _, tt := range []struct {
+		initial, most time.Duration
+		want          []time.Duration
+	}{
+		{5e18, 9e18, []time.Duration{5e18, 9e18}},
+		{time.Second, 9e18, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}},
+		{time.Second, 2*time.Second + 1, []time.Duration{time.Second, 2 * time.Second, 2*time.Second + 1}},
+	} {
+		h = newHarness(t, DefaultOptions(), func(eo *EngineOptions) { eo.Planner.RetryInitial, eo.Planner.RetryMax = tt.initial, tt.most })
+		pod = h.create(testPod("u1", "p1"))
+		h.set(pod, runningStatus("app"))
+		p = h.engine.planner
+		for i, want := range tt.want {
+			h.api.FailNext("get", statussynctest.FaultError)
+			p.Begin(h.now(), false)
+			req, ok := p.Next()
+			if !ok {
+				t.Fatalf("initial %v, max %v: failure %d: the pass has no request for the pod whose back-off ended", tt.initial, tt.most, i+1)
+			}
+			got, err := h.engine.call(context.Background(), req)
+			out := p.Done(h.now(), got, err)
+			p.End()
+			if !out.Failed || out.RetryAt.Sub(h.now()) != want {
+				t.Errorf("back-off bound: initial %v, max %v: failure %d: outcome %v, want a retry %v later", tt.initial, tt.most, i+1, out, want)
+			}
+			h.clock.Step(want)
 		}
-		got, err := h.engine.call(context.Background(), req)
-		out := p.Done(h.now(), got, err)
-		p.End()
-		if !out.Failed || out.RetryAt.Sub(h.now()) != want {
-			t.Errorf("back-off overflow: failure %d: outcome %v, want a retry %v later", i+1, out, want)
-		}
-		h.clock.Step(want)
 	}
 }
