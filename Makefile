@@ -100,8 +100,9 @@ fuzz:
 # nodecondition: gremlins v0.6.0 (installed into the user cache on first use)
 # lists the mutants, each runs against its package's go test -short through
 # an overlay, one package at a time; writes docs/mutation.md and keeps each
-# package's outcome in docs/mutation/. Not part of test: it takes 15 to 30
-# minutes per package on two cores. PKGS="podphase containerstate"
+# package's outcome in docs/mutation/. Not part of test: most mutants run in
+# one mutant-schema build per package, so a package takes 2 to 10 minutes on
+# two cores. PKGS="podphase containerstate"
 # runs only those; verdicts for equivalent mutants are in
 # docs/mutation-verdicts.txt.
 mutation:
