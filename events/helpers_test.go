@@ -65,15 +65,29 @@ func countOf(r events.Result) int32 {
 // hanging it until go test's timeout.
 func shutdownWithin(t testing.TB, b interface{ Shutdown(context.Context) error }, ctx context.Context) error {
 	t.Helper()
+	return within(t, "Shutdown", func() error { return b.Shutdown(ctx) })
+}
+
+// flushWithin calls b.Flush(ctx) and returns its error, failing t after spinLimit of wall
+// time: a Flush that goes on writing after ctx has ended fails the test instead of hanging it.
+func flushWithin(t testing.TB, b interface{ Flush(context.Context) error }, ctx context.Context) error {
+	t.Helper()
+	return within(t, "Flush", func() error { return b.Flush(ctx) })
+}
+
+// within runs call on another goroutine and returns its error, failing t when it has not
+// returned after spinLimit of wall time.
+func within(t testing.TB, call string, f func() error) error {
+	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- b.Shutdown(ctx) }()
+	go func() { done <- f() }()
 	deadline := time.NewTimer(spinLimit)
 	defer deadline.Stop()
 	select {
 	case err := <-done:
 		return err
 	case <-deadline.C:
-		t.Fatalf("Shutdown still running after %v: a retry loop or a sink goroutine does not end", spinLimit)
+		t.Fatalf("%s still running after %v: a retry loop or a sink goroutine does not end", call, spinLimit)
 		return nil
 	}
 }

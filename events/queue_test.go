@@ -248,6 +248,42 @@ func TestSinkQueueFull(t *testing.T) {
 	}
 }
 
+// TestSinkQueueSpamSkip: an event the spam filter skips is not written, and Next goes on to
+// the event behind it in the same call (spec/events.md section A.5: "If Skip, return"; A.4
+// step 4). Each skipped event is counted once in DroppedSpam (SinkQueue's contract: every
+// event pushed is written or counted as dropped).
+func TestSinkQueueSpamSkip(t *testing.T) {
+	co := events.DefaultCorrelatorOptions()
+	co.SpamFilter.Burst = 1
+	q, err := events.NewSinkQueue(events.DefaultSinkQueueOptions(), co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Burst 1 with the default spam key (source, object, type): the first event takes the
+	// token, the next two on the same object are skipped, the one on another object is not.
+	for _, ev := range []*v1.Event{
+		newEvent(podRef("foo", "bar", ""), "Normal", "Pulled", "pulled", t0),
+		newEvent(podRef("foo", "bar", ""), "Normal", "Created", "created", t0),
+		newEvent(podRef("foo", "bar", ""), "Normal", "Started", "started", t0),
+		newEvent(podRef("baz", "qux", ""), "Normal", "Started", "started", t0),
+	} {
+		if err := q.Push(ev, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var written []string
+	drive(t, q, t0, func(req events.SinkRequest) (*v1.Event, error) {
+		written = append(written, req.Event.InvolvedObject.Name+"/"+req.Event.Reason)
+		return req.Event.DeepCopy(), nil
+	})
+	if want := []string{"foo/Pulled", "baz/Started"}; fmt.Sprint(written) != fmt.Sprint(want) {
+		t.Fatalf("written %v, want %v: the spam filter skips the second and third event on foo", written, want)
+	}
+	if st := q.Stats(); st.DroppedSpam != 2 || st.Created != 2 || st.Queued != 0 {
+		t.Fatalf("stats %+v, want DroppedSpam 2, Created 2 and nothing queued", st)
+	}
+}
+
 // TestSinkQueueModel is a model test of SinkQueue: random pushes, requests with random
 // outcomes, time moving and abandons, against a model of the queue (its order, each event's
 // attempts and due time) and client-go's rules (spec/events.md section A.5). Every event

@@ -459,7 +459,7 @@ func TestFlushCutShortKeepsTheWrite(t *testing.T) {
 	if err := rec.Record(testPod("foo", "bar"), nil, v1.EventTypeNormal, "Started", "started"); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Flush(ctx); !errors.Is(err, context.Canceled) {
+	if err := flushWithin(t, b, ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Flush cut short: %v, want context.Canceled", err)
 	}
 	if st := b.Stats().Sinks[0]; st.Queued != 1 || st.Retries != 0 || st.Created != 0 {

@@ -663,7 +663,7 @@ func TestSeriesShutdownCutShortCountsEvents(t *testing.T) {
 	// at the head, pod2's event behind it.
 	ctx1, cancel1 := context.WithCancel(context.Background())
 	sink.cancel = cancel1
-	if err := b.Flush(ctx1); !errors.Is(err, context.Canceled) {
+	if err := flushWithin(t, b, ctx1); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Flush cut short: %v, want context.Canceled", err)
 	}
 	// Shutdown's context ends during the same write: nothing more is written.
