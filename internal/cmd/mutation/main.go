@@ -789,40 +789,21 @@ func retest(r *Result, pick func(Mutant) bool, workers, coefficient int) error {
 		limit = max(time.Duration(coefficient)*time.Since(start), minLimit)
 	}
 	fmt.Printf("== %s: running the tests against %d mutants one at a time (limit %s each)\n", r.Package, len(apart), limit.Round(time.Second))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for range max(workers, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range next {
-				m := r.Mutants[todo[n]]
-				out, err := goTest(r.Package, overlays[n], limit)
-				status := m.Status
-				switch {
-				case errors.Is(err, errTimedOut):
-					status = "TIMED OUT"
-				case err == nil && (m.Status == "TIMED OUT" || m.Status == "RUNNABLE"):
-					status = "LIVED" // it ends in time here, and passes
-				case err == nil:
-				case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
-					status = "NOT VIABLE"
-				default:
-					status = "KILLED"
-				}
-				statuses[n] = status
-				mu.Lock()
-				fmt.Printf("   %s (was %s) %s at %s:%d:%d\n", status, m.Status, m.Operator, m.File, m.Line, m.Column)
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, n := range apart {
-		next <- n
-	}
-	close(next)
-	wg.Wait()
+	runAll(r, todo, apart, statuses, workers, func(n int, m Mutant) string {
+		out, err := goTest(r.Package, overlays[n], limit)
+		switch {
+		case errors.Is(err, errTimedOut):
+			return "TIMED OUT"
+		case err == nil && (m.Status == "TIMED OUT" || m.Status == "RUNNABLE"):
+			return "LIVED" // it ends in time here, and passes
+		case err == nil:
+			return m.Status
+		case bytes.Contains(out, []byte("[build failed]")) || bytes.Contains(out, []byte("[setup failed]")):
+			return "NOT VIABLE"
+		default:
+			return "KILLED"
+		}
+	})
 
 	gone := make(map[int]bool)
 	for n, i := range todo {
@@ -850,6 +831,33 @@ func retest(r *Result, pick func(Mutant) bool, workers, coefficient int) error {
 	return nil
 }
 
+// runAll tests the mutants r.Mutants[todo[n]] for each n of ns, workers at a
+// time, writing each one's new status, as test gives it, to statuses[n].
+func runAll(r *Result, todo, ns []int, statuses []string, workers int, test func(n int, m Mutant) string) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range next {
+				m := r.Mutants[todo[n]]
+				status := test(n, m)
+				statuses[n] = status
+				mu.Lock()
+				fmt.Printf("   %s (was %s) %s at %s:%d:%d\n", status, m.Status, m.Operator, m.File, m.Line, m.Column)
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, n := range ns {
+		next <- n
+	}
+	close(next)
+	wg.Wait()
+}
+
 // add adds n to the count of a status.
 func (c *Counts) add(status string, n int) {
 	switch status {
@@ -868,6 +876,21 @@ func (c *Counts) add(status string, n int) {
 
 var errTimedOut = errors.New("timed out")
 
+// binaryArgs are the flags given to a package's test binary on every mutant
+// run: -rapid.nofailfile when its tests use rapid, so that the properties a
+// mutant breaks do not leave hundreds of failing cases in the package
+// directory's testdata/rapid.
+func binaryArgs(dir string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err == nil && bytes.Contains(src, []byte(`"pgregory.net/rapid"`)) {
+			return []string{"-rapid.nofailfile"}
+		}
+	}
+	return nil
+}
+
 // minLimit is the least time a mutant's test run is given: compiling the
 // package and its tests again takes 4 to 10 seconds beside another worker,
 // and the slowest package's short tests 4 more.
@@ -879,7 +902,11 @@ func goTest(pkg, overlay string, limit time.Duration) ([]byte, error) {
 	if overlay != "" {
 		args = append(args, "-overlay", overlay)
 	}
-	cmd := exec.Command("go", append(args, "./"+pkg)...)
+	args = append(args, "./"+pkg)
+	if extra := binaryArgs(pkg); len(extra) > 0 {
+		args = append(append(args, "-args"), extra...)
+	}
+	cmd := exec.Command("go", args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -509,35 +508,16 @@ func schemaRun(r *Result, todo []int, statuses []string, workers, coefficient in
 	limit := min(max(time.Duration(coefficient)*time.Since(start), minSchemaLimit), maxSchemaLimit)
 	fmt.Printf("== %s: %d mutants in one schema build (limit %s each), %d apart\n", r.Package, len(all), limit.Round(time.Second), len(apart))
 
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for range max(workers, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range next {
-				m := r.Mutants[todo[n]]
-				_, err := runSchema(bin, pkgDir, n+1, limit)
-				status := passStatus(m)
-				switch {
-				case errors.Is(err, errTimedOut):
-					status = "TIMED OUT"
-				case err != nil:
-					status = "KILLED"
-				}
-				statuses[n] = status
-				mu.Lock()
-				fmt.Printf("   %s (was %s) %s at %s:%d:%d\n", status, m.Status, m.Operator, m.File, m.Line, m.Column)
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, n := range all {
-		next <- n
-	}
-	close(next)
-	wg.Wait()
+	runAll(r, todo, all, statuses, workers, func(n int, m Mutant) string {
+		_, err := runSchema(bin, pkgDir, n+1, limit)
+		switch {
+		case errors.Is(err, errTimedOut):
+			return "TIMED OUT"
+		case err != nil:
+			return "KILLED"
+		}
+		return passStatus(m)
+	})
 	return apart, nil
 }
 
@@ -564,8 +544,9 @@ func passStatus(m Mutant) string {
 func runSchema(bin, dir string, id int, limit time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-test.short", "-test.count=1", "-test.failfast",
-		"-test.timeout", (limit + 2*time.Second).String())
+	args := append([]string{"-test.short", "-test.count=1", "-test.failfast",
+		"-test.timeout", (limit + 2*time.Second).String()}, binaryArgs(dir)...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), schemaEnv+"="+strconv.Itoa(id))
 	var out bytes.Buffer
