@@ -104,9 +104,10 @@ func TestSinkQueueRetryRules(t *testing.T) {
 	}
 }
 
-// TestSinkQueuePatchNotFoundE22: the repeat's patch finds no event (it expired on the
-// server); the same attempt becomes a create under the cached name, resourceVersion cleared.
-func TestSinkQueuePatchNotFoundE22(t *testing.T) {
+// writtenOnce returns a queue that has written one event (Started on pod foo at t0), which
+// the server stored at resourceVersion "7", and that event.
+func writtenOnce(t *testing.T) (*events.SinkQueue, *v1.Event) {
+	t.Helper()
 	q := newQueue(t, half{})
 	ev := newEvent(podRef("foo", "bar", ""), "Normal", "Started", "started", t0)
 	if err := q.Push(ev, t0); err != nil {
@@ -117,15 +118,26 @@ func TestSinkQueuePatchNotFoundE22(t *testing.T) {
 		srv.ResourceVersion = "7"
 		return srv, nil
 	})
+	return q, ev
+}
+
+// copyRequest copies req with its event, which the queue reuses for its next request.
+func copyRequest(req events.SinkRequest) events.SinkRequest {
+	req.Event = req.Event.DeepCopy()
+	return req
+}
+
+// TestSinkQueuePatchNotFoundE22: the repeat's patch finds no event (it expired on the
+// server); the same attempt becomes a create under the cached name, resourceVersion cleared.
+func TestSinkQueuePatchNotFoundE22(t *testing.T) {
+	q, ev := writtenOnce(t)
 	repeat := newEvent(podRef("foo", "bar", ""), "Normal", "Started", "started", t0.Add(time.Hour))
 	if err := q.Push(repeat, t0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	var reqs []events.SinkRequest
 	log := drive(t, q, t0.Add(time.Hour), func(req events.SinkRequest) (*v1.Event, error) {
-		c := req
-		c.Event = req.Event.DeepCopy()
-		reqs = append(reqs, c)
+		reqs = append(reqs, copyRequest(req))
 		if req.Op == events.Patch {
 			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "events"}, req.Event.Name)
 		}
@@ -144,25 +156,14 @@ func TestSinkQueuePatchNotFoundE22(t *testing.T) {
 // after the retry sleep, the same event with its cached name and resourceVersion; only a 404
 // turns a patch into a create with the resourceVersion cleared (spec/events.md section A.5).
 func TestSinkQueuePatchRetry(t *testing.T) {
-	q := newQueue(t, half{})
-	ev := newEvent(podRef("foo", "bar", ""), "Normal", "Started", "started", t0)
-	if err := q.Push(ev, t0); err != nil {
-		t.Fatal(err)
-	}
-	drive(t, q, t0, func(req events.SinkRequest) (*v1.Event, error) {
-		srv := req.Event.DeepCopy()
-		srv.ResourceVersion = "7"
-		return srv, nil
-	})
+	q, ev := writtenOnce(t)
 	at := t0.Add(time.Minute)
 	if err := q.Push(newEvent(podRef("foo", "bar", ""), "Normal", "Started", "started", at), at); err != nil {
 		t.Fatal(err)
 	}
 	var reqs []events.SinkRequest
 	drive(t, q, at, func(req events.SinkRequest) (*v1.Event, error) {
-		c := req
-		c.Event = req.Event.DeepCopy()
-		reqs = append(reqs, c)
+		reqs = append(reqs, copyRequest(req))
 		if len(reqs) == 1 {
 			return nil, errors.New("connection reset by peer")
 		}
@@ -441,16 +442,7 @@ func TestSeriesBroadcasterRetryBounded(t *testing.T) {
 		attempts = append(attempts, fc.Now())
 		return errors.New("connection refused")
 	})
-	opts := events.DefaultSeriesBroadcasterOptions()
-	opts.Clock = fc
-	b, err := events.NewSeriesBroadcaster(opts, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := b.NewRecorder("kubelet", "kubelet-node-1", events.RecorderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, rec := newFlushedSeries(t, fc, sink, nil)
 	rec.Eventf(testPod("foo", "bar"), nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
 	for steps := 0; b.Stats().Processed == 0 || b.Stats().Queued > 0; steps++ {
 		if err := b.Flush(context.Background()); err != nil {

@@ -485,18 +485,9 @@ func TestSeriesFinishAheadOfWaitingRetry(t *testing.T) {
 		}
 		return nil
 	})
-	opts := events.DefaultSeriesBroadcasterOptions()
 	// A retry sleep longer than the finish period: the finish pass comes while pod2's event
 	// waits behind its sleep.
-	opts.Clock, opts.Queue.Rand, opts.Queue.Sleep = fc, zeroRand{}, 10*time.Minute
-	b, err := events.NewSeriesBroadcaster(opts, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := b.NewRecorder("kubelet", "kubelet-node-1", events.RecorderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, rec := newFlushedSeries(t, fc, sink, func(o *events.SeriesBroadcasterOptions) { o.Queue.Sleep = 10 * time.Minute })
 	pod1, pod2 := testPod("pod1", "u1"), testPod("pod2", "u2")
 	rec.Eventf(pod1, nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
 	rec.Eventf(pod1, nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
@@ -573,16 +564,7 @@ func TestSeriesLoopWriteFails(t *testing.T) {
 			}
 			return nil
 		})
-		opts := events.DefaultSeriesBroadcasterOptions()
-		opts.Clock, opts.Queue.Rand = fc, zeroRand{}
-		b, err := events.NewSeriesBroadcaster(opts, sink)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rec, err := b.NewRecorder("kubelet", "kubelet-node-1", events.RecorderOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		b, rec := newFlushedSeries(t, fc, sink, nil)
 		pod := testPod("pod1", "u1")
 		record := func() { rec.Eventf(pod, nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off") }
 		flush := func() {
@@ -642,16 +624,7 @@ func (s *cancellingSeriesSink) Patch(ctx context.Context, ev *eventsv1.Event, pa
 func TestSeriesShutdownCutShortCountsEvents(t *testing.T) {
 	fc := testingclock.NewFakeClock(t0)
 	sink := &cancellingSeriesSink{SeriesSink: eventstest.NewSeriesSink(fc, 0)}
-	opts := events.DefaultSeriesBroadcasterOptions()
-	opts.Clock, opts.Queue.Rand = fc, zeroRand{}
-	b, err := events.NewSeriesBroadcaster(opts, sink)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := b.NewRecorder("kubelet", "kubelet-node-1", events.RecorderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, rec := newFlushedSeries(t, fc, sink, nil)
 	rec.Eventf(testPod("pod1", "u1"), nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
 	rec.Eventf(testPod("pod1", "u1"), nil, v1.EventTypeWarning, "BackOff", "Restart", "back-off")
 	if err := b.Flush(context.Background()); err != nil {
@@ -715,4 +688,25 @@ func TestSeriesWritesSorted(t *testing.T) {
 	if diff := cmpDiff(want, render(s.Finish(t0.Add(events.SeriesFinish+time.Second)))); diff != "" {
 		t.Fatalf("Finish order mismatch (-want +got):\n%s", diff)
 	}
+}
+
+// newFlushedSeries returns a series broadcaster on fc that is not started (its tests drive it
+// with Flush), retry sleeps without jitter, options changed by with if given, and a recorder
+// for kubelet on kubelet-node-1.
+func newFlushedSeries(t *testing.T, fc *testingclock.FakeClock, sink events.SeriesSink, with func(*events.SeriesBroadcasterOptions)) (*events.SeriesBroadcaster, *events.SeriesRecorder) {
+	t.Helper()
+	opts := events.DefaultSeriesBroadcasterOptions()
+	opts.Clock, opts.Queue.Rand = fc, zeroRand{}
+	if with != nil {
+		with(&opts)
+	}
+	b, err := events.NewSeriesBroadcaster(opts, sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := b.NewRecorder("kubelet", "kubelet-node-1", events.RecorderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, rec
 }

@@ -99,6 +99,27 @@ func idle(fc *clocktesting.FakeClock) {
 	}
 }
 
+// newRunner returns a runner on a fake clock at t12 with a controller of the options given
+// and api (which the runner also uses as its PodDeleter when evict is set) as its writer.
+func newRunner(t *testing.T, co nc.ControllerOptions, evict bool) (*clocktesting.FakeClock, *apiRecorder, *nc.Runner) {
+	t.Helper()
+	fc := clocktesting.NewFakeClock(t12)
+	api := &apiRecorder{clk: fc}
+	c, err := nc.NewController(co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deleter nc.PodDeleter
+	if evict {
+		deleter = api
+	}
+	r, err := nc.NewRunner(nc.RunnerOptions{Clock: fc}, c, api, api, deleter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fc, api, r
+}
+
 func TestRunnerKubeletStops(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	fc := clocktesting.NewFakeClock(t12)
@@ -204,13 +225,7 @@ func TestRunnerInformers(t *testing.T) {
 	// Without Run: the informer side writes what the node-update handler and
 	// the taint-eviction controller decide at once (spec/nodecondition.md
 	// sections 3.5 and 3.7).
-	fc := clocktesting.NewFakeClock(t12)
-	api := &apiRecorder{clk: fc}
-	c, _ := nc.NewController(nc.DefaultControllerOptions())
-	r, err := nc.NewRunner(nc.RunnerOptions{Clock: fc}, c, api, api, api)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, api, r := newRunner(t, nc.DefaultControllerOptions(), true)
 	ctx := context.Background()
 	ready := node("n", t2012, nil, cond(v1.NodeReady, v1.ConditionTrue, t12, t12))
 	ready.Spec.Taints = []v1.Taint{{Key: nc.TaintNotReady, Effect: v1.TaintEffectNoExecute}}
@@ -253,13 +268,7 @@ func TestRunnerPodGoneWhileMarked(t *testing.T) {
 	// 3.4: a pod deleted while the controller sets it not ready (the write
 	// finds it gone, which counts as done) is forgotten, and the runner goes
 	// on with the pods that are still there.
-	fc := clocktesting.NewFakeClock(t12)
-	api := &apiRecorder{clk: fc}
-	c, _ := nc.NewController(nc.DefaultControllerOptions())
-	r, err := nc.NewRunner(nc.RunnerOptions{Clock: fc}, c, api, api, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, api, r := newRunner(t, nc.DefaultControllerOptions(), false)
 	ctx := context.Background()
 	if err := r.UpsertNode(ctx, node("n", t2012, nil, cond(v1.NodeReady, v1.ConditionFalse, t12, t12))); err != nil {
 		t.Fatal(err)
@@ -297,16 +306,7 @@ func TestRunnerNoExecuteChangesOfSeveralNodes(t *testing.T) {
 	// tolerates nothing, deleted at once. Three healthy nodes keep the zone
 	// Normal (3 of 6 not ready).
 	defer goleak.VerifyNone(t)
-	fc := clocktesting.NewFakeClock(t12)
-	api := &apiRecorder{clk: fc}
-	c, err := nc.NewController(healthy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := nc.NewRunner(nc.RunnerOptions{Clock: fc}, c, api, api, api)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fc, api, r := newRunner(t, healthy(), true)
 	ctx, cancel := context.WithCancel(context.Background())
 	z := zoneLabels("r", "z")
 	a := node("a", t2012, z, cond(v1.NodeReady, v1.ConditionFalse, t12, t12))
@@ -382,13 +382,7 @@ func TestRunnerWithoutTaintEviction(t *testing.T) {
 	// 3.9: with the taint-eviction controller disabled (no PodDeleter) a pod
 	// on a node with a NoExecute taint it does not tolerate is not deleted;
 	// the pod workers still set it not ready.
-	fc := clocktesting.NewFakeClock(t12)
-	api := &apiRecorder{clk: fc}
-	c, _ := nc.NewController(nc.DefaultControllerOptions())
-	r, err := nc.NewRunner(nc.RunnerOptions{Clock: fc}, c, api, api, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, api, r := newRunner(t, nc.DefaultControllerOptions(), false)
 	ctx := context.Background()
 	n := node("n", t2012, nil, cond(v1.NodeReady, v1.ConditionFalse, t12, t12))
 	n.Spec.Taints = []v1.Taint{{Key: nc.TaintNotReady, Effect: v1.TaintEffectNoSchedule}, {Key: nc.TaintNotReady, Effect: v1.TaintEffectNoExecute}}

@@ -540,10 +540,7 @@ func TestStartTimeRule(t *testing.T) {
 		{id: "6 step 4 new zero", reason: "a new startTime that is set but zero becomes now", newStart: &zero, want: now},
 	}
 	for _, tt := range tests {
-		c, err := NewCache(DefaultOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := defaultCache(t)
 		pod := testPod("u1", "p1")
 		pod.Status.StartTime = tt.podStart
 		s := runningStatus("app")
@@ -610,15 +607,12 @@ func TestUnknownContainerRule(t *testing.T) {
 			ephemeral: []v1.EphemeralContainer{debug}, status: "ghost", wantErr: true},
 	}
 	for _, tt := range tests {
-		c, err := NewCache(DefaultOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := defaultCache(t)
 		pod := testPod("u1", "p1")
 		pod.Spec.EphemeralContainers = tt.ephemeral
 		s := runningStatus("app")
 		s.EphemeralContainerStatuses = []v1.ContainerStatus{{Name: tt.status, State: runningState()}}
-		_, _, err = c.SetPodStatus(pod, s, t0)
+		_, _, err := c.SetPodStatus(pod, s, t0)
 		if gotErr := errors.Is(err, ErrUnknownContainer); gotErr != tt.wantErr {
 			t.Errorf("%s: %s: error %v", tt.id, tt.reason, err)
 		}
@@ -653,10 +647,7 @@ func TestBackfillResizeRule(t *testing.T) {
 			want: map[types.UID][]v1.PodCondition{"u1": nil}},
 	}
 	for _, tt := range tests {
-		c, err := NewCache(DefaultOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := defaultCache(t)
 		c.BackfillResizeConditions(tt.pods)
 		for uid, want := range tt.want {
 			if d := cmp.Diff(want, c.ResizeConditions(uid)); d != "" {
@@ -687,13 +678,10 @@ func TestOptionsValidationRule(t *testing.T) {
 		{id: "EngineOptions FullSyncPeriod tiny", reason: "any positive FullSyncPeriod is accepted", change: func(o *EngineOptions) { o.FullSyncPeriod = time.Nanosecond }},
 	}
 	for _, tt := range tests {
-		c, err := NewCache(DefaultOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := defaultCache(t)
 		eo := DefaultEngineOptions()
 		tt.change(&eo)
-		_, err = NewEngine(c, statussynctest.NewAPI(1), eo)
+		_, err := NewEngine(c, statussynctest.NewAPI(1), eo)
 		_, perr := NewPlanner(c, eo.Planner)
 		var oe *OptionError
 		switch {
@@ -879,10 +867,7 @@ func TestResizeInProgressRule(t *testing.T) {
 			setReason: "r", setMessage: "m", wantChanged: true, wantR: "r", wantM: "m", wantStatusTrue: true},
 	}
 	for _, tt := range tests {
-		c, err := NewCache(DefaultOptions())
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := defaultCache(t)
 		if tt.backfill != nil {
 			c.BackfillResizeConditions([]*v1.Pod{{ObjectMeta: metav1.ObjectMeta{UID: "u1"}, Status: v1.PodStatus{Conditions: []v1.PodCondition{*tt.backfill}}}})
 		} else {
@@ -902,10 +887,7 @@ func TestResizeInProgressRule(t *testing.T) {
 // Section 11, Clear*Condition on a pod that never had a resize condition:
 // nothing to clear, no error.
 func TestResizeClearUnknownPodRule(t *testing.T) {
-	c, err := NewCache(DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := defaultCache(t)
 	if c.ClearResizePending("never") {
 		t.Error("11 ClearPodResizePendingCondition: a pod without resize conditions has no pending condition to clear")
 	}
@@ -1084,10 +1066,7 @@ func TestDoneWithoutRequestRule(t *testing.T) {
 // ContainersReady conditions regenerated on a readiness change observe the
 // generation of the newest pod object the cache was given.
 func TestReadinessObservesNewestGenerationRule(t *testing.T) {
-	c, err := NewCache(DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := defaultCache(t)
 	for _, gen := range []int64{1, 2} {
 		pod := testPod("u1", "p1")
 		pod.Generation = gen // a resize, say: the spec changed
@@ -1350,4 +1329,14 @@ func TestRetryMaxBoundRule(t *testing.T) {
 			h.clock.Step(want)
 		}
 	}
+}
+
+// defaultCache returns a cache with the default options.
+func defaultCache(t testing.TB) *Cache {
+	t.Helper()
+	c, err := NewCache(DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
