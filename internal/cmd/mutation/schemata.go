@@ -359,37 +359,30 @@ func writeSchema(src []byte, sites []*site) []byte {
 				continue
 			}
 			w.Write(src[pos:s.start])
+			// An expression becomes (on(a) && (A)) || ... || (!on(a) && ... && (O)),
+			// so its operands are evaluated once, in the form that is on; a
+			// statement becomes if on(a) { A } else if ... { ... } else { O }.
+			open, next, last, end := "if %s { ", " } else ", "{ ", " }"
 			if s.kind == siteBinary {
-				// (on(a) && (A)) || ... || (!on(a) && ... && (O)): the
-				// operands are evaluated once, in the form that is on.
+				open, next, end = "(%s && (", ")) || ", ")))"
 				w.WriteString("(")
-				var none []string
-				for i := range s.alts {
-					a := &s.alts[i]
-					fmt.Fprintf(w, "(%s && (", on(a))
-					a.outStart = w.Len()
-					w.WriteString(a.raw)
-					a.outEnd = w.Len()
-					w.WriteString(")) || ")
-					none = append(none, "!"+on(a))
-				}
-				fmt.Fprintf(w, "(%s && (", strings.Join(none, " && "))
-				render(w, s.start, s.end, s)
-				w.WriteString(")))")
-			} else {
-				// if on(a) { A } else if ... { ... } else { O }
-				for i := range s.alts {
-					a := &s.alts[i]
-					fmt.Fprintf(w, "if %s { ", on(a))
-					a.outStart = w.Len()
-					w.WriteString(a.raw)
-					a.outEnd = w.Len()
-					w.WriteString(" } else ")
-				}
-				w.WriteString("{ ")
-				render(w, s.start, s.end, s)
-				w.WriteString(" }")
 			}
+			var none []string
+			for i := range s.alts {
+				a := &s.alts[i]
+				fmt.Fprintf(w, open, on(a))
+				a.outStart = w.Len()
+				w.WriteString(a.raw)
+				a.outEnd = w.Len()
+				w.WriteString(next)
+				none = append(none, "!"+on(a))
+			}
+			if s.kind == siteBinary {
+				last = "(" + strings.Join(none, " && ") + " && ("
+			}
+			w.WriteString(last)
+			render(w, s.start, s.end, s)
+			w.WriteString(end)
 			pos = s.end
 		}
 		w.Write(src[pos:hi])
