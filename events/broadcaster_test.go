@@ -272,7 +272,7 @@ func TestBroadcasterQueueFull(t *testing.T) {
 		return nil
 	})
 	h.rec.Event(testPod("pod-0", "0"), v1.EventTypeNormal, "Started", "started")
-	<-entered
+	receive(t, entered, "the sink goroutine to take up the first event")
 	var full int
 	for i := 1; i < 10; i++ {
 		if err := h.rec.Record(testPod(fmt.Sprint("pod-", i), fmt.Sprint(i)), nil, v1.EventTypeNormal, "Started", "started"); errors.Is(err, events.ErrQueueFull) {

@@ -46,6 +46,19 @@ func spinUntil(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// receive waits for a value from ch, or for ch to close, failing t after spinLimit of wall
+// time: what says what the value means.
+func receive[T any](t testing.TB, ch <-chan T, what string) {
+	t.Helper()
+	deadline := time.NewTimer(spinLimit)
+	defer deadline.Stop()
+	select {
+	case <-ch:
+	case <-deadline.C:
+		t.Fatalf("still waiting after %v: %s", spinLimit, what)
+	}
+}
+
 // waitTimers waits until the fake clock has at least n waiters.
 func waitTimers(t testing.TB, fc interface{ Waiters() int }, n int) {
 	t.Helper()
