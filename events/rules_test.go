@@ -214,7 +214,7 @@ func TestBroadcasterSinksApart(t *testing.T) {
 		if err := rec.Record(testPod("bar", "u2"), nil, v1.EventTypeNormal, "Started", "second"); !errors.Is(err, events.ErrQueueFull) {
 			t.Errorf("%s: recording into A's full queue: %v, want ErrQueueFull", tt.rule, err)
 		}
-		if err := tt.flush(b); !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
+		if err := within(t, "Flush", func() error { return tt.flush(b) }); !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
 			t.Errorf("%s: %s: Flush returned %v, want %v", tt.rule, tt.reason, err, tt.wantErr)
 		}
 		if a, bb := len(sinkA.Events()), len(sinkB.Events()); a != tt.wantA || bb != tt.wantB {
@@ -224,7 +224,7 @@ func TestBroadcasterSinksApart(t *testing.T) {
 		if st.Sinks[0].DroppedQueueFull != tt.wantFullA || st.Sinks[1].DroppedQueueFull != 0 || st.Sinks[0].Queued != int(tt.wantQA) {
 			t.Errorf("%s: %s: stats %+v", tt.rule, tt.reason, st.Sinks)
 		}
-		if err := b.Shutdown(context.Background()); err != nil {
+		if err := shutdownWithin(t, b, context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -677,7 +677,7 @@ func report() error {
 	}
 	sort.Strings(stale)
 	for _, k := range stale {
-		fmt.Fprintf(os.Stderr, "mutation: verdict matches no mutant that is not killed (remove it): %s\n", k)
+		fmt.Fprintf(os.Stderr, "mutation: no mutant of this run that was not killed matches this verdict (remove it unless the mutant is killed only in some runs, as a hang that may also end in a crash): %s\n", k)
 	}
 	fmt.Printf("== wrote %s\n", reportFile)
 	return nil
