@@ -50,9 +50,10 @@
 // costs a run of the tests instead of a build. The rest (arithmetic,
 // negation, constant expressions, statements in a loop header) are applied
 // one at a time through go test -overlay, which leaves the tree untouched. A
-// mutant that fails the tests is killed, one that does not build is not
-// viable, one that does not end within the limit is timed out, and one that
-// passes has lived, or stays not covered. -survivors does the same for every mutant of the kept result
+// mutant that fails a test is killed (even if the run then hangs), one that
+// does not build is not viable, one whose run does not end within the limit
+// without a failed test is timed out, and one that passes has lived, or stays
+// not covered. -survivors does the same for every mutant of the kept result
 // that was not killed: after tests were added, as long as the package's
 // code is unchanged, the killed mutants stay killed and only the others need
 // to run again. -import condenses a gremlins output made by hand; with
@@ -792,6 +793,8 @@ func retest(r *Result, pick func(Mutant) bool, workers, coefficient int) error {
 	runAll(r, todo, apart, statuses, workers, func(n int, m Mutant) string {
 		out, err := goTest(r.Package, overlays[n], limit)
 		switch {
+		case testFailed(out):
+			return "KILLED"
 		case errors.Is(err, errTimedOut):
 			return "TIMED OUT"
 		case err == nil && (m.Status == "TIMED OUT" || m.Status == "RUNNABLE"):
@@ -875,6 +878,12 @@ func (c *Counts) add(status string, n int) {
 }
 
 var errTimedOut = errors.New("timed out")
+
+// testFailed reports whether a run's output shows a failed test. Such a
+// mutant is killed even when the run then hangs: -failfast skips the tests
+// after a failure but not the examples, and a mutant that breaks a test may
+// also make an example wait for ever.
+func testFailed(out []byte) bool { return bytes.Contains(out, []byte("--- FAIL: ")) }
 
 // binaryArgs are the flags given to a package's test binary on every mutant
 // run: -rapid.nofailfile when its tests use rapid, so that the properties a

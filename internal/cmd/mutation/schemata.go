@@ -502,8 +502,10 @@ func schemaRun(r *Result, todo []int, statuses []string, workers, coefficient in
 	fmt.Printf("== %s: %d mutants in one schema build (limit %s each), %d apart\n", r.Package, len(all), limit.Round(time.Second), len(apart))
 
 	runAll(r, todo, all, statuses, workers, func(n int, m Mutant) string {
-		_, err := runSchema(bin, pkgDir, n+1, limit)
+		out, err := runSchema(bin, pkgDir, n+1, limit)
 		switch {
+		case testFailed(out):
+			return "KILLED"
 		case errors.Is(err, errTimedOut):
 			return "TIMED OUT"
 		case err != nil:
