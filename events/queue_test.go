@@ -285,6 +285,35 @@ func TestSinkQueueSpamSkip(t *testing.T) {
 	}
 }
 
+// TestSinkQueueFullAfterWrites: an event written and done no longer counts against QueueSize,
+// and counts only once: after two writes a queue of 2 takes two events and refuses the third
+// (spec/events.md section A.6; SinkQueue's contract that QueueSize bounds the events waiting).
+func TestSinkQueueFullAfterWrites(t *testing.T) {
+	o := events.DefaultSinkQueueOptions()
+	o.QueueSize = 2
+	q, err := events.NewSinkQueue(o, events.DefaultCorrelatorOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	push := func(i int) error {
+		return q.Push(newEvent(podRef(fmt.Sprint("pod-", i), fmt.Sprint(i), ""), "Normal", "Started", "s", t0), t0)
+	}
+	for i := range 2 {
+		if err := push(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drive(t, q, t0, func(req events.SinkRequest) (*v1.Event, error) { return req.Event.DeepCopy(), nil })
+	for i := 2; i < 4; i++ {
+		if err := push(i); err != nil {
+			t.Fatalf("event %d into an emptied queue of 2: %v", i, err)
+		}
+	}
+	if err := push(4); !errors.Is(err, events.ErrQueueFull) {
+		t.Fatalf("a third waiting event in a queue of 2 after two writes: %v, want ErrQueueFull", err)
+	}
+}
+
 // TestSinkQueueModel is a model test of SinkQueue: random pushes, requests with random
 // outcomes, time moving and abandons, against a model of the queue (its order, each event's
 // attempts and due time) and client-go's rules (spec/events.md section A.5). Every event
