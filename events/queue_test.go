@@ -217,10 +217,10 @@ func TestSinkQueueDoneWithoutRequest(t *testing.T) {
 	}
 }
 
-// TestSinkQueueFull: QueueSize bounds the events not yet taken up; the head being written
-// does not count, as client-go's worker holds the event it received (spec/events.md section
-// A.6).
-func TestSinkQueueFull(t *testing.T) {
+// fullQueueOf2 returns a queue of QueueSize 2 holding the events of pods 0 and 1, and push,
+// which queues the event of pod i.
+func fullQueueOf2(t *testing.T) (*events.SinkQueue, func(i int) error) {
+	t.Helper()
 	o := events.DefaultSinkQueueOptions()
 	o.QueueSize = 2
 	q, err := events.NewSinkQueue(o, events.DefaultCorrelatorOptions())
@@ -235,6 +235,14 @@ func TestSinkQueueFull(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return q, push
+}
+
+// TestSinkQueueFull: QueueSize bounds the events not yet taken up; the head being written
+// does not count, as client-go's worker holds the event it received (spec/events.md section
+// A.6).
+func TestSinkQueueFull(t *testing.T) {
+	q, push := fullQueueOf2(t)
 	if err := push(2); !errors.Is(err, events.ErrQueueFull) {
 		t.Fatalf("a third event in a queue of 2: %v, want ErrQueueFull", err)
 	}
@@ -289,20 +297,7 @@ func TestSinkQueueSpamSkip(t *testing.T) {
 // and counts only once: after two writes a queue of 2 takes two events and refuses the third
 // (spec/events.md section A.6; SinkQueue's contract that QueueSize bounds the events waiting).
 func TestSinkQueueFullAfterWrites(t *testing.T) {
-	o := events.DefaultSinkQueueOptions()
-	o.QueueSize = 2
-	q, err := events.NewSinkQueue(o, events.DefaultCorrelatorOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	push := func(i int) error {
-		return q.Push(newEvent(podRef(fmt.Sprint("pod-", i), fmt.Sprint(i), ""), "Normal", "Started", "s", t0), t0)
-	}
-	for i := range 2 {
-		if err := push(i); err != nil {
-			t.Fatal(err)
-		}
-	}
+	q, push := fullQueueOf2(t)
 	drive(t, q, t0, func(req events.SinkRequest) (*v1.Event, error) { return req.Event.DeepCopy(), nil })
 	for i := 2; i < 4; i++ {
 		if err := push(i); err != nil {
