@@ -781,17 +781,18 @@ func retest(r *Result, pick func(Mutant) bool, workers, coefficient int) error {
 	}
 
 	// Apply the rest one at a time, workers at a time.
+	extra := binaryArgs(r.Package)
 	limit := minLimit
 	if len(apart) > 0 {
 		start := time.Now()
-		if out, err := goTest(r.Package, "", 30*time.Minute); err != nil {
+		if out, err := goTest(r.Package, "", extra, 30*time.Minute); err != nil {
 			return fmt.Errorf("the tests fail without mutants: %v\n%s", err, out)
 		}
 		limit = max(time.Duration(coefficient)*time.Since(start), minLimit)
 	}
 	fmt.Printf("== %s: running the tests against %d mutants one at a time (limit %s each)\n", r.Package, len(apart), limit.Round(time.Second))
 	runAll(r, todo, apart, statuses, workers, func(n int, m Mutant) string {
-		out, err := goTest(r.Package, overlays[n], limit)
+		out, err := goTest(r.Package, overlays[n], extra, limit)
 		switch {
 		case testFailed(out):
 			return "KILLED"
@@ -885,8 +886,8 @@ var errTimedOut = errors.New("timed out")
 // also make an example wait for ever.
 func testFailed(out []byte) bool { return bytes.Contains(out, []byte("--- FAIL: ")) }
 
-// binaryArgs are the flags given to a package's test binary on every mutant
-// run: -rapid.nofailfile when its tests use rapid, so that the properties a
+// binaryArgs are the flags to give a package's test binary on every mutant
+// run (found once per package): -rapid.nofailfile when its tests use rapid, so that the properties a
 // mutant breaks do not leave hundreds of failing cases in the package
 // directory's testdata/rapid.
 func binaryArgs(dir string) []string {
@@ -905,14 +906,15 @@ func binaryArgs(dir string) []string {
 // and the slowest package's short tests 4 more.
 const minLimit = time.Minute
 
-// goTest runs the package's short tests, with an overlay if given.
-func goTest(pkg, overlay string, limit time.Duration) ([]byte, error) {
+// goTest runs the package's short tests, with an overlay if given, giving
+// the test binary the flags extra.
+func goTest(pkg, overlay string, extra []string, limit time.Duration) ([]byte, error) {
 	args := []string{"test", "-short", "-count=1", "-failfast", "-vet=off", "-timeout", (limit + 2*time.Second).String()}
 	if overlay != "" {
 		args = append(args, "-overlay", overlay)
 	}
 	args = append(args, "./"+pkg)
-	if extra := binaryArgs(pkg); len(extra) > 0 {
+	if len(extra) > 0 {
 		args = append(append(args, "-args"), extra...)
 	}
 	cmd := exec.Command("go", args...)

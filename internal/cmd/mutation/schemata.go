@@ -494,15 +494,16 @@ func schemaRun(r *Result, todo []int, statuses []string, workers, coefficient in
 	}
 	sort.Ints(all)
 
+	extra := binaryArgs(pkgDir)
 	start := time.Now()
-	if out, err := runSchema(bin, pkgDir, 0, 10*time.Minute); err != nil {
+	if out, err := runSchema(bin, pkgDir, extra, 0, 10*time.Minute); err != nil {
 		return nil, fmt.Errorf("the tests fail in the schema without a mutant on: %v\n%s", err, out)
 	}
 	limit := min(max(time.Duration(coefficient)*time.Since(start), minSchemaLimit), maxSchemaLimit)
 	fmt.Printf("== %s: %d mutants in one schema build (limit %s each), %d apart\n", r.Package, len(all), limit.Round(time.Second), len(apart))
 
 	runAll(r, todo, all, statuses, workers, func(n int, m Mutant) string {
-		out, err := runSchema(bin, pkgDir, n+1, limit)
+		out, err := runSchema(bin, pkgDir, extra, n+1, limit)
 		switch {
 		case testFailed(out):
 			return "KILLED"
@@ -539,12 +540,13 @@ func passStatus(m Mutant) string {
 	return "LIVED"
 }
 
-// runSchema runs the schema's test binary with mutant id on (0: none).
-func runSchema(bin, dir string, id int, limit time.Duration) ([]byte, error) {
+// runSchema runs the schema's test binary with mutant id on (0: none) and
+// the flags extra.
+func runSchema(bin, dir string, extra []string, id int, limit time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	args := append([]string{"-test.short", "-test.count=1", "-test.failfast",
-		"-test.timeout", (limit + 2*time.Second).String()}, binaryArgs(dir)...)
+		"-test.timeout", (limit + 2*time.Second).String()}, extra...)
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), schemaEnv+"="+strconv.Itoa(id))
