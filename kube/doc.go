@@ -37,7 +37,7 @@
 // the API server shows, as after a reboot that lost the runtime's state.
 //
 // The default runtime, [SimulatedRuntime], runs no process: per container, the annotation
-// "sim.nodestate.io/<container>" holds how it behaves (podlifecycletest's clauses: "run 30s
+// "sim.nodestate.io/<container>" holds how it behaves (simruntime's clauses: "run 30s
 // exit 1; pull fail 2; readiness fail 0s-20s; ignore-sigterm 10s"); without one a container
 // runs until it is killed and its probes pass. With [NodeOptions].Listen the node serves over
 // HTTPS what the API server and a scraper ask of a kubelet: kubectl logs of the simulated

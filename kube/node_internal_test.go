@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"errors"
 	"net/netip"
 	"testing"
 	"time"
@@ -157,33 +156,6 @@ func TestIPPool(t *testing.T) {
 	p.put("10.1.2.4")
 	if ip, ok := p.get(); !ok || ip != "10.1.2.4" {
 		t.Fatalf("a freed address is handed out again: %q %v", ip, ok)
-	}
-}
-
-// TestBehaviours: the annotations name containers of the pod and hold
-// podlifecycletest's clauses; anything else is an error naming the
-// annotation, wrapping ErrInvalidInput.
-func TestBehaviours(t *testing.T) {
-	pod := podOf("b", "", []corev1.Container{ctr("init", "", "")}, ctr("app", "", ""))
-	pod.Annotations = map[string]string{BehaviourAnnotationPrefix + "app": "run 30s exit 1; pull fail 2", "other": "x"}
-	bs, err := Behaviours(pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b := bs["app"]; !b.Exits || b.ExitCode != 1 || b.PullFailures != 2 || len(bs) != 1 {
-		t.Fatalf("behaviours %v", bs)
-	}
-	for _, bad := range []map[string]string{
-		{BehaviourAnnotationPrefix + "ghost": "run 1s exit 0"},
-		{BehaviourAnnotationPrefix + "app": "run sideways"},
-	} {
-		pod.Annotations = bad
-		if _, err := Behaviours(pod); !errors.Is(err, ErrInvalidInput) {
-			t.Errorf("%v: error %v, want ErrInvalidInput", bad, err)
-		}
-	}
-	if _, err := Behaviours(nil); !errors.Is(err, ErrInvalidInput) {
-		t.Errorf("nil pod: %v", err)
 	}
 }
 

@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 214 functions and 321 methods of 110 types, in 791 calls (0 skipped as
-// known panics, listed at the end); receivers built by 75 constructors.
+// Covered: 217 functions and 325 methods of 112 types, in 802 calls (0 skipped as
+// known panics, listed at the end); receivers built by 78 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -36,6 +36,7 @@ import (
 	"github.com/nodestate/nodestate/nodecondition/simulation"
 	"github.com/nodestate/nodestate/podlifecycle"
 	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	"github.com/nodestate/nodestate/podphase"
 	"github.com/nodestate/nodestate/podphase/podphasetest"
 	"github.com/nodestate/nodestate/statussync"
@@ -4239,50 +4240,6 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("podlifecycle/podlifecycletest.Behaviour.String/zero", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/zero", func() string {
-			var r podlifecycletest.Behaviour
-			_ = r.String()
-			return ""
-		})
-	})
-	t.Run("podlifecycle/podlifecycletest.Behaviour.String/DefaultBehaviour", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/DefaultBehaviour", func() string {
-			r, err := build55(ctx)
-			if err != nil {
-				return fmt.Sprintf("DefaultBehaviour: %v", err)
-			}
-			_ = r.String()
-			return ""
-		})
-	})
-	t.Run("podlifecycle/podlifecycletest.Behaviour.String/ParseBehaviour", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.Behaviour.String/ParseBehaviour", func() string {
-			r, err := build56(ctx)
-			if err != nil {
-				return fmt.Sprintf("ParseBehaviour: %v", err)
-			}
-			_ = r.String()
-			return ""
-		})
-	})
-	t.Run("podlifecycle/podlifecycletest.Behaviours.String/zero", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.Behaviours.String/zero", func() string {
-			var r podlifecycletest.Behaviours
-			_ = r.String()
-			return ""
-		})
-	})
-	t.Run("podlifecycle/podlifecycletest.Behaviours.String/ParseBehaviours", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.Behaviours.String/ParseBehaviours", func() string {
-			r, err := build57(ctx)
-			if err != nil {
-				return fmt.Sprintf("ParseBehaviours: %v", err)
-			}
-			_ = r.String()
-			return ""
-		})
-	})
 	t.Run("podlifecycle/podlifecycletest.BehavioursFor", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.BehavioursFor", func() string {
 			_ = podlifecycletest.BehavioursFor(nil)
@@ -4367,12 +4324,6 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("podlifecycle/podlifecycletest.DefaultBehaviour", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.DefaultBehaviour", func() string {
-			_ = podlifecycletest.DefaultBehaviour(false)
-			return ""
-		})
-	})
 	t.Run("podlifecycle/podlifecycletest.DefaultGenOptions", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.DefaultGenOptions", func() string {
 			_ = podlifecycletest.DefaultGenOptions()
@@ -4411,12 +4362,6 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("podlifecycle/podlifecycletest.NewRuntime", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.NewRuntime", func() string {
-			_, _ = podlifecycletest.NewRuntime(nil, nil)
-			return ""
-		})
-	})
 	t.Run("podlifecycle/podlifecycletest.(*OptionError).Error/zero", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*OptionError).Error/zero", func() string {
 			var r podlifecycletest.OptionError
@@ -4427,32 +4372,6 @@ func TestNoPanic(t *testing.T) {
 	t.Run("podlifecycle/podlifecycletest.(*OptionError).Unwrap/zero", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*OptionError).Unwrap/zero", func() string {
 			var r podlifecycletest.OptionError
-			_ = r.Unwrap()
-			return ""
-		})
-	})
-	t.Run("podlifecycle/podlifecycletest.ParseBehaviour", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.ParseBehaviour", func() string {
-			_, _ = podlifecycletest.ParseBehaviour("")
-			return ""
-		})
-	})
-	t.Run("podlifecycle/podlifecycletest.ParseBehaviours", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.ParseBehaviours", func() string {
-			_, _ = podlifecycletest.ParseBehaviours("")
-			return ""
-		})
-	})
-	t.Run("podlifecycle/podlifecycletest.(*ParseError).Error/zero", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.(*ParseError).Error/zero", func() string {
-			var r podlifecycletest.ParseError
-			_ = r.Error()
-			return ""
-		})
-	})
-	t.Run("podlifecycle/podlifecycletest.(*ParseError).Unwrap/zero", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.(*ParseError).Unwrap/zero", func() string {
-			var r podlifecycletest.ParseError
 			_ = r.Unwrap()
 			return ""
 		})
@@ -4489,57 +4408,6 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
-	t.Run("podlifecycle/podlifecycletest.(*Runtime).Do/zero", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Do/zero", func() string {
-			var r podlifecycletest.Runtime
-			r.Do(time.Time{}, nil)
-			return ""
-		})
-	})
-	t.Run("podlifecycle/podlifecycletest.(*Runtime).Do/NewRuntime", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Do/NewRuntime", func() string {
-			r, err := build58(ctx)
-			if err != nil {
-				return fmt.Sprintf("NewRuntime: %v", err)
-			}
-			r.Do(time.Time{}, nil)
-			return ""
-		})
-	})
-	t.Run("podlifecycle/podlifecycletest.(*Runtime).Due/zero", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Due/zero", func() string {
-			var r podlifecycletest.Runtime
-			_ = r.Due(time.Time{})
-			return ""
-		})
-	})
-	t.Run("podlifecycle/podlifecycletest.(*Runtime).Due/NewRuntime", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Due/NewRuntime", func() string {
-			r, err := build58(ctx)
-			if err != nil {
-				return fmt.Sprintf("NewRuntime: %v", err)
-			}
-			_ = r.Due(time.Time{})
-			return ""
-		})
-	})
-	t.Run("podlifecycle/podlifecycletest.(*Runtime).Next/zero", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Next/zero", func() string {
-			var r podlifecycletest.Runtime
-			_ = r.Next()
-			return ""
-		})
-	})
-	t.Run("podlifecycle/podlifecycletest.(*Runtime).Next/NewRuntime", func(t *testing.T) {
-		guard(t, "podlifecycle/podlifecycletest.(*Runtime).Next/NewRuntime", func() string {
-			r, err := build58(ctx)
-			if err != nil {
-				return fmt.Sprintf("NewRuntime: %v", err)
-			}
-			_ = r.Next()
-			return ""
-		})
-	})
 	t.Run("podlifecycle/podlifecycletest.(*Trace).String/zero", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Trace).String/zero", func() string {
 			var r podlifecycletest.Trace
@@ -4549,7 +4417,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Trace).String/Run", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Trace).String/Run", func() string {
-			r, err := build60(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("Run: %v", err)
 			}
@@ -4568,6 +4436,225 @@ func TestNoPanic(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Violation).Unwrap/zero", func() string {
 			var r podlifecycletest.Violation
 			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.Behaviour.String/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.Behaviour.String/zero", func() string {
+			var r simruntime.Behaviour
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.Behaviour.String/DefaultBehaviour", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.Behaviour.String/DefaultBehaviour", func() string {
+			r, err := build58(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultBehaviour: %v", err)
+			}
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.Behaviour.String/ParseBehaviour", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.Behaviour.String/ParseBehaviour", func() string {
+			r, err := build59(ctx)
+			if err != nil {
+				return fmt.Sprintf("ParseBehaviour: %v", err)
+			}
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.Behaviours.String/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.Behaviours.String/zero", func() string {
+			var r simruntime.Behaviours
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.Behaviours.String/ParseBehaviours", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.Behaviours.String/ParseBehaviours", func() string {
+			r, err := build55(ctx)
+			if err != nil {
+				return fmt.Sprintf("ParseBehaviours: %v", err)
+			}
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.Behaviours.String/PodBehaviours", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.Behaviours.String/PodBehaviours", func() string {
+			r, err := build60(ctx)
+			if err != nil {
+				return fmt.Sprintf("PodBehaviours: %v", err)
+			}
+			_ = r.String()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.DefaultBehaviour", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.DefaultBehaviour", func() string {
+			_ = simruntime.DefaultBehaviour(false)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.DefaultOptions", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.DefaultOptions", func() string {
+			_ = simruntime.DefaultOptions()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*InputError).Error/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*InputError).Error/zero", func() string {
+			var r simruntime.InputError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*InputError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*InputError).Unwrap/zero", func() string {
+			var r simruntime.InputError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.New", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.New", func() string {
+			_, _ = simruntime.New(simruntime.Options{}, nil, nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.NewForPod", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.NewForPod", func() string {
+			_, _ = simruntime.NewForPod(simruntime.Options{}, nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*OptionError).Error/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*OptionError).Error/zero", func() string {
+			var r simruntime.OptionError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*OptionError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*OptionError).Unwrap/zero", func() string {
+			var r simruntime.OptionError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.ParseBehaviour", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.ParseBehaviour", func() string {
+			_, _ = simruntime.ParseBehaviour("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.ParseBehaviours", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.ParseBehaviours", func() string {
+			_, _ = simruntime.ParseBehaviours("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*ParseError).Error/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*ParseError).Error/zero", func() string {
+			var r simruntime.ParseError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*ParseError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*ParseError).Unwrap/zero", func() string {
+			var r simruntime.ParseError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.PodBehaviours", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.PodBehaviours", func() string {
+			_, _ = simruntime.PodBehaviours(nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*Runtime).Do/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*Runtime).Do/zero", func() string {
+			var r simruntime.Runtime
+			_ = r.Do(time.Time{}, nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*Runtime).Do/New", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*Runtime).Do/New", func() string {
+			r, err := build62(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.Do(time.Time{}, nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*Runtime).Do/NewForPod", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*Runtime).Do/NewForPod", func() string {
+			r, err := build63(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewForPod: %v", err)
+			}
+			_ = r.Do(time.Time{}, nil)
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*Runtime).Due/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*Runtime).Due/zero", func() string {
+			var r simruntime.Runtime
+			_ = r.Due(time.Time{})
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*Runtime).Due/New", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*Runtime).Due/New", func() string {
+			r, err := build62(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.Due(time.Time{})
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*Runtime).Due/NewForPod", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*Runtime).Due/NewForPod", func() string {
+			r, err := build63(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewForPod: %v", err)
+			}
+			_ = r.Due(time.Time{})
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*Runtime).Next/zero", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*Runtime).Next/zero", func() string {
+			var r simruntime.Runtime
+			_ = r.Next()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*Runtime).Next/New", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*Runtime).Next/New", func() string {
+			r, err := build62(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.Next()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.(*Runtime).Next/NewForPod", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.(*Runtime).Next/NewForPod", func() string {
+			r, err := build63(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewForPod: %v", err)
+			}
+			_ = r.Next()
 			return ""
 		})
 	})
@@ -4636,7 +4723,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Explanation.String/Explain", func(t *testing.T) {
 		guard(t, "podphase.Explanation.String/Explain", func() string {
-			r, err := build61(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("Explain: %v", err)
 			}
@@ -4691,7 +4778,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Columns/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Columns/DefaultOptions", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4701,7 +4788,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Columns/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Columns/DefaultOptionsFor", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4718,7 +4805,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Conditions/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/DefaultOptions", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4728,7 +4815,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Conditions/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/DefaultOptionsFor", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4745,7 +4832,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.DisplayStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.DisplayStatus/DefaultOptions", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4755,7 +4842,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.DisplayStatus/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.DisplayStatus/DefaultOptionsFor", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4772,7 +4859,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Explain/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/DefaultOptions", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4782,7 +4869,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Explain/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/DefaultOptionsFor", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4799,7 +4886,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.GenerateStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.GenerateStatus/DefaultOptions", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4809,7 +4896,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.GenerateStatus/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.GenerateStatus/DefaultOptionsFor", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4826,7 +4913,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.KubeletOwned/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.KubeletOwned/DefaultOptions", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4836,7 +4923,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.KubeletOwned/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.KubeletOwned/DefaultOptionsFor", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4853,7 +4940,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptions", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4863,7 +4950,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptionsFor", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4880,7 +4967,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Phase/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/DefaultOptions", func() string {
-			r, err := build62(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4890,7 +4977,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Phase/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/DefaultOptionsFor", func() string {
-			r, err := build63(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5021,7 +5108,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).BackfillResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).BackfillResizeConditions/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5038,7 +5125,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Changed/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Changed/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5055,7 +5142,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizeInProgress/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5072,7 +5159,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizePending/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5089,7 +5176,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).GetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).GetPodStatus/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5106,7 +5193,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeDeferred/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeDeferred/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5123,7 +5210,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeInfeasible/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeInfeasible/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5140,7 +5227,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Len/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Len/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5157,7 +5244,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).RemoveOrphans/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).RemoveOrphans/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5174,7 +5261,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ResizeConditions/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5191,7 +5278,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerReadiness/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerReadiness/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5208,7 +5295,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerStartup/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerStartup/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5225,7 +5312,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetPodStatus/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5242,7 +5329,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizeInProgress/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5259,7 +5346,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizePending/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5276,7 +5363,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).TerminatePod/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).TerminatePod/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5293,7 +5380,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Version/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Version/NewCache", func() string {
-			r, err := build65(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5334,7 +5421,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Observe/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Observe/NewEngine", func() string {
-			r, err := build68(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5351,7 +5438,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Run/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Run/NewEngine", func() string {
-			r, err := build68(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5368,7 +5455,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).SyncOnce/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).SyncOnce/NewEngine", func() string {
-			r, err := build68(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5435,7 +5522,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptions", func() string {
-			r, err := build64(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5445,7 +5532,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptionsFor", func() string {
-			r, err := build69(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5462,7 +5549,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptions", func() string {
-			r, err := build64(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5472,7 +5559,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptionsFor", func() string {
-			r, err := build69(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5489,7 +5576,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptions", func() string {
-			r, err := build64(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5499,7 +5586,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptionsFor", func() string {
-			r, err := build69(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5529,7 +5616,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Begin/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Begin/NewPlanner", func() string {
-			r, err := build71(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5546,7 +5633,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Done/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Done/NewPlanner", func() string {
-			r, err := build71(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5563,7 +5650,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).End/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).End/NewPlanner", func() string {
-			r, err := build71(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5580,7 +5667,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Next/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Next/NewPlanner", func() string {
-			r, err := build71(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5597,7 +5684,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).NextWake/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).NextWake/NewPlanner", func() string {
-			r, err := build71(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5614,7 +5701,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Observe/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Observe/NewPlanner", func() string {
-			r, err := build71(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5659,7 +5746,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func() string {
-			r, err := build66(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5669,7 +5756,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPIWithOptions", func() string {
-			r, err := build73(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5686,7 +5773,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPI", func() string {
-			r, err := build66(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5696,7 +5783,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPIWithOptions", func() string {
-			r, err := build73(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5713,7 +5800,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPI", func() string {
-			r, err := build66(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5723,7 +5810,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPIWithOptions", func() string {
-			r, err := build73(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5740,7 +5827,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPI", func() string {
-			r, err := build66(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5750,7 +5837,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPIWithOptions", func() string {
-			r, err := build73(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5767,7 +5854,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPI", func() string {
-			r, err := build66(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5777,7 +5864,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPIWithOptions", func() string {
-			r, err := build73(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5794,7 +5881,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPI", func() string {
-			r, err := build66(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5804,7 +5891,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPIWithOptions", func() string {
-			r, err := build73(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5821,7 +5908,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func() string {
-			r, err := build66(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5831,7 +5918,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPIWithOptions", func() string {
-			r, err := build73(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5848,7 +5935,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPI", func() string {
-			r, err := build66(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5858,7 +5945,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPIWithOptions", func() string {
-			r, err := build73(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5875,7 +5962,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPI", func() string {
-			r, err := build66(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5885,7 +5972,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPIWithOptions", func() string {
-			r, err := build73(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5902,7 +5989,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPI", func() string {
-			r, err := build66(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5912,7 +5999,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPIWithOptions", func() string {
-			r, err := build73(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5929,7 +6016,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPI", func() string {
-			r, err := build66(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5939,7 +6026,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPIWithOptions", func() string {
-			r, err := build73(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5956,7 +6043,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPI", func() string {
-			r, err := build66(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5966,7 +6053,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPIWithOptions", func() string {
-			r, err := build73(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5983,7 +6070,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPI", func() string {
-			r, err := build66(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5993,7 +6080,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPIWithOptions", func() string {
-			r, err := build73(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6029,7 +6116,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build74(ctx)
+			r, err := build77(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6046,7 +6133,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build74(ctx)
+			r, err := build77(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6063,7 +6150,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build74(ctx)
+			r, err := build77(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6080,7 +6167,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build74(ctx)
+			r, err := build77(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6097,7 +6184,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build74(ctx)
+			r, err := build77(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6457,57 +6544,74 @@ func build54(ctx context.Context) (r *podlifecycle.Machine, err error) {
 	return podlifecycle.New(a0, nil)
 }
 
-// build55 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.DefaultBehaviour.
-func build55(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
-	return podlifecycletest.DefaultBehaviour(false), nil
+// build55 builds a simruntime.Behaviours with podlifecycle/simruntime.ParseBehaviours.
+func build55(ctx context.Context) (r simruntime.Behaviours, err error) {
+	return simruntime.ParseBehaviours("")
 }
 
-// build56 builds a podlifecycletest.Behaviour with podlifecycle/podlifecycletest.ParseBehaviour.
-func build56(ctx context.Context) (r podlifecycletest.Behaviour, err error) {
-	return podlifecycletest.ParseBehaviour("")
-}
-
-// build57 builds a podlifecycletest.Behaviours with podlifecycle/podlifecycletest.ParseBehaviours.
-func build57(ctx context.Context) (r podlifecycletest.Behaviours, err error) {
-	return podlifecycletest.ParseBehaviours("")
-}
-
-// build58 builds a *podlifecycletest.Runtime with podlifecycle/podlifecycletest.NewRuntime.
-func build58(ctx context.Context) (r *podlifecycletest.Runtime, err error) {
-	a1, err := build57(ctx)
-	if err != nil {
-		return r, err
-	}
-	return podlifecycletest.NewRuntime(nil, a1)
-}
-
-// build59 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
-func build59(ctx context.Context) (r podlifecycletest.Options, err error) {
+// build56 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
+func build56(ctx context.Context) (r podlifecycletest.Options, err error) {
 	return podlifecycletest.DefaultOptions(), nil
 }
 
-// build60 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
-func build60(ctx context.Context) (r *podlifecycletest.Trace, err error) {
-	a1, err := build57(ctx)
+// build57 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
+func build57(ctx context.Context) (r *podlifecycletest.Trace, err error) {
+	a1, err := build55(ctx)
 	if err != nil {
 		return r, err
 	}
-	a2, _ := build59(ctx)
+	a2, _ := build56(ctx)
 	return podlifecycletest.Run(nil, a1, a2)
 }
 
-// build61 builds a podphase.Explanation with podphase.Explain.
-func build61(ctx context.Context) (r podphase.Explanation, err error) {
+// build58 builds a simruntime.Behaviour with podlifecycle/simruntime.DefaultBehaviour.
+func build58(ctx context.Context) (r simruntime.Behaviour, err error) {
+	return simruntime.DefaultBehaviour(false), nil
+}
+
+// build59 builds a simruntime.Behaviour with podlifecycle/simruntime.ParseBehaviour.
+func build59(ctx context.Context) (r simruntime.Behaviour, err error) {
+	return simruntime.ParseBehaviour("")
+}
+
+// build60 builds a simruntime.Behaviours with podlifecycle/simruntime.PodBehaviours.
+func build60(ctx context.Context) (r simruntime.Behaviours, err error) {
+	return simruntime.PodBehaviours(nil)
+}
+
+// build61 builds a simruntime.Options with podlifecycle/simruntime.DefaultOptions.
+func build61(ctx context.Context) (r simruntime.Options, err error) {
+	return simruntime.DefaultOptions(), nil
+}
+
+// build62 builds a *simruntime.Runtime with podlifecycle/simruntime.New.
+func build62(ctx context.Context) (r *simruntime.Runtime, err error) {
+	a0, _ := build61(ctx)
+	a2, err := build55(ctx)
+	if err != nil {
+		return r, err
+	}
+	return simruntime.New(a0, nil, a2)
+}
+
+// build63 builds a *simruntime.Runtime with podlifecycle/simruntime.NewForPod.
+func build63(ctx context.Context) (r *simruntime.Runtime, err error) {
+	a0, _ := build61(ctx)
+	return simruntime.NewForPod(a0, nil)
+}
+
+// build64 builds a podphase.Explanation with podphase.Explain.
+func build64(ctx context.Context) (r podphase.Explanation, err error) {
 	return podphase.Explain(podphase.Input{})
 }
 
-// build62 builds a podphase.Options with podphase.DefaultOptions.
-func build62(ctx context.Context) (r podphase.Options, err error) {
+// build65 builds a podphase.Options with podphase.DefaultOptions.
+func build65(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptions(), nil
 }
 
-// build63 builds a podphase.Options with podphase.DefaultOptionsFor.
-func build63(ctx context.Context) (r podphase.Options, err error) {
+// build66 builds a podphase.Options with podphase.DefaultOptionsFor.
+func build66(ctx context.Context) (r podphase.Options, err error) {
 	a0, err := build3(ctx)
 	if err != nil {
 		return r, err
@@ -6515,40 +6619,40 @@ func build63(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptionsFor(a0), nil
 }
 
-// build64 builds a statussync.Options with statussync.DefaultOptions.
-func build64(ctx context.Context) (r statussync.Options, err error) {
+// build67 builds a statussync.Options with statussync.DefaultOptions.
+func build67(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptions(), nil
 }
 
-// build65 builds a *statussync.Cache with statussync.NewCache.
-func build65(ctx context.Context) (r *statussync.Cache, err error) {
-	a0, _ := build64(ctx)
+// build68 builds a *statussync.Cache with statussync.NewCache.
+func build68(ctx context.Context) (r *statussync.Cache, err error) {
+	a0, _ := build67(ctx)
 	return statussync.NewCache(a0)
 }
 
-// build66 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
-func build66(ctx context.Context) (r *statussynctest.API, err error) {
+// build69 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
+func build69(ctx context.Context) (r *statussynctest.API, err error) {
 	return statussynctest.NewAPI(0), nil
 }
 
-// build67 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
-func build67(ctx context.Context) (r statussync.EngineOptions, err error) {
+// build70 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
+func build70(ctx context.Context) (r statussync.EngineOptions, err error) {
 	return statussync.DefaultEngineOptions(), nil
 }
 
-// build68 builds a *statussync.Engine with statussync.NewEngine.
-func build68(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, err := build65(ctx)
+// build71 builds a *statussync.Engine with statussync.NewEngine.
+func build71(ctx context.Context) (r *statussync.Engine, err error) {
+	a0, err := build68(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build66(ctx)
-	a2, _ := build67(ctx)
+	a1, _ := build69(ctx)
+	a2, _ := build70(ctx)
 	return statussync.NewEngine(a0, a1, a2)
 }
 
-// build69 builds a statussync.Options with statussync.DefaultOptionsFor.
-func build69(ctx context.Context) (r statussync.Options, err error) {
+// build72 builds a statussync.Options with statussync.DefaultOptionsFor.
+func build72(ctx context.Context) (r statussync.Options, err error) {
 	a0, err := build3(ctx)
 	if err != nil {
 		return r, err
@@ -6556,34 +6660,34 @@ func build69(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptionsFor(a0), nil
 }
 
-// build70 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
-func build70(ctx context.Context) (r statussync.PlannerOptions, err error) {
+// build73 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
+func build73(ctx context.Context) (r statussync.PlannerOptions, err error) {
 	return statussync.DefaultPlannerOptions(), nil
 }
 
-// build71 builds a *statussync.Planner with statussync.NewPlanner.
-func build71(ctx context.Context) (r *statussync.Planner, err error) {
-	a0, err := build65(ctx)
+// build74 builds a *statussync.Planner with statussync.NewPlanner.
+func build74(ctx context.Context) (r *statussync.Planner, err error) {
+	a0, err := build68(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build70(ctx)
+	a1, _ := build73(ctx)
 	return statussync.NewPlanner(a0, a1)
 }
 
-// build72 builds a statussynctest.APIOptions with statussync/statussynctest.DefaultAPIOptions.
-func build72(ctx context.Context) (r statussynctest.APIOptions, err error) {
+// build75 builds a statussynctest.APIOptions with statussync/statussynctest.DefaultAPIOptions.
+func build75(ctx context.Context) (r statussynctest.APIOptions, err error) {
 	return statussynctest.DefaultAPIOptions(), nil
 }
 
-// build73 builds a *statussynctest.API with statussync/statussynctest.NewAPIWithOptions.
-func build73(ctx context.Context) (r *statussynctest.API, err error) {
-	a0, _ := build72(ctx)
+// build76 builds a *statussynctest.API with statussync/statussynctest.NewAPIWithOptions.
+func build76(ctx context.Context) (r *statussynctest.API, err error) {
+	a0, _ := build75(ctx)
 	return statussynctest.NewAPIWithOptions(a0)
 }
 
-// build74 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build74(ctx context.Context) (r *statussynctest.History, err error) {
+// build77 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build77(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/podlifecycle"
 	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -25,7 +26,7 @@ func startupProbe() *v1.Probe {
 // refused run.
 func runTrace(t *testing.T, pod *v1.Pod, text string, del *podlifecycletest.Deletion) *podlifecycletest.Trace {
 	t.Helper()
-	bs, err := podlifecycletest.ParseBehaviours(text)
+	bs, err := simruntime.ParseBehaviours(text)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,34 +1,23 @@
-// Package podlifecycletest is a test kit for [podlifecycle]: a simulated
-// container runtime that carries a machine's actions out in virtual time, a
-// driver that runs a pod to its end, a text format for how containers
-// behave, rapid generators of pods and behaviours, and invariant checks over
-// the traces (spec/podlifecycle.md).
+// Package podlifecycletest is a test kit for [podlifecycle]: a driver that
+// runs a pod to its end on the simulated runtime of package simruntime,
+// rapid generators of pods and behaviours, and invariant checks over the
+// traces (spec/podlifecycle.md).
 //
-// # The runtime and the driver
+// # The driver
 //
-// A [Runtime] follows declarative per-container [Behaviour]s: how long an
-// instance runs and with which code it exits (or that it runs forever),
-// image pulls that fail a number of times or always, or are slow, probe
-// outcomes over windows of an instance's life, a container that ignores
-// SIGTERM for a while, and postStart and preStop hooks that take time or
-// fail. It reports each pull, create, start, exit, probe and hook result at
-// the virtual time it happens, and says when it next has something to
-// report ([Runtime.Next]). [Run] steps a [podlifecycle.Machine], hands its
-// actions to the runtime and advances to the earliest of the machine's
-// NextSync, the runtime's next report and a deletion, and returns the
-// [Trace] of every Step.
+// [Run] steps a [podlifecycle.Machine] for a pod whose containers follow
+// simruntime behaviours (how long an instance runs and with which code it
+// exits, pulls that fail or are slow, probe outcomes over windows, SIGTERM
+// ignored for a while, hooks that take time or fail), hands its actions to
+// the simulated runtime and advances virtual time to the earliest of the
+// machine's NextSync, the runtime's next report and a deletion, and returns
+// the [Trace] of every Step.
 //
-//	bs, _ := podlifecycletest.ParseBehaviours("app: run 5s exit 1\nproxy: startup fail 0s-10s")
+//	bs, _ := simruntime.ParseBehaviours("app: run 5s exit 1\nproxy: startup fail 0s-10s")
 //	tr, err := podlifecycletest.Run(pod, bs, podlifecycletest.DefaultOptions())
 //	if err == nil {
 //		err = podlifecycletest.CheckAll(tr)
 //	}
-//
-// # The behaviour text
-//
-// One line per container, "name: clause; clause", as [ParseBehaviours]
-// documents: "app: run 30s exit 1; pull fail 2; liveness fail 60s-90s;
-// ignore-sigterm 10s". [Behaviours.String] writes the same form back.
 //
 // # Generators
 //
@@ -67,16 +56,10 @@
 //
 // # Differences from a kubelet node
 //
-// The runtime is simpler than a CRI runtime on purpose: a sandbox is ready
-// at once and is never lost; create and start are one step; a container
-// that honours SIGTERM stops at once with exit code 143; a kill stops a
-// container that ignores SIGTERM after min(grace, IgnoreSigterm); hooks and
-// probes are not run inside the container, their outcomes come from the
-// Behaviour. Within one Result the pulls, starts and postStart hooks run
-// one after the other (the kubelet's serialized pulls and blocking hooks),
-// but the driver steps the machine again whenever something is due, even
-// while a slow pull of an earlier Result is still under way; the kubelet's
-// pod worker would not sync again before that sync returned.
+// The simulated runtime is simpler than a CRI runtime (simruntime's package
+// doc says how). The driver steps the machine again whenever something is
+// due, even while a slow pull of an earlier Result is still under way; the
+// kubelet's pod worker would not sync again before that sync returned.
 //
 // Nothing here is safe for concurrent use; each value has one owner.
 package podlifecycletest

@@ -2,10 +2,12 @@ package podlifecycletest
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/nodestate/nodestate/podlifecycle"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -92,7 +94,7 @@ type Step struct {
 // the pod or the behaviours are refused, when the machine refuses a Step
 // (a *RunError wrapping ErrStep and the machine's error), or when it makes
 // no progress (a *RunError wrapping ErrNoProgress).
-func Run(pod *v1.Pod, bs Behaviours, opts Options) (*Trace, error) {
+func Run(pod *v1.Pod, bs simruntime.Behaviours, opts Options) (*Trace, error) {
 	switch {
 	case opts.Until <= 0:
 		return nil, &OptionError{Field: "Until", Value: opts.Until, Reason: "must be positive"}
@@ -103,7 +105,12 @@ func Run(pod *v1.Pod, bs Behaviours, opts Options) (*Trace, error) {
 	case opts.Delete != nil && opts.Delete.After < 0:
 		return nil, &OptionError{Field: "Delete.After", Value: opts.Delete.After, Reason: "must not be negative"}
 	}
-	rt, err := NewRuntime(pod, bs)
+	if pod == nil {
+		return nil, &InputError{Reason: "nil pod"}
+	}
+	so := simruntime.DefaultOptions()
+	so.IP = "10.0.0.1"
+	rt, err := simruntime.New(so, pod, bs)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +142,7 @@ func Run(pod *v1.Pod, bs Behaviours, opts Options) (*Trace, error) {
 		if res.Finished {
 			break
 		}
-		rt.Do(now, res.Actions)
+		_ = rt.Do(now, res.Actions) // a Runtime made by New never fails
 		next := earliest(earliest(res.NextSync, rt.Next()), deleteAt)
 		if opts.StalePoll > 0 && stale(&tr.Steps[len(tr.Steps)-1]) {
 			next = earliest(earliest(now.Add(opts.StalePoll), rt.Next()), deleteAt)
@@ -264,4 +271,19 @@ func DescribeObservation(o podlifecycle.Observation) string {
 		}
 	}
 	return s
+}
+
+// outcomeWord is a probe outcome's word in the behaviour text.
+func outcomeWord(o podlifecycle.ProbeOutcome) string {
+	switch o {
+	case podlifecycle.ProbeSuccess:
+		return "success"
+	case podlifecycle.ProbeWarning:
+		return "warning"
+	case podlifecycle.ProbeFailure:
+		return "fail"
+	case podlifecycle.ProbeError:
+		return "error"
+	}
+	return "outcome(" + strconv.Itoa(int(o)) + ")"
 }

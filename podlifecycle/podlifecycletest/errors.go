@@ -9,8 +9,9 @@ import (
 
 // The package's sentinel errors. Every error it returns wraps one of them.
 var (
-	// ErrInvalidInput is returned for malformed behaviour text, a nil pod,
-	// or behaviours for a container the pod does not have.
+	// ErrInvalidInput is returned by Run for a nil pod. Behaviours for a
+	// container the pod does not have are refused by simruntime (its
+	// ErrInvalidInput).
 	ErrInvalidInput = errors.New("podlifecycletest: invalid input")
 	// ErrInvalidOptions is returned by Run for options out of range.
 	ErrInvalidOptions = errors.New("podlifecycletest: invalid options")
@@ -34,39 +35,7 @@ func strip(err error) string {
 	return strings.TrimPrefix(err.Error(), "podlifecycletest: ")
 }
 
-// ParseError reports behaviour text ParseBehaviours refused. It unwraps to
-// ErrInvalidInput.
-type ParseError struct {
-	// Line is the 1-based line of the text.
-	Line int
-	// Container is the container the line is about, when known.
-	Container string
-	// Clause is the offending clause as written, when there is one.
-	Clause string
-	// Reason says what is wrong.
-	Reason string
-}
-
-// Error names the line, the container, the clause and what is wrong.
-func (e *ParseError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "podlifecycletest: invalid input: line %d", e.Line)
-	if e.Container != "" {
-		fmt.Fprintf(&b, ": container %q", e.Container)
-	}
-	if e.Clause != "" {
-		fmt.Fprintf(&b, ": clause %q", e.Clause)
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Reason)
-	return b.String()
-}
-
-// Unwrap returns ErrInvalidInput.
-func (e *ParseError) Unwrap() error { return ErrInvalidInput }
-
-// InputError reports a pod or behaviours NewRuntime or Run refused. It
-// unwraps to ErrInvalidInput.
+// InputError reports a pod Run refused. It unwraps to ErrInvalidInput.
 type InputError struct {
 	// Container is the container concerned, if any.
 	Container string

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nodestate/nodestate/podlifecycle"
 	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -29,7 +30,7 @@ func ExampleRun() {
 			},
 			Containers: []v1.Container{{Name: "app", Image: "app:1"}},
 		}}
-	bs, err := podlifecycletest.ParseBehaviours(`
+	bs, err := simruntime.ParseBehaviours(`
 migrate: run 2s exit 0
 proxy: startup fail 0s-3s
 app: run 5s exit 1

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/podlifecycle"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
@@ -146,9 +147,9 @@ func genContainer(t *rapid.T, o GenOptions, name string, kind containerstate.Kin
 // windows of the first minutes; some containers ignore SIGTERM; hooks take
 // up to some seconds and sometimes fail. Durations are whole seconds or,
 // sometimes, have milliseconds.
-func BehavioursFor(pod *v1.Pod) *rapid.Generator[Behaviours] {
-	return rapid.Custom(func(t *rapid.T) Behaviours {
-		bs := Behaviours{}
+func BehavioursFor(pod *v1.Pod) *rapid.Generator[simruntime.Behaviours] {
+	return rapid.Custom(func(t *rapid.T) simruntime.Behaviours {
+		bs := simruntime.Behaviours{}
 		gen := func(c *v1.Container, regInit bool) {
 			n := c.Name
 			dur := func(label string, maxSec int) time.Duration {
@@ -158,7 +159,7 @@ func BehavioursFor(pod *v1.Pod) *rapid.Generator[Behaviours] {
 				}
 				return d
 			}
-			var b Behaviour
+			var b simruntime.Behaviour
 			if regInit {
 				b.Exits = rapid.IntRange(0, 9).Draw(t, n+"-exits") != 0
 				if rapid.IntRange(0, 3).Draw(t, n+"-fails") == 0 {
@@ -197,7 +198,7 @@ func BehavioursFor(pod *v1.Pod) *rapid.Generator[Behaviours] {
 				}
 				for j := range rapid.IntRange(0, 2).Draw(t, fmt.Sprint(n, "-", p.probe, "-windows")) {
 					l := fmt.Sprint(n, "-", p.probe, j)
-					w := ProbeWindow{Probe: p.probe,
+					w := simruntime.ProbeWindow{Probe: p.probe,
 						Outcome: rapid.SampledFrom([]podlifecycle.ProbeOutcome{podlifecycle.ProbeFailure, podlifecycle.ProbeFailure,
 							podlifecycle.ProbeWarning, podlifecycle.ProbeError}).Draw(t, l+"-outcome"),
 						From: dur(l+"-from", 90)}
@@ -211,10 +212,10 @@ func BehavioursFor(pod *v1.Pod) *rapid.Generator[Behaviours] {
 				b.IgnoreSigterm = dur("ignoreSigterm", 40)
 			}
 			if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
-				b.PostStart = HookBehaviour{Duration: dur("postStart", 5), Fail: rapid.IntRange(0, 4).Draw(t, n+"-postStartFails") == 0}
+				b.PostStart = simruntime.HookBehaviour{Duration: dur("postStart", 5), Fail: rapid.IntRange(0, 4).Draw(t, n+"-postStartFails") == 0}
 			}
 			if c.Lifecycle != nil && c.Lifecycle.PreStop != nil {
-				b.PreStop = HookBehaviour{Duration: dur("preStop", 40), Fail: rapid.IntRange(0, 4).Draw(t, n+"-preStopFails") == 0}
+				b.PreStop = simruntime.HookBehaviour{Duration: dur("preStop", 40), Fail: rapid.IntRange(0, 4).Draw(t, n+"-preStopFails") == 0}
 			}
 			bs[n] = b
 		}
@@ -252,7 +253,7 @@ func Deletions(within time.Duration) *rapid.Generator[*Deletion] {
 type TestCase struct {
 	// Pod is the pod, Behaviours its containers' behaviours.
 	Pod        *v1.Pod
-	Behaviours Behaviours
+	Behaviours simruntime.Behaviours
 	// Delete is the deletion, or nil.
 	Delete *Deletion
 }

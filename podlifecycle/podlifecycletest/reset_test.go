@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -29,7 +30,7 @@ func TestResetDuringSlowStart(t *testing.T) {
 					ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{1}}}}},
 				{Name: "app0", Image: "app0:1"},
 			}}}
-	bs, err := podlifecycletest.ParseBehaviours("init0: run 10s exit 0\napp1: run 1s exit 1\napp0: pull slow 5s")
+	bs, err := simruntime.ParseBehaviours("init0: run 10s exit 0\napp1: run 1s exit 1\napp0: pull slow 5s")
 	if err != nil {
 		t.Fatal(err)
 	}

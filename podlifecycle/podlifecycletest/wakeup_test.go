@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -23,7 +24,7 @@ func TestStaleWakeupWhileTerminating(t *testing.T) {
 		Spec: v1.PodSpec{TerminationGracePeriodSeconds: &grace, Containers: []v1.Container{{Name: "app", Image: "app:1",
 			LivenessProbe: &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"true"}}}, PeriodSeconds: 1},
 			Lifecycle:     &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"sleep"}}}}}}}}
-	bs, err := podlifecycletest.ParseBehaviours("app: prestop 10s")
+	bs, err := simruntime.ParseBehaviours("app: prestop 10s")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@
 //     sync: the init containers one at a time, the sidecar before the next container, the
 //     regular containers, restarts with crash-loop back-off, pulls with image-pull back-off,
 //     readiness probes, and stopping a Job's sidecar once its main container completed. Each
-//     Step's actions go to a simulated runtime (podlifecycletest.Runtime, following the
+//     Step's actions go to a simulated runtime (simruntime.Runtime, following the
 //     workload's behaviours), its events to the events recorder with the field path the
 //     machine gives, its status versions to statussync's cache; a finished pod is
 //     TerminatePod'ed. The agent syncs a pod when the runtime has something to report or at
@@ -49,7 +49,7 @@
 //
 // # Where it simplifies
 //
-// The runtime is podlifecycletest's simulated one, with the registry's error, the image
+// The runtime is simruntime's, with the registry's error, the image
 // sizes, the probe output and pod IPs rewritten to what a node would report: an instance runs
 // for a set time and exits with a set code, or runs until stopped; a readiness probe fails for
 // a set number of periods and then passes for good; each pod's pulls run one after the other,

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/podlifecycle"
-	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -23,7 +23,7 @@ const probeFailure = "HTTP probe failed with statuscode: 503"
 type pod struct {
 	api       *v1.Pod // as the server stored it at creation
 	m         *podlifecycle.Machine
-	rt        *podlifecycletest.Runtime
+	rt        *simruntime.Runtime
 	behaviors map[string]behavior
 	ip        string
 	res       podlifecycle.Result // reused by every sync
@@ -47,7 +47,7 @@ func (p *pod) wake() time.Time {
 }
 
 func (a *Agent) newPod(pl plan, api *v1.Pod, index int) (*pod, error) {
-	rt, err := podlifecycletest.NewRuntime(api, pl.runtimeBehaviours())
+	rt, err := simruntime.New(simruntime.DefaultOptions(), api, pl.runtimeBehaviours())
 	if err != nil {
 		return nil, fmt.Errorf("agent: pod %s/%s: %w", api.Namespace, api.Name, err)
 	}
@@ -121,7 +121,7 @@ func (a *Agent) advance(ctx context.Context, p *pod, now time.Time) error {
 			return fmt.Errorf("agent: pod %s/%s: %w", p.api.Namespace, p.api.Name, err)
 		}
 		p.synced, p.nextSync = true, p.res.NextSync
-		p.rt.Do(now, p.res.Actions)
+		_ = p.rt.Do(now, p.res.Actions) // a Runtime made by simruntime.New never fails
 		for _, e := range p.res.Events {
 			ref := &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.api.Namespace, Name: p.api.Name,
 				UID: p.api.UID, FieldPath: e.FieldPath}

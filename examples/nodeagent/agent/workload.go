@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/podlifecycle"
-	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -40,16 +40,16 @@ type plan struct {
 // ticks at initialDelaySeconds (plus the kubelet's random first delay of less than a period)
 // and then every period, so a failure window of failingProbes periods after the delay fails
 // exactly the first failingProbes probes.
-func (pl plan) runtimeBehaviours() podlifecycletest.Behaviours {
-	bs := podlifecycletest.Behaviours{}
+func (pl plan) runtimeBehaviours() simruntime.Behaviours {
+	bs := simruntime.Behaviours{}
 	for _, list := range [][]v1.Container{pl.pod.Spec.InitContainers, pl.pod.Spec.Containers} {
 		for i := range list {
 			c := &list[i]
 			b := pl.behaviors[c.Name]
-			rb := podlifecycletest.Behaviour{Exits: b.runFor > 0, Run: b.runFor, ExitCode: b.exitCode,
+			rb := simruntime.Behaviour{Exits: b.runFor > 0, Run: b.runFor, ExitCode: b.exitCode,
 				PullAlwaysFails: b.pullError != "", PullTime: b.pullTime}
 			if pr := c.ReadinessProbe; pr != nil && b.failingProbes > 0 {
-				rb.Probes = []podlifecycletest.ProbeWindow{{Probe: podlifecycle.Readiness, Outcome: podlifecycle.ProbeFailure,
+				rb.Probes = []simruntime.ProbeWindow{{Probe: podlifecycle.Readiness, Outcome: podlifecycle.ProbeFailure,
 					To: time.Duration(pr.InitialDelaySeconds+int32(b.failingProbes)*pr.PeriodSeconds) * time.Second}}
 			}
 			bs[c.Name] = rb

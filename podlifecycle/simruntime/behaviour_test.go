@@ -1,4 +1,4 @@
-package podlifecycletest_test
+package simruntime_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodestate/nodestate/podlifecycle"
 	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	"pgregory.net/rapid"
 )
 
@@ -19,18 +20,18 @@ app: run 30s exit 1; pull fail 2; liveness fail 60s-90s; ignore-sigterm 10s
 proxy: run forever; startup warning 0s-5s; readiness error 1m-; pull slow 1.5s; poststart 2s fail; prestop 10s
 init: pull fail always; run 0s exit -1
 `
-	got, err := podlifecycletest.ParseBehaviours(text)
+	got, err := simruntime.ParseBehaviours(text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := podlifecycletest.Behaviours{
+	want := simruntime.Behaviours{
 		"app": {Exits: true, Run: 30 * time.Second, ExitCode: 1, PullFailures: 2, IgnoreSigterm: 10 * time.Second,
-			Probes: []podlifecycletest.ProbeWindow{{Probe: podlifecycle.Liveness, Outcome: podlifecycle.ProbeFailure, From: time.Minute, To: 90 * time.Second}}},
+			Probes: []simruntime.ProbeWindow{{Probe: podlifecycle.Liveness, Outcome: podlifecycle.ProbeFailure, From: time.Minute, To: 90 * time.Second}}},
 		"proxy": {PullTime: 1500 * time.Millisecond,
-			Probes: []podlifecycletest.ProbeWindow{{Probe: podlifecycle.Startup, Outcome: podlifecycle.ProbeWarning, To: 5 * time.Second},
+			Probes: []simruntime.ProbeWindow{{Probe: podlifecycle.Startup, Outcome: podlifecycle.ProbeWarning, To: 5 * time.Second},
 				{Probe: podlifecycle.Readiness, Outcome: podlifecycle.ProbeError, From: time.Minute}},
-			PostStart: podlifecycletest.HookBehaviour{Duration: 2 * time.Second, Fail: true},
-			PreStop:   podlifecycletest.HookBehaviour{Duration: 10 * time.Second}},
+			PostStart: simruntime.HookBehaviour{Duration: 2 * time.Second, Fail: true},
+			PreStop:   simruntime.HookBehaviour{Duration: 10 * time.Second}},
 		"init": {Exits: true, ExitCode: -1, PullAlwaysFails: true},
 	}
 	if d := cmp.Diff(want, got); d != "" {
@@ -73,27 +74,27 @@ func TestParseBehavioursRefuses(t *testing.T) {
 		{"app: run forever\napp: run forever", `container given twice`, 2},
 	}
 	for _, tt := range tests {
-		_, err := podlifecycletest.ParseBehaviours(tt.text)
-		var pe *podlifecycletest.ParseError
-		if !errors.As(err, &pe) || !errors.Is(err, podlifecycletest.ErrInvalidInput) {
+		_, err := simruntime.ParseBehaviours(tt.text)
+		var pe *simruntime.ParseError
+		if !errors.As(err, &pe) || !errors.Is(err, simruntime.ErrInvalidInput) {
 			t.Errorf("%q: want a *ParseError wrapping ErrInvalidInput, got %v", tt.text, err)
 			continue
 		}
-		if pe.Line != tt.line || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "podlifecycletest: invalid input: ") {
+		if pe.Line != tt.line || !strings.Contains(err.Error(), tt.want) || !strings.HasPrefix(err.Error(), "simruntime: invalid input: ") {
 			t.Errorf("%q: got %v (line %d), want line %d and %q", tt.text, err, pe.Line, tt.line, tt.want)
 		}
 	}
 }
 
 func TestParseBehaviour(t *testing.T) {
-	b, err := podlifecycletest.ParseBehaviour("run 5s exit 1; prestop 3s")
+	b, err := simruntime.ParseBehaviour("run 5s exit 1; prestop 3s")
 	if err != nil || !b.Exits || b.Run != 5*time.Second || b.PreStop.Duration != 3*time.Second {
 		t.Fatalf("got %+v, %v", b, err)
 	}
-	if _, err := podlifecycletest.ParseBehaviour("run"); !errors.Is(err, podlifecycletest.ErrInvalidInput) {
+	if _, err := simruntime.ParseBehaviour("run"); !errors.Is(err, simruntime.ErrInvalidInput) {
 		t.Fatalf("want ErrInvalidInput, got %v", err)
 	}
-	if got := (podlifecycletest.Behaviour{}).String(); got != "run forever" {
+	if got := (simruntime.Behaviour{}).String(); got != "run forever" {
 		t.Fatalf("zero Behaviour is %q", got)
 	}
 }
@@ -101,12 +102,12 @@ func TestParseBehaviour(t *testing.T) {
 // roundTrip checks that text parses, prints and parses to the same
 // behaviours and the same text.
 func roundTrip(t interface{ Fatalf(string, ...any) }, text string) {
-	b1, err := podlifecycletest.ParseBehaviours(text)
+	b1, err := simruntime.ParseBehaviours(text)
 	if err != nil {
 		return
 	}
 	s1 := b1.String()
-	b2, err := podlifecycletest.ParseBehaviours(s1)
+	b2, err := simruntime.ParseBehaviours(s1)
 	if err != nil {
 		t.Fatalf("printed behaviours do not parse: %v\n%s", err, s1)
 	}
@@ -123,7 +124,7 @@ func TestBehavioursRoundTrip(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		pod := podlifecycletest.Pod().Draw(t, "pod")
 		bs := podlifecycletest.BehavioursFor(pod).Draw(t, "behaviours")
-		got, err := podlifecycletest.ParseBehaviours(bs.String())
+		got, err := simruntime.ParseBehaviours(bs.String())
 		if err != nil {
 			t.Fatalf("%v\n%s", err, bs)
 		}

@@ -1,20 +1,20 @@
-package podlifecycletest_test
+package simruntime_test
 
 import (
 	"errors"
-	"strings"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodestate/nodestate/containerstate"
 	pl "github.com/nodestate/nodestate/podlifecycle"
-	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-var t0 = podlifecycletest.Epoch
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func onePod() *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1"},
@@ -23,23 +23,23 @@ func onePod() *v1.Pod {
 
 // drain returns every observation the runtime will report, rendered with
 // its offset from t0.
-func drain(rt *podlifecycletest.Runtime) []string {
+func drain(rt *simruntime.Runtime) []string {
 	var out []string
 	for next := rt.Next(); !next.IsZero(); next = rt.Next() {
 		for _, o := range rt.Due(next) {
-			out = append(out, "+"+o.At.Sub(t0).String()+" "+podlifecycletest.DescribeObservation(o))
+			out = append(out, "+"+o.At.Sub(t0).String()+" "+describe(o))
 		}
 	}
 	return out
 }
 
-func newRuntime(t *testing.T, text string) *podlifecycletest.Runtime {
+func newRuntime(t *testing.T, text string) *simruntime.Runtime {
 	t.Helper()
-	bs, err := podlifecycletest.ParseBehaviours(text)
+	bs, err := simruntime.ParseBehaviours(text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := podlifecycletest.NewRuntime(onePod(), bs)
+	rt, err := simruntime.New(simruntime.DefaultOptions(), onePod(), bs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,43 +54,43 @@ var (
 func TestRuntimeBehaviours(t *testing.T) {
 	tests := []struct {
 		name, behaviour string
-		do              func(rt *podlifecycletest.Runtime)
+		do              func(rt *simruntime.Runtime)
 		want            []string
 	}{{
 		name: "slow pull then a run that exits", behaviour: "app: pull slow 3s; run 5s exit 1",
-		do:   func(rt *podlifecycletest.Runtime) { rt.Do(t0, []pl.Action{pull, start}) },
+		do:   func(rt *simruntime.Runtime) { rt.Do(t0, []pl.Action{pull, start}) },
 		want: []string{"+3s ImagePulled app", "+3s ContainerCreated app", "+3s ContainerStarted app", "+8s ContainerExited app exit=1"},
 	}, {
 		name: "a failed pull skips its start", behaviour: "app: pull fail 1",
-		do: func(rt *podlifecycletest.Runtime) {
+		do: func(rt *simruntime.Runtime) {
 			rt.Do(t0, []pl.Action{pull, start})
 			rt.Do(t0.Add(10*time.Second), []pl.Action{pull, start})
 		},
 		want: []string{"+0s ImagePullFailed app", "+10s ImagePulled app", "+10s ContainerCreated app", "+10s ContainerStarted app"},
 	}, {
 		name: "SIGTERM honoured at once", behaviour: "app: run forever",
-		do: func(rt *podlifecycletest.Runtime) {
+		do: func(rt *simruntime.Runtime) {
 			rt.Do(t0, []pl.Action{start})
 			rt.Do(t0.Add(time.Second), []pl.Action{{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 30 * time.Second}})
 		},
 		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+1s ContainerExited app exit=143"},
 	}, {
 		name: "SIGTERM ignored past the grace: SIGKILL", behaviour: "app: ignore-sigterm 1m",
-		do: func(rt *podlifecycletest.Runtime) {
+		do: func(rt *simruntime.Runtime) {
 			rt.Do(t0, []pl.Action{start})
 			rt.Do(t0, []pl.Action{{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 30 * time.Second}})
 		},
 		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+30s ContainerExited app exit=137"},
 	}, {
 		name: "a natural exit before the kill ends it", behaviour: "app: run 5s exit 0; ignore-sigterm 1m",
-		do: func(rt *podlifecycletest.Runtime) {
+		do: func(rt *simruntime.Runtime) {
 			rt.Do(t0, []pl.Action{start})
 			rt.Do(t0, []pl.Action{{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 30 * time.Second}})
 		},
 		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+5s ContainerExited app exit=0"},
 	}, {
 		name: "postStart blocks the sync; preStop outlived by its container fails", behaviour: "app: poststart 2s fail; prestop 20s; ignore-sigterm 5s",
-		do: func(rt *podlifecycletest.Runtime) {
+		do: func(rt *simruntime.Runtime) {
 			rt.Do(t0, []pl.Action{start, {Kind: pl.RunHook, Container: "app", Hook: pl.PostStart}})
 			rt.Do(t0.Add(3*time.Second), []pl.Action{{Kind: pl.RunHook, Container: "app", ContainerID: "sim://app-1", Hook: pl.PreStop},
 				{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 10 * time.Second}})
@@ -99,7 +99,7 @@ func TestRuntimeBehaviours(t *testing.T) {
 			"+8s HookResult app PreStop failed", "+8s ContainerExited app exit=143"},
 	}, {
 		name: "probe windows by instance age", behaviour: "app: liveness fail 10s-20s; readiness warning 5s-",
-		do: func(rt *podlifecycletest.Runtime) {
+		do: func(rt *simruntime.Runtime) {
 			rt.Do(t0, []pl.Action{start})
 			probe := func(p pl.Probe) pl.Action {
 				return pl.Action{Kind: pl.RunProbe, Container: "app", ContainerID: "sim://app-1", Probe: p}
@@ -112,7 +112,7 @@ func TestRuntimeBehaviours(t *testing.T) {
 			"+9s ProbeResult app Readiness warning", "+10s ProbeResult app Liveness fail", "+20s ProbeResult app Liveness success"},
 	}, {
 		name: "sandbox stop fails a start still behind a pull", behaviour: "app: pull slow 10s",
-		do: func(rt *podlifecycletest.Runtime) {
+		do: func(rt *simruntime.Runtime) {
 			rt.Do(t0, []pl.Action{{Kind: pl.CreateSandbox}, pull, start})
 			rt.Do(t0.Add(time.Second), []pl.Action{{Kind: pl.KillSandbox}})
 		},
@@ -130,59 +130,44 @@ func TestRuntimeBehaviours(t *testing.T) {
 }
 
 func TestRuntimeRefuses(t *testing.T) {
-	if _, err := podlifecycletest.NewRuntime(nil, nil); !errors.Is(err, podlifecycletest.ErrInvalidInput) {
+	if _, err := simruntime.New(simruntime.DefaultOptions(), nil, nil); !errors.Is(err, simruntime.ErrInvalidInput) {
 		t.Fatalf("nil pod: %v", err)
 	}
-	_, err := podlifecycletest.NewRuntime(onePod(), podlifecycletest.Behaviours{"ghost": {}})
-	var ie *podlifecycletest.InputError
+	_, err := simruntime.New(simruntime.DefaultOptions(), onePod(), simruntime.Behaviours{"ghost": {}})
+	var ie *simruntime.InputError
 	if !errors.As(err, &ie) || ie.Container != "ghost" {
 		t.Fatalf("unknown container: %v", err)
 	}
-	var zero *podlifecycletest.Runtime
-	zero.Do(t0, []pl.Action{start})
+	var zero simruntime.Runtime
+	if err := zero.Do(t0, []pl.Action{start}); !errors.Is(err, simruntime.ErrNotInitialized) {
+		t.Fatalf("zero runtime's Do: %v", err)
+	}
 	if !zero.Next().IsZero() || zero.Due(t0) != nil {
-		t.Fatal("a nil runtime reports something")
+		t.Fatal("a zero runtime reports something")
 	}
 }
 
-func TestRunRefuses(t *testing.T) {
-	for _, tt := range []struct {
-		field string
-		opts  func(*podlifecycletest.Options)
-	}{
-		{"Until", func(o *podlifecycletest.Options) { o.Until = 0 }},
-		{"MaxSteps", func(o *podlifecycletest.Options) { o.MaxSteps = 0 }},
-		{"MaxStepsPerInstant", func(o *podlifecycletest.Options) { o.MaxStepsPerInstant = 0 }},
-		{"Delete.After", func(o *podlifecycletest.Options) { o.Delete = &podlifecycletest.Deletion{After: -1} }},
-	} {
-		opts := podlifecycletest.DefaultOptions()
-		tt.opts(&opts)
-		_, err := podlifecycletest.Run(onePod(), nil, opts)
-		var oe *podlifecycletest.OptionError
-		if !errors.As(err, &oe) || oe.Field != tt.field || !errors.Is(err, podlifecycletest.ErrInvalidOptions) {
-			t.Errorf("%s: got %v", tt.field, err)
+
+// describe renders an observation on one line: "ContainerExited app exit=1".
+func describe(o pl.Observation) string {
+	s := o.Kind.String()
+	switch o.Kind {
+	case pl.SandboxReady, pl.SandboxNotReady, pl.SandboxCreateFailed:
+		s += " attempt=" + strconv.Itoa(int(o.Attempt))
+	default:
+		s += " " + o.Container
+	}
+	switch o.Kind {
+	case pl.ContainerExited:
+		s += " exit=" + strconv.Itoa(int(o.ExitCode))
+	case pl.ProbeResult:
+		s += " " + o.Probe.String() + " " + map[pl.ProbeOutcome]string{pl.ProbeSuccess: "success", pl.ProbeWarning: "warning",
+			pl.ProbeFailure: "fail", pl.ProbeError: "error"}[o.Outcome]
+	case pl.HookResult:
+		s += " " + o.Hook.String()
+		if o.Failed {
+			s += " failed"
 		}
 	}
-	if _, err := podlifecycletest.Run(nil, nil, podlifecycletest.DefaultOptions()); !errors.Is(err, podlifecycletest.ErrInvalidInput) {
-		t.Errorf("nil pod: %v", err)
-	}
-	noUID := onePod()
-	noUID.UID = ""
-	if _, err := podlifecycletest.Run(noUID, nil, podlifecycletest.DefaultOptions()); !errors.Is(err, pl.ErrInvalidInput) {
-		t.Errorf("pod without a UID: %v", err)
-	}
-}
-
-// TestRunEndsWhenFinished: a deleted pod's run ends with the finished Step.
-func TestRunEndsWhenFinished(t *testing.T) {
-	opts := podlifecycletest.DefaultOptions()
-	opts.Delete = &podlifecycletest.Deletion{After: 5 * time.Second}
-	tr, err := podlifecycletest.Run(onePod(), nil, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := tr.Steps[len(tr.Steps)-1]
-	if !last.Result.Finished || last.At.Sub(tr.Start) != 5*time.Second || !strings.Contains(tr.String(), "finished") {
-		t.Fatalf("want a finished last step at +5s:\n%s", tr)
-	}
+	return s
 }

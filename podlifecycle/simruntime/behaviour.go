@@ -1,4 +1,4 @@
-package podlifecycletest
+package simruntime
 
 import (
 	"sort"

@@ -1,4 +1,4 @@
-package podlifecycletest
+package simruntime
 
 import (
 	"sort"
@@ -20,9 +20,11 @@ import (
 // other, as the kubelet's sync does them; kills, preStop hooks, probes and
 // sandbox calls happen at the time Do is called.
 //
-// Use NewRuntime; the zero value has no pod and does nothing. A Runtime is
-// not safe for concurrent use.
+// Use New; the zero value has no pod and does nothing. A Runtime is not
+// safe for concurrent use.
 type Runtime struct {
+	opts    Options
+	idBase  string // "sim://" or "sim://<token>-"
 	ctrs    map[string]*simCtr
 	queue   []timedObs
 	seq     int
@@ -57,14 +59,21 @@ type timedObs struct {
 	obs podlifecycle.Observation
 }
 
-// NewRuntime returns a runtime for pod with the given behaviours; a
-// container without one gets DefaultBehaviour. A nil pod, or behaviours
-// for a container the pod lacks, return an *InputError.
-func NewRuntime(pod *v1.Pod, bs Behaviours) (*Runtime, error) {
+// New returns a runtime for pod with the given behaviours; a container
+// without one gets DefaultBehaviour. Options out of range return an
+// *OptionError; a nil pod, or behaviours for a container the pod lacks, an
+// *InputError.
+func New(opts Options, pod *v1.Pod, bs Behaviours) (*Runtime, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	if pod == nil {
 		return nil, &InputError{Reason: "nil pod"}
 	}
-	r := &Runtime{ctrs: map[string]*simCtr{}, host: pod.Spec.HostNetwork}
+	r := &Runtime{opts: opts, idBase: Scheme, ctrs: map[string]*simCtr{}, host: pod.Spec.HostNetwork}
+	if opts.Token != "" {
+		r.idBase = Scheme + opts.Token + "-"
+	}
 	add := func(c *v1.Container, kind containerstate.Kind) {
 		reg := kind == containerstate.Init && !containerstate.IsSidecar(c)
 		b, ok := bs[c.Name]
@@ -142,10 +151,14 @@ func (r *Runtime) cancel(seq int) {
 	}
 }
 
-// Do carries out actions, issued by a Step at now.
-func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) {
+// Do carries out actions, issued by a Step at now. It never fails on a
+// Runtime made by New: an action the simulation cannot carry out (for a
+// container the pod lacks, an instance that is gone) is skipped, as a
+// runtime skips a call about a container it no longer has. A zero Runtime
+// returns ErrNotInitialized and does nothing.
+func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) error {
 	if r == nil || r.ctrs == nil {
-		return
+		return ErrNotInitialized
 	}
 	cur := now          // the sync's own clock: pulls and postStart hooks block it
 	skip := ""          // a container whose pull failed: its start is skipped
@@ -158,7 +171,7 @@ func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) {
 			r.attempt, r.ready = a.Attempt, true
 			ip := ""
 			if !r.host {
-				ip = "10.0.0." + strconv.Itoa(int(a.Attempt%250)+1)
+				ip = r.opts.IP
 			}
 			r.push(podlifecycle.Observation{Kind: podlifecycle.SandboxReady, At: now, Attempt: a.Attempt, IP: ip})
 		case podlifecycle.KillSandbox:
@@ -198,13 +211,13 @@ func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) {
 				continue
 			}
 			r.push(podlifecycle.Observation{Kind: podlifecycle.ImagePulled, At: cur, Container: c.name, Image: a.Image,
-				Duration: c.b.PullTime, Size: 1 << 20})
+				Duration: c.b.PullTime, Size: r.opts.ImageSize})
 		case podlifecycle.StartContainer:
 			if c == nil || stopStarts || skip == c.name {
 				continue
 			}
 			r.ids++
-			in := &simInst{id: "sim://" + c.name + "-" + strconv.Itoa(r.ids), started: cur}
+			in := &simInst{id: r.idBase + c.name + "-" + strconv.Itoa(r.ids), started: cur}
 			c.insts[in.id] = in
 			lastID[c.name] = in.id
 			in.seqs = append(in.seqs,
@@ -303,6 +316,7 @@ func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) {
 			r.push(o)
 		}
 	}
+	return nil
 }
 
 // stop ends instance in at now with code unless it already ended by then.
