@@ -147,7 +147,6 @@ func TestRuntimeRefuses(t *testing.T) {
 	}
 }
 
-
 // describe renders an observation on one line: "ContainerExited app exit=1".
 func describe(o pl.Observation) string {
 	s := o.Kind.String()
