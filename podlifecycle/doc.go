@@ -119,7 +119,14 @@
 //     SandboxCreateFailed) is the end of the sync that failed, not a runtime
 //     event: it records its events and schedules the requeue, and syncs
 //     nothing at once; a runtime event or a pod update in the meantime syncs
-//     at once, as in the kubelet.
+//     at once, as in the kubelet. A pull that succeeded is no runtime event
+//     either: the start after it decides how the sync ended.
+//  8. Pod updates: a Step whose pod differs from the previous one in what
+//     [Changed] compares (spec, labels, annotations, deletionTimestamp,
+//     deletionGracePeriodSeconds) syncs at once; a pod whose status or
+//     resourceVersion alone changed does not (rule 4.5). The machine reads
+//     a pod it is handed as immutable, as informers hand them out: change a
+//     copy, not the pod of an earlier Step.
 //  6. PodReadyToStartContainers: the Step that asks for the sandbox outputs
 //     the status with the condition False; the Step that sees the sandbox
 //     ready outputs the one with it True, before any pull, and then the

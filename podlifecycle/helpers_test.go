@@ -160,6 +160,9 @@ type sim struct {
 	// holdKill: container -> its KillContainer is not answered; it keeps
 	// running until the test makes it exit.
 	holdKill map[string]bool
+	// createFail: container -> the error of its next creation, after a
+	// pull that succeeded (one start only); no instance is made.
+	createFail map[string]string
 }
 
 func newSim(t *testing.T, pod *v1.Pod, opts Options) *sim {
@@ -169,7 +172,8 @@ func newSim(t *testing.T, pod *v1.Pod, opts Options) *sim {
 		t.Fatal(err)
 	}
 	return &sim{t: t, m: m, pod: pod, now: t0, exits: map[string]int32{}, pullOK: map[string]bool{},
-		probe: map[string]ProbeOutcome{}, hook: map[string]bool{}, startFail: map[string]string{}, holdKill: map[string]bool{}, seen: map[string]string{}}
+		probe: map[string]ProbeOutcome{}, hook: map[string]bool{}, startFail: map[string]string{}, holdKill: map[string]bool{}, seen: map[string]string{},
+		createFail: map[string]string{}}
 }
 
 // step runs one Step at the sim's time and carries the actions out,
@@ -211,6 +215,11 @@ func (s *sim) do(a Action, skip *string) {
 		s.emit(Observation{Kind: ImagePulled, Container: a.Container, Image: a.Image, Duration: time.Second, Size: 100})
 	case StartContainer:
 		if *skip == a.Container {
+			return
+		}
+		if msg, ok := s.createFail[a.Container]; ok {
+			delete(s.createFail, a.Container)
+			s.emit(Observation{Kind: ContainerCreateFailed, Container: a.Container, Message: msg})
 			return
 		}
 		s.ids++

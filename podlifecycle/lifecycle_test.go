@@ -225,9 +225,10 @@ func TestPL41_PullBackOff(t *testing.T) {
 	s.step() // sandbox
 	var got []string
 	for i := 0; i < 6; i++ {
-		// A pod update syncs at once (rule 4.5), so each call is a sync.
+		// A pod update (here a label) syncs at once (rule 4.5), so each
+		// call is a sync.
 		s.pod = s.pod.DeepCopy()
-		s.pod.ResourceVersion = string(rune('a' + i))
+		s.pod.Labels = map[string]string{"update": string(rune('a' + i))}
 		r := s.step()
 		for _, e := range r.Events {
 			switch {

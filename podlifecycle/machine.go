@@ -1,6 +1,8 @@
 package podlifecycle
 
 import (
+	"maps"
+	"reflect"
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
@@ -148,10 +150,10 @@ func (m *Machine) Stats() Stats {
 	return m.stats
 }
 
-// podSig is what of the API pod the machine reacts to; a change of it is a
-// spec update that syncs at once.
+// podSig is what of the API pod the machine reads besides the spec; a
+// change of it is an update that syncs at once. The resourceVersion is not
+// in it: a status write coming back from a watch is no spec update.
 type podSig struct {
-	rv         string
 	generation int64
 	deleting   bool
 	delGrace   int64
@@ -160,7 +162,7 @@ type podSig struct {
 }
 
 func signature(pod *v1.Pod) podSig {
-	s := podSig{rv: pod.ResourceVersion, generation: pod.Generation, deleting: pod.DeletionTimestamp != nil,
+	s := podSig{generation: pod.Generation, deleting: pod.DeletionTimestamp != nil,
 		delGrace: -1, deadline: -1, nEph: len(pod.Spec.EphemeralContainers)}
 	if pod.DeletionGracePeriodSeconds != nil {
 		s.delGrace = *pod.DeletionGracePeriodSeconds
@@ -169,6 +171,30 @@ func signature(pod *v1.Pod) podSig {
 		s.deadline = *pod.Spec.ActiveDeadlineSeconds
 	}
 	return s
+}
+
+// Changed reports whether pod is an update of old that makes the kubelet
+// sync the pod at once: its spec, labels, annotations, deletionTimestamp
+// or deletionGracePeriodSeconds differ (the kubelet's pod config compares
+// exactly these, spec/podlifecycle.md rule 4.5). An update of the status
+// alone (a status write coming back from a watch, a new resourceVersion) is
+// no change: the kubelet takes the newer object and does not sync. A nil
+// old or pod is a change unless both are nil.
+func Changed(old, pod *v1.Pod) bool {
+	switch {
+	case old == nil || pod == nil:
+		return old != pod
+	case old == pod:
+		return false
+	}
+	return !maps.Equal(old.Labels, pod.Labels) || !maps.Equal(old.Annotations, pod.Annotations) ||
+		!old.DeletionTimestamp.Equal(pod.DeletionTimestamp) ||
+		!equalInt64Ptr(old.DeletionGracePeriodSeconds, pod.DeletionGracePeriodSeconds) ||
+		!reflect.DeepEqual(old.Spec, pod.Spec)
+}
+
+func equalInt64Ptr(a, b *int64) bool {
+	return a == b || a != nil && b != nil && *a == *b
 }
 
 // New returns a machine for pod, or an error: an *OptionError for options
@@ -300,7 +326,7 @@ func (m *Machine) StepTo(now time.Time, pod *v1.Pod, obs []Observation, res *Res
 	// Accepted: from here on the machine changes.
 	m.last = now
 	if sig := signature(pod); !m.started || sig != m.podSig || m.pod != pod {
-		if sig != m.podSig {
+		if sig != m.podSig || m.started && Changed(m.pod, pod) {
 			m.dirty = true
 		}
 		m.podSig = sig

@@ -69,6 +69,11 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		}
 		res.Events = append(res.Events, normal(ReasonPulled, PulledMessage(img, o.Duration, o.Duration, o.Size), fp))
 		m.pulls.GC(at)
+		// A pull is a step of the sync that asked for it, not a runtime
+		// event: the start after it decides whether the sync ended well
+		// (a relist at once, rule 4.1) or with an error (the requeue,
+		// rule 4.5).
+		return
 	case ImagePullFailed:
 		img := o.Image
 		if img == "" {

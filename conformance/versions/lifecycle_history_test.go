@@ -486,11 +486,14 @@ func lifecycleHistory(t *rapid.T, opts podlifecycle.Options, start func(*v1.Pod)
 
 		// The same changes on both sides. Each step is one sync: the
 		// harness calls SyncPod at every step, and the machine syncs on a
-		// pod update from the API (a new resourceVersion), as the pod
-		// worker does on UpdatePod; without it the machine would wait for
-		// its own requeue time.
+		// pod update from the API (here an annotation, a change the
+		// kubelet's pod config passes on; a status-only update would not
+		// sync), as the pod worker does on UpdatePod; without it the
+		// machine would wait for its own requeue time.
 		now = now.Add(s.Advance)
+		mp.pod = mp.pod.DeepCopy()
 		mp.pod.ResourceVersion = strconv.Itoa(i + 1)
+		mp.pod.Annotations = map[string]string{"conformance.nodestate.io/step": strconv.Itoa(i + 1)}
 		for _, c := range sortedKeys(s.Exits) {
 			in := mp.newest[c]
 			if in == nil || !in.running {

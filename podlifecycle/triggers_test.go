@@ -1,0 +1,176 @@
+package podlifecycle
+
+import (
+	"testing"
+	"time"
+
+	"github.com/nodestate/nodestate/containerstate"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestRule4_5_StatusOnlyUpdateIsNoSync: an update of the API pod that
+// changes only its status and resourceVersion (the node's own status write
+// coming back from a watch) syncs nothing, while a change of its labels,
+// annotations or spec syncs at once (rule 4.5: the kubelet's pod config
+// hands only semantic differences to the pod worker).
+func TestRule4_5_StatusOnlyUpdateIsNoSync(t *testing.T) {
+	s := newSim(t, onePod("app:1"), DefaultOptions())
+	s.settle()
+	s.now = s.now.Add(time.Second)
+	before := s.m.nextWake()
+
+	echo := s.pod.DeepCopy()
+	echo.ResourceVersion = "42"
+	echo.Status.Phase = v1.PodRunning
+	echo.Status.Conditions = []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionTrue}}
+	s.pod = echo
+	if r := s.step(); len(r.Statuses) != 0 || len(r.Actions) != 0 || !r.NextSync.Equal(before) {
+		t.Fatalf("a status-only update synced: %d statuses, actions %v, next sync %v (was %v)", len(r.Statuses), r.Actions, r.NextSync, before)
+	}
+	for name, change := range map[string]func(p *v1.Pod){
+		"label":      func(p *v1.Pod) { p.Labels = map[string]string{"tier": "web"} },
+		"annotation": func(p *v1.Pod) { p.Annotations = map[string]string{"note": "x"} },
+		"spec": func(p *v1.Pod) {
+			p.Spec.Tolerations = append(p.Spec.Tolerations, v1.Toleration{Key: "k", Operator: v1.TolerationOpExists})
+		},
+	} {
+		s.now = s.now.Add(time.Second)
+		p := s.pod.DeepCopy()
+		change(p)
+		s.pod = p
+		// A sync sets the next one at the resync interval from now.
+		if r := s.step(); !r.NextSync.Equal(s.now.Add(DefaultOptions().SyncFrequency)) {
+			t.Errorf("%s change: no sync (next sync +%v)", name, r.NextSync.Sub(s.now))
+		}
+	}
+}
+
+// TestChanged: the fields the kubelet's pod config compares, and nothing
+// else (rule 4.5).
+func TestChanged(t *testing.T) {
+	base := onePod("app:1")
+	grace := int64(30)
+	tests := []struct {
+		name   string
+		change func(p *v1.Pod)
+		want   bool
+	}{
+		{"identical copy", func(p *v1.Pod) {}, false},
+		{"resourceVersion", func(p *v1.Pod) { p.ResourceVersion = "9" }, false},
+		{"status", func(p *v1.Pod) { p.Status.Phase = v1.PodFailed; p.Status.Message = "x" }, false},
+		{"generation alone", func(p *v1.Pod) { p.Generation = 3 }, false},
+		{"labels", func(p *v1.Pod) { p.Labels = map[string]string{"a": "b"} }, true},
+		{"annotations", func(p *v1.Pod) { p.Annotations = map[string]string{"a": "b"} }, true},
+		{"deletionTimestamp", func(p *v1.Pod) { now := metav1.NewTime(t0); p.DeletionTimestamp = &now }, true},
+		{"deletionGracePeriodSeconds", func(p *v1.Pod) { p.DeletionGracePeriodSeconds = &grace }, true},
+		{"image", func(p *v1.Pod) { p.Spec.Containers[0].Image = "app:2" }, true},
+		{"activeDeadlineSeconds", func(p *v1.Pod) { p.Spec.ActiveDeadlineSeconds = &grace }, true},
+	}
+	for _, tt := range tests {
+		p := base.DeepCopy()
+		tt.change(p)
+		if got := Changed(base, p); got != tt.want {
+			t.Errorf("%s: Changed = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if Changed(nil, nil) || !Changed(nil, base) || !Changed(base, nil) || Changed(base, base) {
+		t.Error("nil and identical pods")
+	}
+}
+
+// TestRule4_5_PulledThenCreateFailedWaitsForRequeue: a sync whose pull
+// succeeds and whose container creation then fails ended with an error, so
+// the pod is synced again at the error requeue (10 s), not at once: only a
+// sync without error asks for an immediate relist (rules 4.1 and 4.5).
+func TestRule4_5_PulledThenCreateFailedWaitsForRequeue(t *testing.T) {
+	s := newSim(t, onePod("app:1"), DefaultOptions())
+	s.createFail["foo1"] = "failed to reserve container name"
+	s.step() // the sandbox
+	r := s.step()
+	if countKind(r, PullImage) != 1 || countKind(r, StartContainer) != 1 {
+		t.Fatalf("want the pull and the start, got %v", r.Actions)
+	}
+	sync := s.now
+	r = s.step() // ImagePulled, then ContainerCreateFailed
+	if n := countKind(r, StartContainer); n != 0 {
+		t.Fatalf("the failed creation was retried at once: %v", r.Actions)
+	}
+	if want := sync.Add(DefaultOptions().ErrorRequeue); !r.NextSync.Equal(want) {
+		t.Fatalf("next sync at +%v, want the error requeue at +%v", r.NextSync.Sub(sync), want.Sub(sync))
+	}
+	s.now = r.NextSync
+	if r := s.step(); countKind(r, StartContainer) != 1 {
+		t.Fatalf("no start at the requeue: %v", r.Actions)
+	}
+}
+
+// TestRule4_5_CrashLoopShowsErrorUntilTheRequeue: from the second crash on,
+// the sync the exit triggers shows the container terminated with Error and
+// records the back-off; the status turns CrashLoopBackOff only at the sync
+// the back-off's requeue makes (its expiry), however many status-only
+// updates arrive in between (spec/podlifecycle.md rules 4.3 and 4.5; what
+// the real kubelet shows).
+func TestRule4_5_CrashLoopShowsErrorUntilTheRequeue(t *testing.T) {
+	s := newSim(t, onePod("app:1"), DefaultOptions())
+	s.exitPastBackOff("foo1", 1) // the first crash restarts at once; this is the second run
+	s.exit("foo1", 1)
+	crash := s.now
+	r := s.step()
+	if got := waitingOrTerminated(r.Statuses); got != "Terminated/Error" {
+		t.Fatalf("the exit's sync shows %s, want Terminated/Error", got)
+	}
+	if countKind(r, StartContainer) != 0 {
+		t.Fatalf("restarted inside the back-off: %v", r.Actions)
+	}
+	backoff := containerstate.CrashLoopInitial // the second crash: the first back-off
+	if want := crash.Add(backoff); !r.NextSync.Equal(want) {
+		t.Fatalf("next sync at +%v, want the back-off's expiry +%v", r.NextSync.Sub(crash), backoff)
+	}
+	for i := 1; i < 5; i++ {
+		s.now = crash.Add(time.Duration(i) * time.Second)
+		echo := s.pod.DeepCopy()
+		echo.ResourceVersion = "echo-" + string(rune('0'+i))
+		s.pod = echo
+		if r := s.step(); len(r.Statuses) != 0 {
+			t.Fatalf("+%ds: a status-only update synced: %s", i, waitingOrTerminated(r.Statuses))
+		}
+	}
+	s.now = crash.Add(backoff)
+	r = s.step()
+	if got := waitingOrTerminated(r.Statuses); got != "Waiting/CrashLoopBackOff" {
+		t.Fatalf("the requeue's sync shows %s, want Waiting/CrashLoopBackOff", got)
+	}
+	if countKind(r, StartContainer) != 1 {
+		t.Fatalf("no restart at the expiry: %v", r.Actions)
+	}
+}
+
+// waitingOrTerminated renders the state of the first container of the last
+// status: "Waiting/<reason>", "Terminated/<reason>", "Running" or "none".
+func waitingOrTerminated(sts []v1.PodStatus) string {
+	if len(sts) == 0 || len(sts[len(sts)-1].ContainerStatuses) == 0 {
+		return "none"
+	}
+	st := sts[len(sts)-1].ContainerStatuses[0].State
+	switch {
+	case st.Waiting != nil:
+		return "Waiting/" + st.Waiting.Reason
+	case st.Terminated != nil:
+		return "Terminated/" + st.Terminated.Reason
+	case st.Running != nil:
+		return "Running"
+	}
+	return "none"
+}
+
+// countKind counts the actions of kind k in r.
+func countKind(r *Result, k ActionKind) int {
+	n := 0
+	for _, a := range r.Actions {
+		if a.Kind == k {
+			n++
+		}
+	}
+	return n
+}
