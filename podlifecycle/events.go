@@ -83,6 +83,20 @@ func FieldPath(k containerstate.Kind, name string) string {
 	return ""
 }
 
+// Reference returns the object reference the kubelet records e about:
+// the pod (kind Pod, apiVersion v1, its namespace, name, UID and
+// resourceVersion) with e's field path, "spec.containers{app}" for a
+// container's events and empty for the pod's own, as the kubelet's
+// container references and pod events carry them. Hand it to an events
+// recorder as the involved object. A nil pod gives nil.
+func (e Event) Reference(pod *v1.Pod) *v1.ObjectReference {
+	if pod == nil {
+		return nil
+	}
+	return &v1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name,
+		UID: pod.UID, ResourceVersion: pod.ResourceVersion, FieldPath: e.FieldPath}
+}
+
 // PodRef is how messages name a pod: <name>_<namespace>(<uid>).
 func PodRef(name, namespace string, uid types.UID) string {
 	return name + "_" + namespace + "(" + string(uid) + ")"

@@ -386,6 +386,26 @@ func readyCondition(spec *v1.PodSpec, conds []v1.PodCondition, containersReady v
 	return c
 }
 
+// ReadyConditionStale reports whether pod's Ready condition, as the API
+// server holds it, disagrees in status or message with the one its
+// readiness gates and container statuses give. The kubelet syncs such a
+// pod at once when an update of its status alone arrives (a readiness gate
+// another controller set; the status manager's readiness reconcile,
+// spec/podlifecycle.md rule 4.5); any other status-only update syncs
+// nothing. A pod without readiness gates, or whose status has no Ready
+// condition, is never stale; nor is a nil pod.
+func ReadyConditionStale(pod *v1.Pod) bool {
+	if pod == nil || len(pod.Spec.ReadinessGates) == 0 {
+		return false
+	}
+	cur := podcond.Find(pod.Status.Conditions, v1.PodReady)
+	if cur == nil {
+		return false
+	}
+	want := readyCondition(&pod.Spec, pod.Status.Conditions, containersReadyCondition(&pod.Spec, &pod.Status))
+	return cur.Status != want.Status || cur.Message != want.Message
+}
+
 // firstRuleRestartsAll reports whether the first restart rule of c that
 // matches exitCode has the action RestartAllContainers.
 func firstRuleRestartsAll(c *v1.Container, exitCode int32) bool {

@@ -298,3 +298,44 @@ func TestConditionsErrors(t *testing.T) {
 		t.Error("nil status: no error")
 	}
 }
+
+// TestReadyConditionStale: the readiness reconcile of a status-only update
+// (spec/podlifecycle.md rule 4.5): a pod with readiness gates whose API
+// Ready condition disagrees in status or message with what the gates and
+// container statuses give is synced at once; nothing else is.
+func TestReadyConditionStale(t *testing.T) {
+	gated := func(readyStatus v1.ConditionStatus, msg string, gate *v1.ConditionStatus) *v1.Pod {
+		p := &v1.Pod{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "app"}},
+			ReadinessGates: []v1.PodReadinessGate{{ConditionType: "example.com/lb"}}},
+			Status: v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{ready("app")},
+				Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: readyStatus, Message: msg}}}}
+		if gate != nil {
+			p.Status.Conditions = append(p.Status.Conditions, v1.PodCondition{Type: "example.com/lb", Status: *gate})
+		}
+		return p
+	}
+	tr, fa := v1.ConditionTrue, v1.ConditionFalse
+	missing := `corresponding condition of pod readiness gate "example.com/lb" does not exist.`
+	tests := []struct {
+		name   string
+		pod    *v1.Pod
+		want   bool
+		reason string
+	}{
+		{"gate set True, Ready still False", gated(fa, missing, &tr), true, "another controller set the gate: Ready must turn True"},
+		{"gate True, Ready True", gated(tr, "", &tr), false, "the API agrees with the gates"},
+		{"gate missing, Ready False with its message", gated(fa, missing, nil), false, "the API agrees with the gates"},
+		{"gate missing, Ready False with another message", gated(fa, "old message", nil), true, "a message differs: reconcile"},
+		{"gate False, Ready True", gated(tr, "", &fa), true, "the gate went False: Ready must follow"},
+		{"no Ready condition", func() *v1.Pod { p := gated(fa, "", &tr); p.Status.Conditions = p.Status.Conditions[1:]; return p }(), false,
+			"the kubelet reconciles only a Ready condition that exists"},
+		{"no readiness gates", &v1.Pod{Status: v1.PodStatus{Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: fa}}}}, false,
+			"without gates a status-only update never syncs"},
+		{"nil pod", nil, false, "documented answer"},
+	}
+	for _, tt := range tests {
+		if got := ReadyConditionStale(tt.pod); got != tt.want {
+			t.Errorf("%s: ReadyConditionStale = %v, want %v (%s)", tt.name, got, tt.want, tt.reason)
+		}
+	}
+}

@@ -344,6 +344,23 @@ func (c *Cache) RemoveOrphans(keep map[types.UID]bool) int {
 	return n
 }
 
+// Forget forgets pod uid, the pod the API server no longer has (the
+// kubelet's status manager drops such a pod's status with its orphans), and
+// reports whether the cache held it. An Engine then syncs nothing more for
+// it. The UID of a mirror pod forgets its static pod's status.
+func (c *Cache) Forget(uid types.UID) bool {
+	if c.pods == nil {
+		return false
+	}
+	uid = c.staticUID(uid)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.pods[uid]
+	delete(c.pods, uid)
+	delete(c.resize, uid)
+	return ok
+}
+
 // remove forgets pod uid if its entry is still e (nil: whatever it is).
 func (c *Cache) remove(uid types.UID, e *entry) {
 	c.mu.Lock()

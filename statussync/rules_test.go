@@ -165,6 +165,33 @@ func TestSetContainerStartupRule(t *testing.T) {
 	}
 }
 
+// Section 7, RemoveOrphanedStatuses for one pod (Forget): the pod the API
+// server no longer has is forgotten with its resize conditions, the others
+// stay, and forgetting a pod the cache does not hold reports false.
+func TestForgetRule(t *testing.T) {
+	h := newHarness(t, DefaultOptions())
+	for _, uid := range []types.UID{"u1", "u2"} {
+		h.set(testPod(uid, "p-"+string(uid)), runningStatus("app"))
+		h.cache.SetResizePending(uid, ResizeReasonInfeasible, "", 1, h.now())
+	}
+	if !h.cache.Forget("u1") {
+		t.Fatal("Forget of a cached pod reports false")
+	}
+	if _, ok := h.cache.GetPodStatus("u1"); ok || h.cache.IsResizeInfeasible("u1") || h.cache.Len() != 1 {
+		t.Fatal("u1 or its resize condition is still cached")
+	}
+	if _, ok := h.cache.GetPodStatus("u2"); !ok || !h.cache.IsResizeInfeasible("u2") {
+		t.Fatal("u2 was forgotten too")
+	}
+	if h.cache.Forget("u1") || h.cache.Forget("never") {
+		t.Fatal("Forget of a pod the cache does not hold reports true")
+	}
+	var zero Cache
+	if zero.Forget("u1") {
+		t.Fatal("the zero Cache forgot something")
+	}
+}
+
 // Section 7, RemoveOrphanedStatuses: every pod not kept is forgotten with
 // its resize conditions, and the count says how many.
 func TestRemoveOrphansRule(t *testing.T) {
