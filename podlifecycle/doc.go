@@ -41,15 +41,22 @@
 //
 //	m, err := podlifecycle.New(podlifecycle.DefaultOptions(), pod)
 //	var res podlifecycle.Result
-//	for {
-//		if err := m.StepTo(now, pod, observations, &res); err != nil {
+//	for now := start; ; {
+//		if err := m.StepTo(now, pod, rt.Due(now), &res); err != nil {
 //			return err // *InputError: the machine is unchanged
 //		}
-//		statuses <- res.Statuses; events <- res.Events
-//		observations = runtime.Do(res.Actions) // pulls, starts, kills, probes, hooks
-//		if res.Finished { break }
-//		now = wait(res.NextSync, runtime)
+//		_ = rt.Do(now, res.Actions) // pulls, starts, kills, probes, hooks
+//		write(res.Statuses, res.Events)
+//		if res.Finished {
+//			break
+//		}
+//		now = earliest(res.NextSync, rt.Next())
 //	}
+//
+// (ExampleMachine_loop runs this loop on simruntime's runtime.) Package
+// podrunner is this loop written once, for a node's pods: it adds the
+// kubelet's sync triggers (no sync on a status-only update), pod IPs, the
+// node's image inventory, the status cache and the event recorder.
 //
 // Actions of one Result are carried out in order. A sync that kills
 // containers issues the kills first and goes on, in the Step that gets the
@@ -124,7 +131,9 @@
 //  8. Pod updates: a Step whose pod differs from the previous one in what
 //     [Changed] compares (spec, labels, annotations, deletionTimestamp,
 //     deletionGracePeriodSeconds) syncs at once; a pod whose status or
-//     resourceVersion alone changed does not (rule 4.5). The machine reads
+//     resourceVersion alone changed does not, unless its readiness gates
+//     make its Ready condition stale (podphase.ReadyConditionStale, the
+//     kubelet's readiness reconcile; rule 4.5). The machine reads
 //     a pod it is handed as immutable, as informers hand them out: change a
 //     copy, not the pod of an earlier Step.
 //  6. PodReadyToStartContainers: the Step that asks for the sandbox outputs

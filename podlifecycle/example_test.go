@@ -6,6 +6,7 @@ import (
 
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/podlifecycle"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -94,4 +95,54 @@ func ExampleCrashLoopBackOffMessage() {
 	// BackOff Back-off restarting failed container app in pod web_default(1234)
 	// Killing Container app failed liveness probe, will be restarted
 	// BackOff Back-off pulling image "registry.example/app:2"
+}
+
+// The loop of the package doc on simruntime's simulated runtime: a
+// container that exits 1 after 2 s under restartPolicy OnFailure is
+// restarted at once after its first exit, then after 10 s of back-off; the
+// pod is deleted at +30 s, inside the 20 s back-off, and the loop ends when
+// the machine is finished.
+func ExampleMachine_loop() {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "job", Namespace: "default", UID: "u1"},
+		Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyOnFailure, Containers: []v1.Container{{Name: "app", Image: "app:1"}}}}
+	bs, _ := simruntime.ParseBehaviours("app: run 2s exit 1")
+	so := simruntime.DefaultOptions()
+	so.IP = "10.244.0.5"
+	rt, _ := simruntime.New(so, pod, bs)
+	m, _ := podlifecycle.New(podlifecycle.DefaultOptions(), pod)
+	var res podlifecycle.Result
+	starts, deleteAt := 0, start.Add(30*time.Second)
+	for now := start; ; {
+		if !deleteAt.IsZero() && !now.Before(deleteAt) {
+			pod = pod.DeepCopy() // a new object, as an informer hands it out
+			t, grace := metav1.NewTime(now), int64(5)
+			pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &t, &grace
+			deleteAt = time.Time{}
+		}
+		if err := m.StepTo(now, pod, rt.Due(now), &res); err != nil {
+			fmt.Println(err)
+			return
+		}
+		_ = rt.Do(now, res.Actions)
+		for _, a := range res.Actions {
+			if a.Kind == podlifecycle.StartContainer {
+				starts++
+			}
+		}
+		if res.Finished {
+			fmt.Printf("finished at +%v after %d starts, phase %s\n", now.Sub(start), starts, res.Statuses[len(res.Statuses)-1].Phase)
+			break
+		}
+		now = earliest(earliest(res.NextSync, rt.Next()), deleteAt)
+	}
+	// Output:
+	// finished at +30s after 3 starts, phase Failed
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/podphase"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -326,7 +327,7 @@ func (m *Machine) StepTo(now time.Time, pod *v1.Pod, obs []Observation, res *Res
 	// Accepted: from here on the machine changes.
 	m.last = now
 	if sig := signature(pod); !m.started || sig != m.podSig || m.pod != pod {
-		if sig != m.podSig || m.started && Changed(m.pod, pod) {
+		if sig != m.podSig || m.started && (Changed(m.pod, pod) || m.pod != pod && podphase.ReadyConditionStale(pod)) {
 			m.dirty = true
 		}
 		m.podSig = sig

@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 217 functions and 325 methods of 112 types, in 802 calls (0 skipped as
-// known panics, listed at the end); receivers built by 78 constructors.
+// Covered: 221 functions and 345 methods of 116 types, in 841 calls (0 skipped as
+// known panics, listed at the end); receivers built by 80 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -39,6 +39,7 @@ import (
 	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	"github.com/nodestate/nodestate/podphase"
 	"github.com/nodestate/nodestate/podphase/podphasetest"
+	"github.com/nodestate/nodestate/podrunner"
 	"github.com/nodestate/nodestate/statussync"
 	"github.com/nodestate/nodestate/statussync/statussynctest"
 	v1 "k8s.io/api/core/v1"
@@ -3927,6 +3928,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podlifecycle.Changed", func(t *testing.T) {
+		guard(t, "podlifecycle.Changed", func() string {
+			_ = podlifecycle.Changed(nil, nil)
+			return ""
+		})
+	})
 	t.Run("podlifecycle.CrashLoopBackOffMessage", func(t *testing.T) {
 		guard(t, "podlifecycle.CrashLoopBackOffMessage", func() string {
 			_ = podlifecycle.CrashLoopBackOffMessage("", "", "", "")
@@ -3960,6 +3967,13 @@ func TestNoPanic(t *testing.T) {
 	t.Run("podlifecycle.ErrorMessage", func(t *testing.T) {
 		guard(t, "podlifecycle.ErrorMessage", func() string {
 			_ = podlifecycle.ErrorMessage("")
+			return ""
+		})
+	})
+	t.Run("podlifecycle.Event.Reference/zero", func(t *testing.T) {
+		guard(t, "podlifecycle.Event.Reference/zero", func() string {
+			var r podlifecycle.Event
+			_ = r.Reference(nil)
 			return ""
 		})
 	})
@@ -4991,6 +5005,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podphase.ReadyConditionStale", func(t *testing.T) {
+		guard(t, "podphase.ReadyConditionStale", func() string {
+			_ = podphase.ReadyConditionStale(nil)
+			return ""
+		})
+	})
 	t.Run("podphase.Rule.String/zero", func(t *testing.T) {
 		guard(t, "podphase.Rule.String/zero", func() string {
 			var r podphase.Rule
@@ -5099,6 +5119,284 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podrunner.DefaultOptions", func(t *testing.T) {
+		guard(t, "podrunner.DefaultOptions", func() string {
+			_ = podrunner.DefaultOptions()
+			return ""
+		})
+	})
+	t.Run("podrunner.New", func(t *testing.T) {
+		guard(t, "podrunner.New", func() string {
+			_, _ = podrunner.New(podrunner.Options{}, nil, nil)
+			return ""
+		})
+	})
+	t.Run("podrunner.(*OptionError).Error/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*OptionError).Error/zero", func() string {
+			var r podrunner.OptionError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("podrunner.(*OptionError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*OptionError).Unwrap/zero", func() string {
+			var r podrunner.OptionError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("podrunner.(*PodError).Error/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*PodError).Error/zero", func() string {
+			var r podrunner.PodError
+			_ = r.Error()
+			return ""
+		})
+	})
+	t.Run("podrunner.(*PodError).Unwrap/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*PodError).Unwrap/zero", func() string {
+			var r podrunner.PodError
+			_ = r.Unwrap()
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Add/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Add/zero", func() string {
+			var r podrunner.Runner
+			_ = r.Add(nil, nil)
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Add/New", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Add/New", func() string {
+			r, err := build70(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.Add(nil, nil)
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Advance/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Advance/zero", func() string {
+			var r podrunner.Runner
+			_ = r.Advance(time.Time{})
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Advance/New", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Advance/New", func() string {
+			r, err := build70(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.Advance(time.Time{})
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Images/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Images/zero", func() string {
+			var r podrunner.Runner
+			_ = r.Images()
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Images/New", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Images/New", func() string {
+			r, err := build70(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.Images()
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Notify/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Notify/zero", func() string {
+			var r podrunner.Runner
+			_ = r.Notify("")
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Notify/New", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Notify/New", func() string {
+			r, err := build70(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.Notify("")
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Pod/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Pod/zero", func() string {
+			var r podrunner.Runner
+			_, _ = r.Pod("")
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Pod/New", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Pod/New", func() string {
+			r, err := build70(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_, _ = r.Pod("")
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).PodCIDR/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).PodCIDR/zero", func() string {
+			var r podrunner.Runner
+			_ = r.PodCIDR()
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).PodCIDR/New", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).PodCIDR/New", func() string {
+			r, err := build70(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.PodCIDR()
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Pods/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Pods/zero", func() string {
+			var r podrunner.Runner
+			_ = r.Pods()
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Pods/New", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Pods/New", func() string {
+			r, err := build70(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.Pods()
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Reject/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Reject/zero", func() string {
+			var r podrunner.Runner
+			_ = r.Reject(nil, time.Time{}, "", "")
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Reject/New", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Reject/New", func() string {
+			r, err := build70(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.Reject(nil, time.Time{}, "", "")
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Remove/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Remove/zero", func() string {
+			var r podrunner.Runner
+			_ = r.Remove("", nil)
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Remove/New", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Remove/New", func() string {
+			r, err := build70(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.Remove("", nil)
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Run/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Run/zero", func() string {
+			var r podrunner.Runner
+			_ = r.Run(ctx)
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Run/New", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Run/New", func() string {
+			r, err := build70(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.Run(ctx)
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).SetPodCIDR/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).SetPodCIDR/zero", func() string {
+			var r podrunner.Runner
+			_ = r.SetPodCIDR("")
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).SetPodCIDR/New", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).SetPodCIDR/New", func() string {
+			r, err := build70(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.SetPodCIDR("")
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Stats/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Stats/zero", func() string {
+			var r podrunner.Runner
+			_ = r.Stats()
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Stats/New", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Stats/New", func() string {
+			r, err := build70(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.Stats()
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Status/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Status/zero", func() string {
+			var r podrunner.Runner
+			_, _ = r.Status("")
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Status/New", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Status/New", func() string {
+			r, err := build70(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_, _ = r.Status("")
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Update/zero", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Update/zero", func() string {
+			var r podrunner.Runner
+			_ = r.Update(nil)
+			return ""
+		})
+	})
+	t.Run("podrunner.(*Runner).Update/New", func(t *testing.T) {
+		guard(t, "podrunner.(*Runner).Update/New", func() string {
+			r, err := build70(ctx)
+			if err != nil {
+				return fmt.Sprintf("New: %v", err)
+			}
+			_ = r.Update(nil)
+			return ""
+		})
+	})
 	t.Run("statussync.(*Cache).BackfillResizeConditions/zero", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).BackfillResizeConditions/zero", func() string {
 			var r statussync.Cache
@@ -5108,7 +5406,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).BackfillResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).BackfillResizeConditions/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5125,7 +5423,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Changed/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Changed/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5142,7 +5440,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizeInProgress/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5159,11 +5457,28 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizePending/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
 			_ = r.ClearResizePending("")
+			return ""
+		})
+	})
+	t.Run("statussync.(*Cache).Forget/zero", func(t *testing.T) {
+		guard(t, "statussync.(*Cache).Forget/zero", func() string {
+			var r statussync.Cache
+			_ = r.Forget("")
+			return ""
+		})
+	})
+	t.Run("statussync.(*Cache).Forget/NewCache", func(t *testing.T) {
+		guard(t, "statussync.(*Cache).Forget/NewCache", func() string {
+			r, err := build69(ctx)
+			if err != nil {
+				return fmt.Sprintf("NewCache: %v", err)
+			}
+			_ = r.Forget("")
 			return ""
 		})
 	})
@@ -5176,7 +5491,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).GetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).GetPodStatus/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5193,7 +5508,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeDeferred/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeDeferred/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5210,7 +5525,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeInfeasible/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeInfeasible/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5227,7 +5542,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Len/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Len/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5244,7 +5559,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).RemoveOrphans/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).RemoveOrphans/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5261,7 +5576,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ResizeConditions/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5278,7 +5593,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerReadiness/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerReadiness/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5295,7 +5610,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerStartup/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerStartup/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5312,7 +5627,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetPodStatus/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5329,7 +5644,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizeInProgress/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5346,7 +5661,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizePending/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5363,7 +5678,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).TerminatePod/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).TerminatePod/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5380,7 +5695,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Version/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Version/NewCache", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5421,7 +5736,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Observe/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Observe/NewEngine", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5438,7 +5753,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Run/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Run/NewEngine", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5455,7 +5770,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).SyncOnce/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).SyncOnce/NewEngine", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5522,7 +5837,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptions", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5532,7 +5847,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptionsFor", func() string {
-			r, err := build72(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5549,7 +5864,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptions", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5559,7 +5874,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptionsFor", func() string {
-			r, err := build72(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5576,7 +5891,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptions", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5586,7 +5901,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptionsFor", func() string {
-			r, err := build72(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5616,7 +5931,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Begin/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Begin/NewPlanner", func() string {
-			r, err := build74(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5633,7 +5948,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Done/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Done/NewPlanner", func() string {
-			r, err := build74(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5650,7 +5965,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).End/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).End/NewPlanner", func() string {
-			r, err := build74(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5667,7 +5982,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Next/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Next/NewPlanner", func() string {
-			r, err := build74(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5684,7 +5999,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).NextWake/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).NextWake/NewPlanner", func() string {
-			r, err := build74(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5701,7 +6016,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Observe/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Observe/NewPlanner", func() string {
-			r, err := build74(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5746,7 +6061,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5756,7 +6071,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPIWithOptions", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5773,7 +6088,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPI", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5783,7 +6098,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPIWithOptions", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5800,7 +6115,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPI", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5810,7 +6125,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPIWithOptions", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5827,7 +6142,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPI", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5837,7 +6152,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPIWithOptions", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5854,7 +6169,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPI", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5864,7 +6179,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPIWithOptions", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5881,7 +6196,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPI", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5891,7 +6206,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPIWithOptions", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5908,7 +6223,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5918,7 +6233,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPIWithOptions", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5935,7 +6250,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPI", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5945,7 +6260,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPIWithOptions", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5962,7 +6277,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPI", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5972,7 +6287,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPIWithOptions", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -5989,7 +6304,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPI", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -5999,7 +6314,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPIWithOptions", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6016,7 +6331,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPI", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6026,7 +6341,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPIWithOptions", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6043,7 +6358,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPI", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6053,7 +6368,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPIWithOptions", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6070,7 +6385,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPI", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6080,7 +6395,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPIWithOptions", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6116,7 +6431,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build77(ctx)
+			r, err := build79(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6133,7 +6448,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build77(ctx)
+			r, err := build79(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6150,7 +6465,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build77(ctx)
+			r, err := build79(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6167,7 +6482,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build77(ctx)
+			r, err := build79(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6184,7 +6499,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build77(ctx)
+			r, err := build79(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6619,40 +6934,55 @@ func build66(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptionsFor(a0), nil
 }
 
-// build67 builds a statussync.Options with statussync.DefaultOptions.
-func build67(ctx context.Context) (r statussync.Options, err error) {
+// build67 builds a podrunner.Options with podrunner.DefaultOptions.
+func build67(ctx context.Context) (r podrunner.Options, err error) {
+	return podrunner.DefaultOptions(), nil
+}
+
+// build68 builds a statussync.Options with statussync.DefaultOptions.
+func build68(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptions(), nil
 }
 
-// build68 builds a *statussync.Cache with statussync.NewCache.
-func build68(ctx context.Context) (r *statussync.Cache, err error) {
-	a0, _ := build67(ctx)
+// build69 builds a *statussync.Cache with statussync.NewCache.
+func build69(ctx context.Context) (r *statussync.Cache, err error) {
+	a0, _ := build68(ctx)
 	return statussync.NewCache(a0)
 }
 
-// build69 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
-func build69(ctx context.Context) (r *statussynctest.API, err error) {
-	return statussynctest.NewAPI(0), nil
-}
-
-// build70 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
-func build70(ctx context.Context) (r statussync.EngineOptions, err error) {
-	return statussync.DefaultEngineOptions(), nil
-}
-
-// build71 builds a *statussync.Engine with statussync.NewEngine.
-func build71(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, err := build68(ctx)
+// build70 builds a *podrunner.Runner with podrunner.New.
+func build70(ctx context.Context) (r *podrunner.Runner, err error) {
+	a0, _ := build67(ctx)
+	a1, err := build69(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build69(ctx)
-	a2, _ := build70(ctx)
+	return podrunner.New(a0, a1, nil)
+}
+
+// build71 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
+func build71(ctx context.Context) (r *statussynctest.API, err error) {
+	return statussynctest.NewAPI(0), nil
+}
+
+// build72 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
+func build72(ctx context.Context) (r statussync.EngineOptions, err error) {
+	return statussync.DefaultEngineOptions(), nil
+}
+
+// build73 builds a *statussync.Engine with statussync.NewEngine.
+func build73(ctx context.Context) (r *statussync.Engine, err error) {
+	a0, err := build69(ctx)
+	if err != nil {
+		return r, err
+	}
+	a1, _ := build71(ctx)
+	a2, _ := build72(ctx)
 	return statussync.NewEngine(a0, a1, a2)
 }
 
-// build72 builds a statussync.Options with statussync.DefaultOptionsFor.
-func build72(ctx context.Context) (r statussync.Options, err error) {
+// build74 builds a statussync.Options with statussync.DefaultOptionsFor.
+func build74(ctx context.Context) (r statussync.Options, err error) {
 	a0, err := build3(ctx)
 	if err != nil {
 		return r, err
@@ -6660,34 +6990,34 @@ func build72(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptionsFor(a0), nil
 }
 
-// build73 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
-func build73(ctx context.Context) (r statussync.PlannerOptions, err error) {
+// build75 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
+func build75(ctx context.Context) (r statussync.PlannerOptions, err error) {
 	return statussync.DefaultPlannerOptions(), nil
 }
 
-// build74 builds a *statussync.Planner with statussync.NewPlanner.
-func build74(ctx context.Context) (r *statussync.Planner, err error) {
-	a0, err := build68(ctx)
+// build76 builds a *statussync.Planner with statussync.NewPlanner.
+func build76(ctx context.Context) (r *statussync.Planner, err error) {
+	a0, err := build69(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build73(ctx)
+	a1, _ := build75(ctx)
 	return statussync.NewPlanner(a0, a1)
 }
 
-// build75 builds a statussynctest.APIOptions with statussync/statussynctest.DefaultAPIOptions.
-func build75(ctx context.Context) (r statussynctest.APIOptions, err error) {
+// build77 builds a statussynctest.APIOptions with statussync/statussynctest.DefaultAPIOptions.
+func build77(ctx context.Context) (r statussynctest.APIOptions, err error) {
 	return statussynctest.DefaultAPIOptions(), nil
 }
 
-// build76 builds a *statussynctest.API with statussync/statussynctest.NewAPIWithOptions.
-func build76(ctx context.Context) (r *statussynctest.API, err error) {
-	a0, _ := build75(ctx)
+// build78 builds a *statussynctest.API with statussync/statussynctest.NewAPIWithOptions.
+func build78(ctx context.Context) (r *statussynctest.API, err error) {
+	a0, _ := build77(ctx)
 	return statussynctest.NewAPIWithOptions(a0)
 }
 
-// build77 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build77(ctx context.Context) (r *statussynctest.History, err error) {
+// build79 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build79(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 
