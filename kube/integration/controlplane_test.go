@@ -22,7 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodestate/nodestate/kube"
-	"github.com/nodestate/nodestate/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube/controlplane"
 	"github.com/nodestate/nodestate/nodecondition"
 	"github.com/nodestate/nodestate/podphase"
 )

@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodestate/nodestate/kube"
-	"github.com/nodestate/nodestate/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube/controlplane"
 )
 
 // runNodeOn runs a kube.Node called name on plane p as system:node:<name>

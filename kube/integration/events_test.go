@@ -11,7 +11,7 @@ import (
 
 	"github.com/nodestate/nodestate/events"
 	"github.com/nodestate/nodestate/kube"
-	"github.com/nodestate/nodestate/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube/controlplane"
 )
 
 // TestCoreEventsWithCounts: repeated core/v1 events land as one Event with

@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodestate/nodestate/kube"
-	"github.com/nodestate/nodestate/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube/controlplane"
 )
 
 // TestFleet: a kube.Fleet of 3 nodes in one process, as a user bound to

@@ -30,7 +30,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/nodestate/nodestate/kube"
-	"github.com/nodestate/nodestate/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube/controlplane"
 )
 
 // runNode runs a kube.Node called name as system:node:<name> until the test

@@ -13,7 +13,7 @@ import (
 
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/kube"
-	"github.com/nodestate/nodestate/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube/controlplane"
 )
 
 // TestNodeLeastPrivilege: the agent authenticates as system:node:node-1 (in

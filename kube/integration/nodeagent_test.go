@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
-	"github.com/nodestate/nodestate/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube/controlplane"
 	"github.com/nodestate/nodestate/podphase"
 )
 

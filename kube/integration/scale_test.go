@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodestate/nodestate/kube"
-	"github.com/nodestate/nodestate/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube/controlplane"
 )
 
 var scalePods = flag.Int("nodestate.scale", 0, "run TestNodeScale with this many pods on one node (its figures go to the test log)")

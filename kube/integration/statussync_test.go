@@ -16,7 +16,7 @@ import (
 
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/kube"
-	"github.com/nodestate/nodestate/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube/controlplane"
 	"github.com/nodestate/nodestate/podphase"
 	"github.com/nodestate/nodestate/statussync"
 )

@@ -41,7 +41,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
-	"github.com/nodestate/nodestate/kube/internal/controlplane"
+	"github.com/nodestate/nodestate/kube/controlplane"
 	"github.com/nodestate/nodestate/podphase"
 )
 

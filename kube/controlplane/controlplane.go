@@ -1,8 +1,9 @@
 // Package controlplane starts a real etcd and kube-apiserver on 127.0.0.1 for
-// the integration tests of the kube module, and on request the real
+// end-to-end tests (the kube module's integration tests, the vk module's,
+// and a node agent author's own), and on request the real
 // kube-controller-manager and kube-scheduler next to them, from the binaries
 // that hack/build-control-plane.sh builds from Go modules (kubectl among
-// them), and stops them again.
+// them; BinDir finds or builds them), and stops them again.
 //
 // Every component verifies TLS: Start makes a CA, signs the API server's
 // serving certificate with it, and puts the CA into every client
