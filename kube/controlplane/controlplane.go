@@ -109,7 +109,7 @@ func BinDir(ctx context.Context) (string, error) {
 		return d, checkBins(d)
 	}
 	_, file, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(file), "..", "..", "hack", "build-control-plane.sh")
+	script := filepath.Join(filepath.Dir(file), "..", "hack", "build-control-plane.sh")
 	var out, errOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, "bash", script)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
