@@ -25,7 +25,7 @@ func ExampleRunner() {
 	opts.PodCIDR, opts.HostIPs = "10.244.0.0/24", []string{"192.0.2.1"}
 	var now time.Time
 	last := ""
-	opts.Hooks.Synced = func(pod *v1.Pod, _ []podlifecycle.Observation, res *podlifecycle.Result) {
+	opts.Hooks.Synced = func(_ time.Time, pod *v1.Pod, _ []podlifecycle.Observation, res *podlifecycle.Result) {
 		for _, st := range res.Statuses {
 			p := pod.DeepCopy()
 			p.Status = st

@@ -49,13 +49,14 @@ type Options struct {
 // Hooks observe the runner. They run on the goroutine that calls Advance
 // (Run's), must not block, and must not keep the arguments past the call.
 type Hooks struct {
-	// Synced is called after each Step of a pod's machine, with the API
-	// pod it was handed, the observations and the result, before the
+	// Synced is called after each Step of a pod's machine at now, with the
+	// API pod it was handed, the observations and the result, before the
 	// runner carries the result out.
-	Synced func(pod *v1.Pod, obs []podlifecycle.Observation, res *podlifecycle.Result)
-	// Finished is called once a pod's machine is finished, after its final
-	// status went to the cache.
-	Finished func(pod *v1.Pod)
+	Synced func(now time.Time, pod *v1.Pod, obs []podlifecycle.Observation, res *podlifecycle.Result)
+	// Finished is called at now once a pod's machine is finished, after its
+	// final status went to the cache (or, for a pod the API server no
+	// longer has, after it was forgotten).
+	Finished func(now time.Time, pod *v1.Pod)
 }
 
 // DefaultOptions returns the kubelet's defaults: podlifecycle's, no pod

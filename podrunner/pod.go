@@ -90,7 +90,7 @@ func (r *Runner) sync(p *podEntry, now time.Time) {
 	p.changed, p.started, p.nextSync = false, true, p.res.NextSync
 	res := &p.res
 	if h := r.opts.Hooks.Synced; h != nil {
-		h(p.api, obs, res)
+		h(now, p.api, obs, res)
 	}
 	if len(res.Actions) > 0 {
 		r.do(p, now, res.Actions)
@@ -262,14 +262,12 @@ func (r *Runner) finish(p *podEntry, now time.Time) {
 	r.count(func(s *Stats) { s.Finished++; s.Running-- })
 	if p.removed {
 		r.forget(p)
-		return
-	}
-	if err := r.cache.TerminatePod(p.api, now); err != nil {
+	} else if err := r.cache.TerminatePod(p.api, now); err != nil {
 		r.log.Error(err, "terminate pod", "pod", klog(p.api))
 		r.count(func(s *Stats) { s.StatusErrors++ })
 	}
 	if h := r.opts.Hooks.Finished; h != nil {
-		h(p.api)
+		h(now, p.api)
 	}
 }
 

@@ -27,7 +27,7 @@ func TestRun(t *testing.T) {
 	synced := make(chan string, 100)
 	opts := podrunner.DefaultOptions()
 	opts.Clock = clk
-	opts.Hooks.Synced = func(_ *v1.Pod, _ []podlifecycle.Observation, res *podlifecycle.Result) {
+	opts.Hooks.Synced = func(_ time.Time, _ *v1.Pod, _ []podlifecycle.Observation, res *podlifecycle.Result) {
 		for _, st := range res.Statuses {
 			synced <- state(st, "app")
 		}

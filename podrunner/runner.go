@@ -387,6 +387,13 @@ func (r *Runner) Images() []string {
 	return slices.Clone(r.images)
 }
 
+// Wakeup returns a channel that receives when a call (Add, Update, Remove,
+// Notify, Reject) handed the runner work. A loop of one's own that calls
+// Advance, beside other work (a node's status and Lease), waits on it and
+// on a timer for the time Advance returned; Run does exactly that. The zero
+// Runner's channel is nil.
+func (r *Runner) Wakeup() <-chan struct{} { return r.wakeCh }
+
 // Run advances the runner on its clock until ctx ends, and returns ctx's
 // error. It wakes when a pod is due, and at once when a call hands it work.
 // A Runner runs once; a second Run returns an error at once.

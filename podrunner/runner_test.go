@@ -192,7 +192,7 @@ func TestCrashLoopDisplay(t *testing.T) {
 	opts := podrunner.DefaultOptions()
 	opts.PodCIDR = "10.244.1.0/24"
 	rv := 1
-	opts.Hooks.Synced = func(pod *v1.Pod, _ []podlifecycle.Observation, res *podlifecycle.Result) {
+	opts.Hooks.Synced = func(_ time.Time, pod *v1.Pod, _ []podlifecycle.Observation, res *podlifecycle.Result) {
 		for _, st := range res.Statuses {
 			row := state(st, "app") + " at " + n.now.Sub(t0).String()
 			if len(rows) == 0 || !strings.HasPrefix(rows[len(rows)-1], state(st, "app")+" ") {
