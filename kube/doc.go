@@ -28,11 +28,13 @@
 // spec.nodeName is its name. Each new pod goes through the kubelet's admission in its order
 // (the eviction manager's pressure rule, then pod count, CPU, memory, ephemeral storage and
 // extended resources, then NoExecute taints), failing a refused one with the kubelet's reason
-// ("OutOfcpu", ...) and "Pod was rejected: " message and event. An admitted pod runs through
-// a podlifecycle machine on its [Runtime]; its statuses go through a statussync cache and
-// engine fed by the watch, its events through an events broadcaster with this module's sink;
-// it gets an IP from the node's pod CIDR; and when it is deleted it is killed within its
-// grace, TerminatePod'ed and deleted with grace 0 and its UID as precondition. A node started
+// ("OutOfcpu", ...) and "Pod was rejected: " message and event. An admitted pod runs on the
+// node's podrunner.Runner: a podlifecycle machine on its [Runtime], synced when the kubelet
+// would sync it (a status write of the node's own coming back from the watch costs no sync);
+// its statuses go through a statussync cache and engine fed by the watch, its events through
+// an events broadcaster with this module's sink; it gets an IP from the node's pod CIDR and
+// the node's address as hostIP; and when it is deleted it is killed within its grace,
+// TerminatePod'ed and deleted with grace 0 and its UID as precondition. A node started
 // again adopts the pods bound to it: their containers start again with the restart counts
 // the API server shows, as after a reboot that lost the runtime's state.
 //

@@ -176,11 +176,7 @@ func (c *volumeCheck) waitMessage(cause string) string {
 		strings.Join(c.unmountedNames, " "), strings.Join(c.processFailed, " "), cause)
 }
 
-// mountGate holds a pod's sandbox creation until its volumes are set up, as
-// the kubelet's sync waits for the volume manager before it asks the runtime
-// for a sandbox, and then answers a sandbox creation for a runtime class the
-// API server does not have with SandboxCreateFailed, as the kubelet's
-// runtime manager does.
+// mountGate is the state of a pod's wait for its volumes (gatedRuntime).
 type mountGate struct {
 	mounted bool                  // the volumes were set up once: they stay
 	held    []podlifecycle.Action // the CreateSandbox and what followed it
@@ -240,68 +236,133 @@ func (g *mountGate) wake() time.Time {
 	return g.next
 }
 
-// do carries out a sync's actions on p's runtime, holding the sandbox
+// needsGate reports whether a pod has something to wait for before its
+// sandbox: a ConfigMap, Secret, claim or ephemeral volume a container
+// mounts, or a RuntimeClass to look up.
+func needsGate(pod *corev1.Pod) bool {
+	if pod.Spec.RuntimeClassName != nil {
+		return true
+	}
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		if v.ConfigMap != nil || v.Secret != nil || v.PersistentVolumeClaim != nil || v.Ephemeral != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// gatedRuntime is a pod's Runtime behind the kubelet's volume manager: it
+// holds the pod's sandbox creation until its volumes are set up, as the
+// kubelet's sync waits for them before it asks the runtime for a sandbox,
+// recording the kubelet's FailedMount events meanwhile; and it answers a
+// sandbox creation for a RuntimeClass the API server does not have with
+// SandboxCreateFailed, as the kubelet's runtime manager does. It runs on
+// the node's loop, as the runner calls it.
+type gatedRuntime struct {
+	Runtime
+	n    *Node
+	pod  *corev1.Pod // as admitted; the node's newest object is n.pods[uid].api
+	gate mountGate
+}
+
+func (g *gatedRuntime) api() *corev1.Pod {
+	if p := g.n.pods[g.pod.UID]; p != nil {
+		return p.api
+	}
+	return g.pod
+}
+
+// Do carries out a sync's actions on the runtime, holding the sandbox
 // creation and what follows it while the volumes are not set up.
-func (n *Node) do(ctx context.Context, p *nodePod, now time.Time, actions []podlifecycle.Action) {
+func (g *gatedRuntime) Do(now time.Time, actions []podlifecycle.Action) error {
 	i := slices.IndexFunc(actions, func(a podlifecycle.Action) bool { return a.Kind == podlifecycle.CreateSandbox })
-	if i < 0 || (p.gate.mounted && p.api.Spec.RuntimeClassName == nil) {
-		p.rt.Do(now, actions)
-		return
+	if i < 0 || (g.gate.mounted && g.api().Spec.RuntimeClassName == nil) {
+		return g.Runtime.Do(now, actions)
 	}
 	if i > 0 {
-		p.rt.Do(now, actions[:i])
+		if err := g.Runtime.Do(now, actions[:i]); err != nil {
+			return err
+		}
 	}
-	p.gate.held = append([]podlifecycle.Action(nil), actions[i:]...)
-	g := &p.gate
-	g.next, g.waitEnd, g.syncAt, g.setupAt, g.delay = now, time.Time{}, now, now, mountRetryFirst
-	n.tryMount(ctx, p, now)
+	gt := &g.gate
+	gt.held = append(gt.held[:0], actions[i:]...)
+	gt.next, gt.waitEnd, gt.syncAt, gt.setupAt, gt.delay = now, time.Time{}, now, now, mountRetryFirst
+	g.tryMount(now)
+	return nil
+}
+
+// Due looks at the volumes when that is due, then reports the gate's
+// answers and what the runtime observed.
+func (g *gatedRuntime) Due(now time.Time) []podlifecycle.Observation {
+	g.tryMount(now)
+	obs := g.Runtime.Due(now)
+	if len(g.gate.answer) > 0 {
+		obs = append(g.gate.answer, obs...)
+		g.gate.answer = nil
+	}
+	return obs
+}
+
+// Next is the earlier of the runtime's next report and the gate's next look.
+func (g *gatedRuntime) Next() time.Time {
+	w, r := g.gate.wake(), g.Runtime.Next()
+	if w.IsZero() || (!r.IsZero() && r.Before(w)) {
+		return r
+	}
+	return w
 }
 
 // tryMount looks at a held pod's volumes when it is due: it releases the
 // held actions once they are set up (or the pod is being deleted, when the
 // kubelet no longer waits for them), and otherwise records the kubelet's
 // FailedMount events and sets the next look.
-func (n *Node) tryMount(ctx context.Context, p *nodePod, now time.Time) {
-	g := &p.gate
-	if g.held == nil {
+func (g *gatedRuntime) tryMount(now time.Time) {
+	gt := &g.gate
+	if gt.held == nil {
 		return
 	}
-	if p.api.DeletionTimestamp != nil {
+	pod, n := g.api(), g.n
+	if pod.DeletionTimestamp != nil {
 		// The kubelet skips the volume wait for a pod being deleted; its
 		// sandbox is never created: the creation ends without an event.
-		g.answer = append(g.answer, podlifecycle.Observation{Kind: podlifecycle.SandboxCreateFailed, Attempt: g.held[0].Attempt, Message: "pod is being deleted"})
-		g.held = nil
+		gt.answer = append(gt.answer, podlifecycle.Observation{Kind: podlifecycle.SandboxCreateFailed, Attempt: gt.held[0].Attempt, Message: "pod is being deleted"})
+		gt.held = nil
 		return
 	}
-	if now.Before(g.next) {
+	if now.Before(gt.next) {
 		return
 	}
-	if !g.mounted {
-		lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
-		c := checkVolumes(lctx, p.api, n.objects)
+	if !gt.mounted {
+		lctx, cancel := context.WithTimeout(n.runCtx(), lookupTimeout)
+		c := checkVolumes(lctx, pod, n.objects)
 		cancel()
 		if !c.ok() {
-			for _, m := range g.failed(&c, now) {
-				n.event(podRef(p.api, ""), corev1.EventTypeWarning, ReasonFailedMount, m)
+			for _, m := range gt.failed(&c, now) {
+				n.event(podlifecycle.Event{}.Reference(pod), corev1.EventTypeWarning, ReasonFailedMount, m)
 			}
 			n.count(func(s *NodeStats) { s.MountFailures++ })
 			return
 		}
-		g.mounted = true
+		gt.mounted = true
 	}
-	held := g.held
-	g.held = nil
-	if name := p.api.Spec.RuntimeClassName; name != nil && *name != "" {
-		lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	held := gt.held
+	gt.held = nil
+	if name := pod.Spec.RuntimeClassName; name != nil && *name != "" {
+		lctx, cancel := context.WithTimeout(n.runCtx(), lookupTimeout)
 		err := n.objects.RuntimeClass(lctx, *name)
 		cancel()
 		if err != nil {
 			// The runtime manager cannot find the handler: the sandbox
 			// creation fails and the machine records FailedCreatePodSandBox
 			// and syncs again later.
-			g.answer = append(g.answer, podlifecycle.Observation{Kind: podlifecycle.SandboxCreateFailed, Attempt: held[0].Attempt, Message: err.Error()})
+			gt.answer = append(gt.answer, podlifecycle.Observation{Kind: podlifecycle.SandboxCreateFailed, Attempt: held[0].Attempt, Message: err.Error()})
 			return
 		}
 	}
-	p.rt.Do(now, held)
+	if err := g.Runtime.Do(now, held); err != nil {
+		// Held again, and looked at once more after a second.
+		gt.held, gt.next = held, now.Add(time.Second)
+		n.log.Error(err, "runtime refused the sandbox creation; trying again", "pod", pod.Namespace+"/"+pod.Name)
+	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/nodecondition"
 	"github.com/nodestate/nodestate/podlifecycle"
+	"github.com/nodestate/nodestate/podrunner"
 	"github.com/nodestate/nodestate/statussync"
 )
 
@@ -149,20 +150,23 @@ type Node struct {
 	// leaseObj is the Lease as last written, renewed with one PUT.
 	leaseObj *coordinationv1.Lease
 
+	// runner runs the admitted pods; the loop calls its Advance.
+	runner *podrunner.Runner
+
 	// inbox holds the newest version of each pod the watch delivered since the
-	// loop last looked, and the UIDs it saw deleted; wake tells the loop.
+	// loop last looked, and the last object of each it saw deleted; wake
+	// tells the loop.
 	mu       sync.Mutex
 	inbox    map[types.UID]*corev1.Pod
-	gone     map[types.UID]bool
+	gone     map[types.UID]*corev1.Pod
 	wake     chan struct{}
 	started  bool
 	lastLoop time.Time
 	addr     string
 
-	// owned by the loop
+	// owned by the loop (and the runner's hooks, which run on it)
+	ctx       context.Context
 	pods      map[types.UID]*nodePod
-	ips       *ipPool
-	images    []string
 	nextNode  time.Time
 	nextRenew time.Time
 	stats     NodeStats
@@ -204,8 +208,7 @@ func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 	if errs := validation.IsDNS1123Subdomain(opts.Name); len(errs) > 0 {
 		return nil, optionError("Name", opts.Name, strings.Join(errs, "; "))
 	}
-	prefix, err := podCIDR(opts.PodCIDR)
-	if err != nil {
+	if _, err := podCIDR(opts.PodCIDR); err != nil {
 		return nil, optionError("PodCIDR", opts.PodCIDR, err.Error())
 	}
 	if _, err := netip.ParseAddr(opts.Address); err != nil {
@@ -226,10 +229,11 @@ func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 	if opts.Runtime == nil {
 		opts.Runtime = SimulatedRuntime
 	}
+	var err error
 	n := &Node{
 		client: client, opts: opts, clock: opts.Clock, log: opts.Logger,
-		inbox: map[types.UID]*corev1.Pod{}, gone: map[types.UID]bool{}, wake: make(chan struct{}, 1),
-		pods: map[types.UID]*nodePod{}, ips: newIPPool(prefix),
+		inbox: map[types.UID]*corev1.Pod{}, gone: map[types.UID]*corev1.Pod{}, wake: make(chan struct{}, 1),
+		pods:    map[types.UID]*nodePod{},
 		logs:    &logStore{pods: map[types.NamespacedName]*podLogs{}},
 		objects: apiObjects{client: client},
 	}
@@ -276,6 +280,13 @@ func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 	if _, err := podlifecycle.New(opts.Lifecycle, probePod()); err != nil {
 		return nil, fmt.Errorf("%w: lifecycle: %v", ErrInvalidOptions, err)
 	}
+	ro := podrunner.DefaultOptions()
+	ro.Lifecycle, ro.Clock, ro.PodCIDR, ro.Logger = opts.Lifecycle, opts.Clock, opts.PodCIDR, opts.Logger
+	ro.HostIPs = []string{opts.Address}
+	ro.Hooks = podrunner.Hooks{Synced: n.synced, Finished: n.finished}
+	if n.runner, err = podrunner.New(ro, n.cache, n.rec); err != nil {
+		return nil, fmt.Errorf("%w: pod runner: %v", ErrInvalidOptions, err)
+	}
 	return n, nil
 }
 
@@ -297,8 +308,10 @@ func probePod() *corev1.Pod {
 // Stats returns what the node did so far. It is safe to call while Run runs.
 func (n *Node) Stats() NodeStats {
 	n.statsMu.Lock()
-	defer n.statsMu.Unlock()
-	return n.stats
+	s := n.stats
+	n.statsMu.Unlock()
+	s.Syncs = int(n.runner.Stats().Steps)
+	return s
 }
 
 func (n *Node) count(f func(*NodeStats)) {
@@ -351,14 +364,14 @@ func (n *Node) ServingAddress() string {
 func (n *Node) gauges() {
 	pods, running, exited := 0, 0, 0
 	for _, p := range n.pods {
-		if p.finished || p.m == nil {
+		if !p.running {
 			continue
 		}
 		if p.sandboxReady {
 			pods++
 		}
-		running += p.running
-		exited += p.exited
+		running += p.nRunning
+		exited += p.nExited
 	}
 	n.metrics.runningPods.Set(float64(pods))
 	n.metrics.runningContainers.WithLabelValues("running").Set(float64(running))
@@ -374,7 +387,7 @@ func (n *Node) deliver(pod *corev1.Pod, deleted bool) {
 	n.engine.Observe(pod)
 	n.mu.Lock()
 	if deleted {
-		n.gone[pod.UID] = true
+		n.gone[pod.UID] = pod
 		delete(n.inbox, pod.UID)
 	} else {
 		n.inbox[pod.UID] = pod
@@ -386,17 +399,32 @@ func (n *Node) deliver(pod *corev1.Pod, deleted bool) {
 	}
 }
 
-// loop is the node's one goroutine: pods, node status and lease, until ctx ends.
+// runCtx is the context of the node's Run, for the API reads of the loop.
+func (n *Node) runCtx() context.Context {
+	if n.ctx == nil {
+		return context.Background()
+	}
+	return n.ctx
+}
+
+// loop is the node's one goroutine until ctx ends: the pods (admission,
+// and the runner's Advance, on which the runner's hooks and the pods'
+// runtimes run), the node status and the Lease.
 func (n *Node) loop(ctx context.Context) error {
+	n.ctx = ctx
+	var t clock.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
 	for {
 		now := n.clock.Now()
 		n.mu.Lock()
 		n.lastLoop = now
 		n.mu.Unlock()
-		n.receive(ctx, now)
-		for _, p := range n.sortedPods() {
-			n.advance(ctx, p, now)
-		}
+		n.receive(now)
+		nextPods := n.runner.Advance(now)
 		n.gauges()
 		if !now.Before(n.nextNode) {
 			n.reportStatus(ctx, now)
@@ -408,39 +436,77 @@ func (n *Node) loop(ctx context.Context) error {
 		if n.nextRenew.Before(next) {
 			next = n.nextRenew
 		}
-		for _, p := range n.pods {
-			if w := p.wake(); !w.IsZero() && w.Before(next) {
-				next = w
-			}
+		if !nextPods.IsZero() && nextPods.Before(next) {
+			next = nextPods
 		}
-		d := next.Sub(n.clock.Now())
-		if d < time.Millisecond {
-			d = time.Millisecond
+		d := max(next.Sub(n.clock.Now()), 0)
+		if t == nil {
+			t = n.clock.NewTimer(d)
+		} else {
+			t.Reset(d)
 		}
-		t := n.clock.NewTimer(d)
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return ctx.Err()
 		case <-n.wake:
+		case <-n.runner.Wakeup():
 		case <-t.C():
+			continue
 		}
-		t.Stop()
+		if !t.Stop() {
+			select {
+			case <-t.C():
+			default:
+			}
+		}
 	}
 }
 
-func (n *Node) sortedPods() []*nodePod {
-	out := make([]*nodePod, 0, len(n.pods))
-	for _, p := range n.pods {
-		out = append(out, p)
+// receive takes the inbox: new pods are admitted, known ones handed to the
+// runner, gone ones forgotten.
+func (n *Node) receive(now time.Time) {
+	n.mu.Lock()
+	inbox, gone := n.inbox, n.gone
+	if len(inbox) == 0 && len(gone) == 0 {
+		n.mu.Unlock()
+		return
 	}
-	slices.SortFunc(out, func(a, b *nodePod) int {
-		if c := a.api.CreationTimestamp.Compare(b.api.CreationTimestamp.Time); c != 0 {
+	n.inbox, n.gone = map[types.UID]*corev1.Pod{}, map[types.UID]*corev1.Pod{}
+	n.mu.Unlock()
+	for uid, last := range gone {
+		if p, ok := n.pods[uid]; ok {
+			n.forget(p, last)
+		}
+	}
+	fresh := make([]*corev1.Pod, 0, len(inbox))
+	for uid, pod := range inbox {
+		p, ok := n.pods[uid]
+		if !ok {
+			fresh = append(fresh, pod)
+			continue
+		}
+		p.api = pod
+		switch {
+		case p.inRunner:
+			if err := n.runner.Update(pod); err != nil {
+				n.log.Error(err, "pod update", "pod", pod.Namespace+"/"+pod.Name)
+			}
+		case pod.DeletionTimestamp != nil && !p.terminated:
+			// A pod found terminal when the node started, now deleted:
+			// its final status lets the status engine delete it.
+			n.terminate(p, now)
+		}
+	}
+	// Admit in creation order, as the kubelet sorts the pods of one update.
+	slices.SortFunc(fresh, func(a, b *corev1.Pod) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
 			return c
 		}
-		return compareStrings(string(a.api.UID), string(b.api.UID))
+		return compareStrings(string(a.UID), string(b.UID))
 	})
-	return out
+	for _, pod := range fresh {
+		n.start(pod, now)
+	}
 }
 
 func compareStrings(a, b string) int {
@@ -453,60 +519,28 @@ func compareStrings(a, b string) int {
 	return 0
 }
 
-// receive takes the inbox: new pods are admitted, known ones updated, gone
-// ones forgotten.
-func (n *Node) receive(ctx context.Context, now time.Time) {
-	n.mu.Lock()
-	inbox, gone := n.inbox, n.gone
-	n.inbox, n.gone = map[types.UID]*corev1.Pod{}, map[types.UID]bool{}
-	n.mu.Unlock()
-	for uid := range gone {
-		if p, ok := n.pods[uid]; ok {
-			n.forget(p)
-		}
-	}
-	fresh := make([]*corev1.Pod, 0, len(inbox))
-	for uid, pod := range inbox {
-		if p, ok := n.pods[uid]; ok {
-			p.update(pod)
-			continue
-		}
-		fresh = append(fresh, pod)
-	}
-	// Admit in creation order, as the kubelet sorts the pods of one update.
-	slices.SortFunc(fresh, func(a, b *corev1.Pod) int {
-		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return compareStrings(string(a.UID), string(b.UID))
-	})
-	for _, pod := range fresh {
-		n.start(ctx, pod, now)
-	}
-	if len(gone) > 0 {
-		keep := make(map[types.UID]bool, len(n.pods))
-		for uid := range n.pods {
-			keep[uid] = true
-		}
-		n.cache.RemoveOrphans(keep)
+// terminate caches the final status of a pod the node found terminal.
+func (n *Node) terminate(p *nodePod, now time.Time) {
+	p.terminated = true
+	if err := n.cache.TerminatePod(p.api, now); err != nil {
+		n.log.Error(err, "terminal pod", "pod", p.api.Namespace+"/"+p.api.Name)
 	}
 }
 
-// start admits a pod the node has not seen and starts its machine.
-func (n *Node) start(ctx context.Context, pod *corev1.Pod, now time.Time) {
+// start admits a pod the node has not seen and hands it to the runner.
+func (n *Node) start(pod *corev1.Pod, now time.Time) {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		// A terminal pod never runs again; a deleted one is removed.
-		n.pods[pod.UID] = &nodePod{api: pod, finished: true}
+		p := &nodePod{api: pod, finished: true}
+		n.pods[pod.UID] = p
 		if pod.DeletionTimestamp != nil {
-			if err := n.cache.TerminatePod(pod, now); err != nil {
-				n.log.Error(err, "terminal pod", "pod", pod.Namespace+"/"+pod.Name)
-			}
+			n.terminate(p, now)
 		}
 		return
 	}
 	var running []*corev1.Pod
 	for _, p := range n.pods {
-		if !p.finished {
+		if p.running {
 			running = append(running, p.api)
 		}
 	}
@@ -523,44 +557,46 @@ func (n *Node) start(ctx context.Context, pod *corev1.Pod, now time.Time) {
 		n.reject(pod, &Rejection{Reason: ReasonRuntimeRejected, Message: err.Error()}, now)
 		return
 	}
-	m, err := podlifecycle.New(n.opts.Lifecycle, pod)
-	if err != nil {
-		n.reject(pod, &Rejection{Reason: ReasonRuntimeRejected, Message: err.Error()}, now)
+	if needsGate(pod) {
+		rt = &gatedRuntime{Runtime: rt, n: n, pod: pod}
+	}
+	p := &nodePod{api: pod, running: true, inRunner: true, firstSeen: now}
+	n.pods[pod.UID] = p
+	if err := n.runner.Add(pod, rt); err != nil {
+		delete(n.pods, pod.UID)
+		r := &Rejection{Reason: ReasonRuntimeRejected, Message: err.Error()}
+		if errors.Is(err, podrunner.ErrPodCIDRExhausted) {
+			r = &Rejection{Reason: "PodCIDRExhausted", Message: "no free IP address in the node's pod CIDR " + n.runner.PodCIDR()}
+		}
+		n.reject(pod, r, now)
 		return
 	}
-	ip, ok := n.ips.get()
-	if !ok {
-		n.reject(pod, &Rejection{Reason: "PodCIDRExhausted", Message: "no free IP address in the node's pod CIDR " + n.ips.prefix.String()}, now)
-		return
-	}
-	n.pods[pod.UID] = &nodePod{api: pod, m: m, rt: rt, ip: ip, changed: true, firstSeen: now}
 	n.count(func(s *NodeStats) { s.Admitted++; s.Running++ })
 	n.metrics.admissions.WithLabelValues("admitted", "").Inc()
-	_ = ctx
 }
 
 // reject fails a pod the node will not run, as the kubelet's rejectPod does.
 func (n *Node) reject(pod *corev1.Pod, r *Rejection, now time.Time) {
-	n.event(podRef(pod, ""), corev1.EventTypeWarning, r.Reason, r.Message)
-	st := corev1.PodStatus{Phase: corev1.PodFailed, Reason: r.Reason, Message: "Pod was rejected: " + r.Message, QOSClass: pod.Status.QOSClass}
-	if _, _, err := n.cache.SetPodStatus(pod, st, now); err != nil {
-		n.log.Error(err, "rejected pod status", "pod", pod.Namespace+"/"+pod.Name)
-	}
-	if err := n.cache.TerminatePod(pod, now); err != nil {
+	if err := n.runner.Reject(pod, now, r.Reason, r.Message); err != nil {
 		n.log.Error(err, "rejected pod", "pod", pod.Namespace+"/"+pod.Name)
 	}
-	n.pods[pod.UID] = &nodePod{api: pod, finished: true}
+	n.pods[pod.UID] = &nodePod{api: pod, finished: true, inRunner: true}
 	n.count(func(s *NodeStats) { s.Rejected++ })
 	n.metrics.admissions.WithLabelValues("rejected", r.Reason).Inc()
 }
 
-// forget drops a pod the API server no longer has.
-func (n *Node) forget(p *nodePod) {
-	if !p.finished && p.m != nil {
-		n.count(func(s *NodeStats) { s.Running-- })
+// forget drops a pod the API server no longer has; last is its last
+// object. A pod still running is killed by the runner first, and dropped
+// once its machine is finished.
+func (n *Node) forget(p *nodePod, last *corev1.Pod) {
+	if p.inRunner {
+		if err := n.runner.Remove(p.api.UID, last); err != nil {
+			n.log.Error(err, "pod removal", "pod", p.api.Namespace+"/"+p.api.Name)
+		}
 	}
-	if p.ip != "" {
-		n.ips.put(p.ip)
+	if p.running {
+		p.removed = true
+		return
 	}
 	n.logs.forget(p.api)
 	delete(n.pods, p.api.UID)
@@ -569,11 +605,6 @@ func (n *Node) forget(p *nodePod) {
 func (n *Node) event(ref *corev1.ObjectReference, eventtype, reason, message string) {
 	// A refused or dropped event is counted by the broadcaster.
 	_ = n.rec.Record(ref, nil, eventtype, reason, message)
-}
-
-func podRef(pod *corev1.Pod, fieldPath string) *corev1.ObjectReference {
-	return &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name,
-		UID: pod.UID, ResourceVersion: pod.ResourceVersion, FieldPath: fieldPath}
 }
 
 func (n *Node) nodeRef() *corev1.ObjectReference {
@@ -639,9 +670,9 @@ func (n *Node) register(ctx context.Context) error {
 		return fmt.Errorf("kube: register node %s: %w", n.opts.Name, err)
 	}
 	n.node = got
-	if got.Spec.PodCIDR != "" && got.Spec.PodCIDR != n.ips.prefix.String() {
-		if p, err := netip.ParsePrefix(got.Spec.PodCIDR); err == nil && p.Addr().Is4() && p.Bits() <= 30 {
-			n.ips = newIPPool(p)
+	if got.Spec.PodCIDR != "" && got.Spec.PodCIDR != n.runner.PodCIDR() {
+		if _, err := podCIDR(got.Spec.PodCIDR); err == nil {
+			_ = n.runner.SetPodCIDR(got.Spec.PodCIDR)
 		}
 	}
 	return nil
@@ -783,35 +814,4 @@ func (n *Node) renew(ctx context.Context, now time.Time) {
 	}
 	n.nextRenew = next
 	n.count(func(s *NodeStats) { s.LeaseRenewals++ })
-}
-
-// ipPool hands out the addresses of a pod CIDR, from the second host address
-// on (the first is the node's bridge), lowest free first.
-type ipPool struct {
-	prefix netip.Prefix
-	used   map[netip.Addr]bool
-}
-
-func newIPPool(p netip.Prefix) *ipPool {
-	return &ipPool{prefix: p.Masked(), used: map[netip.Addr]bool{}}
-}
-
-func (p *ipPool) get() (string, bool) {
-	a := p.prefix.Addr().Next().Next()
-	for ; p.prefix.Contains(a); a = a.Next() {
-		if !p.prefix.Contains(a.Next()) {
-			break // the broadcast address
-		}
-		if !p.used[a] {
-			p.used[a] = true
-			return a.String(), true
-		}
-	}
-	return "", false
-}
-
-func (p *ipPool) put(ip string) {
-	if a, err := netip.ParseAddr(ip); err == nil {
-		delete(p.used, a)
-	}
 }

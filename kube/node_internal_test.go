@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"net/netip"
 	"testing"
 	"time"
 
@@ -129,33 +128,6 @@ func TestAdmit(t *testing.T) {
 				t.Fatalf("admit = %+v, want %+v", got, tc.want)
 			}
 		})
-	}
-}
-
-// TestIPPool: addresses from the second host address on, lowest free first,
-// never the network or broadcast address, and freed ones are reused.
-func TestIPPool(t *testing.T) {
-	p := newIPPool(netip.MustParsePrefix("10.1.2.0/29"))
-	var got []string
-	for {
-		ip, ok := p.get()
-		if !ok {
-			break
-		}
-		got = append(got, ip)
-	}
-	want := []string{"10.1.2.2", "10.1.2.3", "10.1.2.4", "10.1.2.5", "10.1.2.6"}
-	if len(got) != len(want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Fatalf("got %v, want %v", got, want)
-		}
-	}
-	p.put("10.1.2.4")
-	if ip, ok := p.get(); !ok || ip != "10.1.2.4" {
-		t.Fatalf("a freed address is handed out again: %q %v", ip, ok)
 	}
 }
 

@@ -4,26 +4,17 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"time"
-
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/nodestate/nodestate/podlifecycle"
 	"github.com/nodestate/nodestate/podlifecycle/simruntime"
+	"github.com/nodestate/nodestate/podrunner"
 )
 
 // Runtime carries out one pod's podlifecycle actions and reports what came of
-// them. A Node owns one Runtime per pod and calls it from one goroutine only.
-//
-// Do takes the actions of one sync, in order, at now. Due returns what
-// happened up to now (sandbox ready, image pulled or failed, container
-// started or exited, probe and hook results) and forgets it. Next returns
-// when the runtime next has something to report, zero for nothing.
-type Runtime interface {
-	Do(now time.Time, actions []podlifecycle.Action)
-	Due(now time.Time) []podlifecycle.Observation
-	Next() time.Time
-}
+// them: podrunner's Runtime, the one interface every nodestate node runs its
+// pods on. A Node owns one Runtime per pod and calls it from one goroutine
+// only.
+type Runtime = podrunner.Runtime
 
 // RuntimeFactory returns the Runtime of a pod the node admitted. An error
 // fails the pod as the kubelet fails one it cannot run: phase Failed with
@@ -62,10 +53,5 @@ func SimulatedRuntime(pod *corev1.Pod) (Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
-	return simRuntime{rt}, nil
+	return rt, nil
 }
-
-// simRuntime is a simruntime.Runtime as a Runtime: its Do never fails.
-type simRuntime struct{ *simruntime.Runtime }
-
-func (s simRuntime) Do(now time.Time, actions []podlifecycle.Action) { _ = s.Runtime.Do(now, actions) }

@@ -2,14 +2,19 @@ package podlifecycletest
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/nodestate/nodestate/podlifecycle"
 	"github.com/nodestate/nodestate/podlifecycle/simruntime"
+	"github.com/nodestate/nodestate/podrunner"
+	"github.com/nodestate/nodestate/statussync"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Epoch is when runs start unless Options.Start says otherwise.
@@ -35,11 +40,10 @@ type Options struct {
 	// means the machine keeps asking for a sync with nothing happening,
 	// and Run returns ErrNoProgress.
 	MaxStepsPerInstant int
-	// StalePoll, when positive, is how far Run moves on after a stale
-	// wake-up: a Step that received nothing, did nothing and still asked
-	// for a sync at or before its own time. Zero keeps stepping at that
-	// instant until MaxStepsPerInstant (ErrNoProgress). Either way
-	// CheckWakeups reports the stale wake-up.
+	// StalePoll, when positive, is how far Run moves on once the machine
+	// asked for more than MaxStepsPerInstant syncs at one instant with
+	// nothing happening (stale wake-ups, which CheckWakeups reports). Zero
+	// ends the run there with ErrNoProgress.
 	StalePoll time.Duration
 }
 
@@ -84,11 +88,13 @@ type Step struct {
 	Result podlifecycle.Result
 }
 
-// Run drives a podlifecycle.Machine for pod and a Runtime with the
-// behaviours bs: it steps the machine, carries its actions out in the
-// runtime, and advances virtual time to the earliest of the machine's
-// NextSync, the runtime's next report and the deletion, until the pod is
-// finished, Until has passed or MaxSteps were taken.
+// Run drives a podlifecycle.Machine for pod on simruntime's runtime with
+// the behaviours bs, through podrunner, the runner every nodestate node
+// uses: the runner steps the machine when the kubelet would, hands its
+// actions to the runtime, and Run advances virtual time to the earliest of
+// the runner's next wake-up and the deletion, until the pod is finished,
+// Until has passed or MaxSteps were taken (Run stops at the first wake-up
+// after that many).
 //
 // It returns the trace; an error (with the trace so far) when the options,
 // the pod or the behaviours are refused, when the machine refuses a Step
@@ -108,14 +114,11 @@ func Run(pod *v1.Pod, bs simruntime.Behaviours, opts Options) (*Trace, error) {
 	if pod == nil {
 		return nil, &InputError{Reason: "nil pod"}
 	}
-	so := simruntime.DefaultOptions()
-	so.IP = "10.0.0.1"
-	rt, err := simruntime.New(so, pod, bs)
+	rt, err := simruntime.New(simruntime.DefaultOptions(), pod, bs)
 	if err != nil {
 		return nil, err
 	}
-	m, err := podlifecycle.New(opts.Machine, pod)
-	if err != nil {
+	if _, err := podlifecycle.New(opts.Machine, pod); err != nil {
 		return nil, err
 	}
 	start := opts.Start
@@ -123,47 +126,81 @@ func Run(pod *v1.Pod, bs simruntime.Behaviours, opts Options) (*Trace, error) {
 		start = Epoch
 	}
 	tr := &Trace{Pod: pod, Options: opts, Start: start}
+	cache, err := statussync.NewCache(statussync.Options{Features: opts.Machine.Features, Version: opts.Machine.Version})
+	if err != nil {
+		return nil, err
+	}
+	refused := &refusals{}
+	ro := podrunner.DefaultOptions()
+	ro.Lifecycle, ro.PodCIDR, ro.MaxSyncsPerInstant = opts.Machine, "10.0.0.0/24", opts.MaxStepsPerInstant
+	if opts.StalePoll > 0 {
+		ro.StallDelay = opts.StalePoll
+	}
+	ro.Logger = logr.New(refused)
+	ro.Hooks.Synced = func(now time.Time, p *v1.Pod, obs []podlifecycle.Observation, res *podlifecycle.Result) {
+		tr.Steps = append(tr.Steps, Step{At: now, Pod: p, Observations: slices.Clone(obs), Result: podlifecycle.Result{
+			Actions: slices.Clone(res.Actions), Statuses: slices.Clone(res.Statuses), Events: slices.Clone(res.Events),
+			NextSync: res.NextSync, State: res.State, Finished: res.Finished}})
+	}
+	r, err := podrunner.New(ro, cache, discard{})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Add(pod, rt); err != nil {
+		return nil, err
+	}
 	var deleteAt time.Time
 	if opts.Delete != nil {
 		deleteAt = start.Add(opts.Delete.After)
 	}
-	cur, now, same := pod, start, 0
+	now := start
 	for len(tr.Steps) < opts.MaxSteps {
 		if !deleteAt.IsZero() && !now.Before(deleteAt) {
-			cur = deleted(pod, deleteAt, opts.Delete.Grace)
+			_ = r.Update(deleted(pod, deleteAt, opts.Delete.Grace))
 			deleteAt = time.Time{}
 		}
-		obs := rt.Due(now)
-		res, err := m.Step(now, cur, obs)
-		tr.Steps = append(tr.Steps, Step{At: now, Pod: cur, Observations: obs, Result: res})
-		if err != nil {
-			return tr, &RunError{Step: len(tr.Steps) - 1, At: now.Sub(start), Err: fmt.Errorf("%w: %w", ErrStep, err)}
+		next := r.Advance(now)
+		at := max(len(tr.Steps)-1, 0)
+		if refused.err != nil {
+			return tr, &RunError{Step: at, At: now.Sub(start), Err: fmt.Errorf("%w: %w", ErrStep, refused.err)}
 		}
-		if res.Finished {
+		if s := r.Stats(); s.Stalls > 0 && opts.StalePoll <= 0 {
+			return tr, &RunError{Step: at, At: now.Sub(start),
+				Err: fmt.Errorf("%w: %d steps at one instant", ErrNoProgress, opts.MaxStepsPerInstant)}
+		}
+		if n := len(tr.Steps); n > 0 && tr.Steps[n-1].Result.Finished {
 			break
 		}
-		_ = rt.Do(now, res.Actions) // a Runtime made by New never fails
-		next := earliest(earliest(res.NextSync, rt.Next()), deleteAt)
-		if opts.StalePoll > 0 && stale(&tr.Steps[len(tr.Steps)-1]) {
-			next = earliest(earliest(now.Add(opts.StalePoll), rt.Next()), deleteAt)
-		}
+		next = earliest(next, deleteAt)
 		if next.IsZero() || next.After(start.Add(opts.Until)) {
 			break
 		}
-		if !next.After(now) {
-			next = now
-			same++
-			if same >= opts.MaxStepsPerInstant {
-				return tr, &RunError{Step: len(tr.Steps) - 1, At: now.Sub(start),
-					Err: fmt.Errorf("%w: %d steps at one instant", ErrNoProgress, same)}
-			}
-		} else {
-			same = 0
+		if next.After(now) {
+			now = next
 		}
-		now = next
 	}
 	return tr, nil
 }
+
+// refusals is a logr sink that keeps the first error the runner logs: the
+// machine refusing a Step, or an observation.
+type refusals struct{ err error }
+
+func (r *refusals) Init(logr.RuntimeInfo)          {}
+func (r *refusals) Enabled(int) bool               { return false }
+func (r *refusals) Info(int, string, ...any)       {}
+func (r *refusals) WithValues(...any) logr.LogSink { return r }
+func (r *refusals) WithName(string) logr.LogSink   { return r }
+func (r *refusals) Error(err error, msg string, _ ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%s: %w", msg, err)
+	}
+}
+
+// discard records no event: a trace keeps the events of each Result.
+type discard struct{}
+
+func (discard) Event(runtime.Object, string, string, string) {}
 
 // stale reports whether s is a stale wake-up: it received nothing, did
 // nothing and asks for a sync at or before its own time.

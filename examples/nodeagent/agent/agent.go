@@ -10,7 +10,7 @@ import (
 
 	"github.com/nodestate/nodestate/events"
 	"github.com/nodestate/nodestate/nodecondition"
-	"github.com/nodestate/nodestate/podlifecycle"
+	"github.com/nodestate/nodestate/podrunner"
 	"github.com/nodestate/nodestate/statussync"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	v1 "k8s.io/api/core/v1"
@@ -103,12 +103,10 @@ type Agent struct {
 	cluster   Cluster
 	transport statussync.Transport
 
-	rng       *rand.Rand
-	cache     *statussync.Cache
-	engine    *statussync.Engine
-	lifecycle podlifecycle.Options
-	// images are the images on the node, in the order they were pulled.
-	images []string
+	rng    *rand.Rand
+	cache  *statussync.Cache
+	engine *statussync.Engine
+	runner *podrunner.Runner
 	events *eventRecorder
 
 	kubelet   *nodecondition.Kubelet
@@ -120,6 +118,7 @@ type Agent struct {
 
 	plans   []plan
 	pods    []*pod
+	byUID   map[types.UID]*pod
 	started bool
 	stats   Stats
 }
@@ -144,12 +143,10 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 	}
 	a := &Agent{
 		cfg: cfg, clock: clk, cluster: cluster, transport: transport,
-		rng:       rand.New(rand.NewPCG(cfg.Seed, 0x6e6f646561676e74)),
-		lifecycle: podlifecycle.DefaultOptions(),
-		stats:     Stats{Requests: map[string]int{}},
+		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x6e6f646561676e74)),
+		byUID: map[types.UID]*pod{},
+		stats: Stats{Requests: map[string]int{}},
 	}
-	// The kubelet's jitter of requeues and first probe delays, drawn from the seed.
-	a.lifecycle.Rand = rand.New(rand.NewPCG(cfg.Seed, 0x6c6966656379636c))
 	var err error
 
 	if a.cache, err = statussync.NewCache(statussync.DefaultOptions()); err != nil {
@@ -191,6 +188,14 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 		return nil, err
 	}
 	a.events = &eventRecorder{b: bcast, rec: rec}
+	ro := podrunner.DefaultOptions()
+	// The kubelet's jitter of requeues and first probe delays, drawn from the seed.
+	ro.Lifecycle.Rand = rand.New(rand.NewPCG(cfg.Seed, 0x6c6966656379636c))
+	ro.Clock, ro.PodCIDR, ro.HostIPs = clk, "10.244.0.0/16", []string{"192.0.2.10"}
+	ro.Hooks = podrunner.Hooks{Synced: a.synced, Finished: a.finished}
+	if a.runner, err = podrunner.New(ro, a.cache, a.events); err != nil {
+		return nil, err
+	}
 
 	kopts := nodecondition.DefaultKubeletOptions()
 	kopts.Rand = jitter
@@ -228,14 +233,14 @@ func (a *Agent) Start(ctx context.Context) error {
 		return err
 	}
 	a.nextFull = now.Add(statussync.DefaultFullSyncPeriod)
-	for i, pl := range a.plans {
+	for _, pl := range a.plans {
 		pl.pod.CreationTimestamp = metav1.NewTime(now)
 		created, err := a.cluster.CreatePod(ctx, pl.pod)
 		if err != nil {
 			return fmt.Errorf("agent: create pod %s/%s: %w", pl.pod.Namespace, pl.pod.Name, err)
 		}
 		a.stats.PodsCreated++
-		p, err := a.newPod(pl, created, i)
+		p, err := a.addPod(pl, created)
 		if err != nil {
 			return err
 		}
@@ -254,11 +259,11 @@ func (a *Agent) Step(ctx context.Context) (time.Time, error) {
 		}
 	}
 	now := a.clock.Now()
+	a.events.ctx = ctx
 	a.events.flush(ctx)
-	for _, p := range a.pods {
-		if err := a.advance(ctx, p, now); err != nil {
-			return time.Time{}, err
-		}
+	nextPods := a.runner.Advance(now)
+	if s := a.runner.Stats(); s.StepErrors+s.StatusErrors+s.DroppedObservations+s.Stalls > 0 {
+		return time.Time{}, fmt.Errorf("agent: the pod runner refused work: %+v", s)
 	}
 	if !now.Before(a.nextNode) {
 		if err := a.nodeStatus(ctx, now); err != nil {
@@ -287,10 +292,8 @@ func (a *Agent) Step(ctx context.Context) (time.Time, error) {
 	if t, ok := a.events.next(); ok && t.Before(next) {
 		next = t
 	}
-	for _, p := range a.pods {
-		if w := p.wake(); !w.IsZero() && w.Before(next) {
-			next = w
-		}
+	if !nextPods.IsZero() && nextPods.Before(next) {
+		next = nextPods
 	}
 	if !next.After(now) {
 		next = now.Add(time.Millisecond)
@@ -405,6 +408,10 @@ func (a *Agent) Stats() Stats {
 	}
 	s.Events = a.events.stats()
 	s.NodeConditions = slices.Clone(a.stats.NodeConditions)
+	// Each stored version raises a pod's version by one, from 1.
+	for _, p := range a.pods {
+		s.Versions += int(a.cache.Version(p.api.UID))
+	}
 	return s
 }
 

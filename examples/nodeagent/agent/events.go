@@ -6,6 +6,7 @@ import (
 
 	"github.com/nodestate/nodestate/events"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // EventStats counts what happened to the core/v1 events the agent recorded.
@@ -42,11 +43,23 @@ type eventRecorder struct {
 	b        *events.Broadcaster
 	rec      *events.Recorder
 	recorded int
+	ctx      context.Context // the context of the agent's Step, for the runner's events
 }
 
 func (w *eventRecorder) record(ctx context.Context, ref *v1.ObjectReference, eventtype, reason, message string) {
 	w.recorded++
 	_ = w.rec.Record(ref, nil, eventtype, reason, message) // refused and dropped events are counted
+	w.flush(ctx)
+}
+
+// Event records an event of the pod runner (its podrunner.Recorder), within the agent's Step.
+func (w *eventRecorder) Event(object runtime.Object, eventtype, reason, message string) {
+	ctx := w.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	w.recorded++
+	_ = w.rec.Record(object, nil, eventtype, reason, message)
 	w.flush(ctx)
 }
 

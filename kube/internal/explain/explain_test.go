@@ -81,6 +81,15 @@ func podCases() map[string]struct {
 		event("e2", "Normal", "Pulled", app, `Container image "registry.example/app:1" already present on machine`, 4, -10*time.Minute, -16*time.Second),
 	}
 
+	// The same pod between its crash and the end of its back-off, as the
+	// kubelet shows it with the default 1 min resync: terminated, Error.
+	crashErr := basePod("crash")
+	crashErr.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", RestartCount: 3,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+			StartedAt: at(-16 * time.Second), FinishedAt: at(-15 * time.Second)}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+			StartedAt: at(-37 * time.Second), FinishedAt: at(-36 * time.Second)}}}}
+
 	init := basePod("init")
 	init.Status.Phase = corev1.PodPending
 	init.Spec.InitContainers = []corev1.Container{{Name: "migrate", Image: "registry.example/migrate:1"}}
@@ -124,7 +133,7 @@ func podCases() map[string]struct {
 		pod    *corev1.Pod
 		events []corev1.Event
 	}{
-		"crashloop": {crash, crashEvents}, "init": {init, nil}, "sidecar": {sidecar, nil},
+		"crashloop": {crash, crashEvents}, "crashloop-error": {crashErr, crashEvents}, "init": {init, nil}, "sidecar": {sidecar, nil},
 		"imagepull": {pull, pullEvents}, "job": {job, nil}, "unscheduled": {unscheduled, nil},
 	}
 }

@@ -181,7 +181,7 @@ func waits(pod *corev1.Pod, events []Event) []Wait {
 		} else if ok && s.State.Terminated != nil && s.State.Terminated.ExitCode == 0 {
 			continue
 		}
-		if w, found := containerWait(c.Name, s, ok, events); found {
+		if w, found := containerWait(pod, &c, s, ok, events); found {
 			out = append(out, w)
 		}
 		what := "init container"
@@ -193,7 +193,7 @@ func waits(pod *corev1.Pod, events []Event) []Wait {
 	}
 	for _, c := range pod.Spec.Containers {
 		s, ok := statuses[c.Name]
-		if w, found := containerWait(c.Name, s, ok, events); found {
+		if w, found := containerWait(pod, &c, s, ok, events); found {
 			out = append(out, w)
 			continue
 		}
@@ -210,24 +210,27 @@ func waits(pod *corev1.Pod, events []Event) []Wait {
 }
 
 // containerWait reports a waiting container: a crash-loop or image-pull
-// back-off with the estimated next attempt, or another waiting reason.
-func containerWait(name string, s corev1.ContainerStatus, ok bool, events []Event) (Wait, bool) {
-	if !ok || s.State.Waiting == nil {
+// back-off with the estimated next attempt, or another waiting reason. A
+// container that exited and will be restarted is in crash-loop back-off too:
+// the kubelet shows it terminated until the sync that ends the back-off,
+// which may be after the back-off itself for a delay under its 1 min resync
+// (spec/podlifecycle.md rule 4.5).
+func containerWait(pod *corev1.Pod, c *corev1.Container, s corev1.ContainerStatus, ok bool, events []Event) (Wait, bool) {
+	name := c.Name
+	if !ok {
+		return Wait{}, false
+	}
+	live := pod.DeletionTimestamp == nil && pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed
+	if t := s.State.Terminated; live && t != nil && containerstate.ShouldRestart(&pod.Spec, c, t.ExitCode) {
+		return crashLoopWait(name, s, t), true
+	}
+	if s.State.Waiting == nil {
 		return Wait{}, false
 	}
 	w := s.State.Waiting
 	switch w.Reason {
 	case "CrashLoopBackOff":
-		out := Wait{Kind: WaitCrashLoop, Container: name, Restarts: s.RestartCount}
-		last := s.LastTerminationState.Terminated
-		if last == nil || last.FinishedAt.IsZero() {
-			out.Detail = fmt.Sprintf("container %q is in crash-loop back-off after %d restarts; its last finish time is unknown", name, s.RestartCount)
-			return out, true
-		}
-		delay := crashLoopDelay(s.RestartCount, last.StartedAt.Time, last.FinishedAt.Time)
-		out.Delay, out.Since, out.NextAttempt, out.Estimate = delay.String(), last.FinishedAt.Time, last.FinishedAt.Add(delay), true
-		out.Detail = fmt.Sprintf("container %q is in crash-loop back-off after %d restarts (last exit %s)", name, s.RestartCount, exitOf(last))
-		return out, true
+		return crashLoopWait(name, s, s.LastTerminationState.Terminated), true
 	case "ImagePullBackOff", "ErrImagePull":
 		out := Wait{Kind: WaitImagePull, Container: name, Detail: fmt.Sprintf("container %q cannot pull its image: %s", name, joinReason(w.Reason, w.Message))}
 		pulls, failed := pullHistory(name, events)
@@ -238,6 +241,20 @@ func containerWait(name string, s corev1.ContainerStatus, ok bool, events []Even
 		return out, true
 	}
 	return Wait{Kind: WaitContainer, Container: name, Detail: fmt.Sprintf("container %q is waiting: %s", name, joinReason(w.Reason, w.Message))}, true
+}
+
+// crashLoopWait is the crash-loop back-off of a container whose last
+// instance ended as last.
+func crashLoopWait(name string, s corev1.ContainerStatus, last *corev1.ContainerStateTerminated) Wait {
+	out := Wait{Kind: WaitCrashLoop, Container: name, Restarts: s.RestartCount}
+	if last == nil || last.FinishedAt.IsZero() {
+		out.Detail = fmt.Sprintf("container %q is in crash-loop back-off after %d restarts; its last finish time is unknown", name, s.RestartCount)
+		return out
+	}
+	delay := crashLoopDelay(s.RestartCount, last.StartedAt.Time, last.FinishedAt.Time)
+	out.Delay, out.Since, out.NextAttempt, out.Estimate = delay.String(), last.FinishedAt.Time, last.FinishedAt.Add(delay), true
+	out.Detail = fmt.Sprintf("container %q is in crash-loop back-off after %d restarts (last exit %s)", name, s.RestartCount, exitOf(last))
+	return out
 }
 
 // crashLoopDelay replays the kubelet's crash-loop back-off for a container
