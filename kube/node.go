@@ -48,12 +48,19 @@ type NodeOptions struct {
 	// PodCIDR is the range pod IPs come from when the cluster did not assign
 	// the node one (spec.podCIDR set by the controller manager wins).
 	PodCIDR string
-	// Address is the node's InternalIP, its only address (the API server
-	// reaches a node at its first preferred address type, by default a
-	// Hostname one if there is any, which a simulated node cannot serve).
-	// Port is its kubelet endpoint port, where the API server asks for logs.
+	// Address is the node's InternalIP. Port is its kubelet endpoint port,
+	// where the API server asks for logs.
 	Address string
 	Port    int32
+	// Hostname, when set, is reported as a Hostname address after the
+	// InternalIP, as the kubelet reports its hostname. Empty reports none,
+	// the default and a deliberate difference from the kubelet
+	// (docs/faithfulness.md): the API server reaches a node at its first
+	// preferred address type, Hostname unless told otherwise
+	// (--kubelet-preferred-address-types), and a simulated node's name
+	// rarely resolves to Address, so kubectl logs would fail. Set it where
+	// the name resolves, or where the API server prefers InternalIP.
+	Hostname string
 	// Listen is where the node serves HTTPS (a self-signed certificate for
 	// Address): /healthz, /metrics (Prometheus) and
 	// /containerLogs/<namespace>/<pod>/<container> for kubectl logs. Use
@@ -100,13 +107,15 @@ func DefaultNodeOptionsFor(name string, v kubeversion.Version) NodeOptions {
 }
 
 // DefaultNodeOptions returns the options of a node called name: 4 CPUs,
-// 16 GiB and 110 pods, pod IPs from 10.244.0.0/24, address 127.0.0.1 and
-// port 10250, and the kubelet's defaults for everything else.
+// 16 GiB, 100 GiB of ephemeral storage and 110 pods, pod IPs from
+// 10.244.0.0/24, address 127.0.0.1 and port 10250, no Hostname address,
+// and the kubelet's defaults for everything else.
 func DefaultNodeOptions(name string) NodeOptions {
 	res := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("4"),
-		corev1.ResourceMemory: resource.MustParse("16Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
+		corev1.ResourceCPU:              resource.MustParse("4"),
+		corev1.ResourceMemory:           resource.MustParse("16Gi"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+		corev1.ResourcePods:             resource.MustParse("110"),
 	}
 	return NodeOptions{
 		Name: name, Capacity: res, Allocatable: res.DeepCopy(),
@@ -698,7 +707,7 @@ func (n *Node) nodeObject() *corev1.Node {
 		Spec:       corev1.NodeSpec{PodCIDR: n.opts.PodCIDR, PodCIDRs: []string{n.opts.PodCIDR}, Taints: slices.Clone(n.opts.Taints)},
 		Status: corev1.NodeStatus{
 			Capacity: n.opts.Capacity.DeepCopy(), Allocatable: n.opts.Allocatable.DeepCopy(),
-			Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.opts.Address}},
+			Addresses:       n.addresses(),
 			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: n.opts.Port}},
 			NodeInfo: corev1.NodeSystemInfo{
 				MachineID: n.opts.Name, SystemUUID: n.opts.Name, BootID: n.opts.Name,
@@ -706,9 +715,19 @@ func (n *Node) nodeObject() *corev1.Node {
 				ContainerRuntimeVersion: "nodestate://" + n.kubeletVersion(),
 				KubeletVersion:          n.kubeletVersion(), OperatingSystem: "linux", Architecture: "amd64",
 			},
-			Phase: corev1.NodeRunning,
+			DeclaredFeatures: declaredFeatures(n.opts.Lifecycle.Version),
 		},
 	}
+}
+
+// addresses are the node's addresses in the kubelet's order: the InternalIP,
+// then the Hostname when there is one.
+func (n *Node) addresses() []corev1.NodeAddress {
+	out := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.opts.Address}}
+	if n.opts.Hostname != "" {
+		out = append(out, corev1.NodeAddress{Type: corev1.NodeHostName, Address: n.opts.Hostname})
+	}
+	return out
 }
 
 // nodeStatusUpdateRetry is how many times in a row the kubelet tries to write

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -212,5 +213,52 @@ func TestNodeVersionProfile(t *testing.T) {
 	}
 	if d := DefaultNodeOptions("n1"); d.Lifecycle.Version != kubeversion.Default {
 		t.Errorf("DefaultNodeOptions behaves as %v, want %v", d.Lifecycle.Version, kubeversion.Default)
+	}
+}
+
+// TestDeclaredFeatures: the kubelet's status.declaredFeatures for each
+// minor: the node declared features framework on that minor's default
+// gates, sorted; none before NodeDeclaredFeatures was on (1.36).
+func TestDeclaredFeatures(t *testing.T) {
+	want := []string{"ExtendWebSocketsToKubelet", "InPlacePodLevelResourcesVerticalScaling",
+		"InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"}
+	for _, v := range []kubeversion.Version{kubeversion.V1_37, kubeversion.V1_36} {
+		if got := declaredFeatures(v); !slices.Equal(got, want) {
+			t.Errorf("%v: %v, want %v", v, got, want)
+		}
+	}
+	for _, v := range []kubeversion.Version{kubeversion.V1_35, kubeversion.V1_34, kubeversion.V1_33} {
+		if got := declaredFeatures(v); got != nil {
+			t.Errorf("%v: %v, want none", v, got)
+		}
+	}
+}
+
+// TestNodeObject: the Node the kubelet registers: its InternalIP, then the
+// Hostname address when one is set; ephemeral storage in its capacity; the
+// declared features; and no phase, which the kubelet never sets.
+func TestNodeObject(t *testing.T) {
+	opts := DefaultNodeOptions("n1")
+	n, err := NewNode(fake.NewClientset(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := n.nodeObject()
+	if got := node.Status.Addresses; len(got) != 1 || got[0].Type != corev1.NodeInternalIP || got[0].Address != "127.0.0.1" {
+		t.Errorf("addresses %v", got)
+	}
+	if node.Status.Phase != "" {
+		t.Errorf("phase %q", node.Status.Phase)
+	}
+	if q := node.Status.Capacity[corev1.ResourceEphemeralStorage]; q.String() != "100Gi" {
+		t.Errorf("ephemeral-storage capacity %v", q.String())
+	}
+	if len(node.Status.DeclaredFeatures) != 4 {
+		t.Errorf("declared features %v", node.Status.DeclaredFeatures)
+	}
+	opts.Hostname = "n1"
+	n, _ = NewNode(fake.NewClientset(), opts)
+	if got := n.nodeObject().Status.Addresses; len(got) != 2 || got[1].Type != corev1.NodeHostName || got[1].Address != "n1" {
+		t.Errorf("addresses with a hostname %v", got)
 	}
 }
