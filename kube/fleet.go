@@ -342,10 +342,14 @@ func (f *Fleet) run(ctx context.Context) (err error) {
 
 	var loops sync.WaitGroup
 	for _, n := range f.nodes {
-		loops.Add(1)
+		loops.Add(2)
 		go func() {
 			defer loops.Done()
-			_ = n.loop(ctx)
+			_ = n.podsLoop(ctx)
+		}()
+		go func() {
+			defer loops.Done()
+			_ = n.reportLoop(ctx)
 		}()
 	}
 	loops.Wait()

@@ -2,11 +2,9 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,7 +12,6 @@ import (
 	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -153,11 +150,13 @@ type Node struct {
 	bcast  *events.Broadcaster
 	rec    *events.Recorder
 
+	// owned by the report loop
 	kubelet *nodecondition.Kubelet
 	lease   *nodecondition.LeaseRenewer
-	node    *corev1.Node
 	// leaseObj is the Lease as last written, renewed with one PUT.
-	leaseObj *coordinationv1.Lease
+	leaseObj  *coordinationv1.Lease
+	nextNode  time.Time
+	nextRenew time.Time
 
 	// runner runs the admitted pods; the loop calls its Advance.
 	runner *podrunner.Runner
@@ -165,21 +164,27 @@ type Node struct {
 	// inbox holds the newest version of each pod the watch delivered since the
 	// loop last looked, and the last object of each it saw deleted; wake
 	// tells the loop.
-	mu       sync.Mutex
-	inbox    map[types.UID]*corev1.Pod
-	gone     map[types.UID]*corev1.Pod
-	wake     chan struct{}
-	started  bool
-	lastLoop time.Time
-	addr     string
+	mu      sync.Mutex
+	inbox   map[types.UID]*corev1.Pod
+	gone    map[types.UID]*corev1.Pod
+	wake    chan struct{}
+	started bool
+	addr    string
+	// lastReport is when the report loop last went round; podsSince when
+	// the pods loop began the round it is in (zero between rounds).
+	lastReport, podsSince time.Time
+	// node is the Node as last written; taints and pressures what
+	// admission reads of it and of the eviction manager.
+	node      *corev1.Node
+	taints    []corev1.Taint
+	pressures nodecondition.Pressures
 
-	// owned by the loop (and the runner's hooks, which run on it)
-	ctx       context.Context
-	pods      map[types.UID]*nodePod
-	nextNode  time.Time
-	nextRenew time.Time
-	stats     NodeStats
-	statsMu   sync.Mutex
+	// owned by the pods loop (and the runner's hooks, which run on it)
+	ctx  context.Context
+	pods map[types.UID]*nodePod
+
+	stats   NodeStats
+	statsMu sync.Mutex
 }
 
 // NodeStats counts what a Node did.
@@ -242,6 +247,7 @@ func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 	n := &Node{
 		client: client, opts: opts, clock: opts.Clock, log: opts.Logger,
 		inbox: map[types.UID]*corev1.Pod{}, gone: map[types.UID]*corev1.Pod{}, wake: make(chan struct{}, 1),
+		taints:  opts.Taints,
 		pods:    map[types.UID]*nodePod{},
 		logs:    &logStore{pods: map[types.NamespacedName]*podLogs{}},
 		objects: apiObjects{client: client},
@@ -369,248 +375,6 @@ func (n *Node) ServingAddress() string {
 	return n.addr
 }
 
-// gauges sets the running pods and containers from the pods' newest statuses.
-func (n *Node) gauges() {
-	pods, running, exited := 0, 0, 0
-	for _, p := range n.pods {
-		if !p.running {
-			continue
-		}
-		if p.sandboxReady {
-			pods++
-		}
-		running += p.nRunning
-		exited += p.nExited
-	}
-	n.metrics.runningPods.Set(float64(pods))
-	n.metrics.runningContainers.WithLabelValues("running").Set(float64(running))
-	n.metrics.runningContainers.WithLabelValues("exited").Set(float64(exited))
-}
-
-// deliver puts a watched pod into the inbox; it runs on the informer's
-// goroutine and never blocks on the node's loop.
-func (n *Node) deliver(pod *corev1.Pod, deleted bool) {
-	if pod.Spec.NodeName != n.opts.Name {
-		return
-	}
-	n.engine.Observe(pod)
-	n.mu.Lock()
-	if deleted {
-		n.gone[pod.UID] = pod
-		delete(n.inbox, pod.UID)
-	} else {
-		n.inbox[pod.UID] = pod
-	}
-	n.mu.Unlock()
-	select {
-	case n.wake <- struct{}{}:
-	default:
-	}
-}
-
-// runCtx is the context of the node's Run, for the API reads of the loop.
-func (n *Node) runCtx() context.Context {
-	if n.ctx == nil {
-		return context.Background()
-	}
-	return n.ctx
-}
-
-// loop is the node's one goroutine until ctx ends: the pods (admission,
-// and the runner's Advance, on which the runner's hooks and the pods'
-// runtimes run), the node status and the Lease.
-func (n *Node) loop(ctx context.Context) error {
-	n.ctx = ctx
-	var t clock.Timer
-	defer func() {
-		if t != nil {
-			t.Stop()
-		}
-	}()
-	for {
-		now := n.clock.Now()
-		n.mu.Lock()
-		n.lastLoop = now
-		n.mu.Unlock()
-		n.receive(now)
-		nextPods := n.runner.Advance(now)
-		n.gauges()
-		if !now.Before(n.nextNode) {
-			n.reportStatus(ctx, now)
-		}
-		if !now.Before(n.nextRenew) {
-			n.renew(ctx, now)
-		}
-		next := n.nextNode
-		if n.nextRenew.Before(next) {
-			next = n.nextRenew
-		}
-		if !nextPods.IsZero() && nextPods.Before(next) {
-			next = nextPods
-		}
-		d := max(next.Sub(n.clock.Now()), 0)
-		if t == nil {
-			t = n.clock.NewTimer(d)
-		} else {
-			t.Reset(d)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-n.wake:
-		case <-n.runner.Wakeup():
-		case <-t.C():
-			continue
-		}
-		if !t.Stop() {
-			select {
-			case <-t.C():
-			default:
-			}
-		}
-	}
-}
-
-// receive takes the inbox: new pods are admitted, known ones handed to the
-// runner, gone ones forgotten.
-func (n *Node) receive(now time.Time) {
-	n.mu.Lock()
-	inbox, gone := n.inbox, n.gone
-	if len(inbox) == 0 && len(gone) == 0 {
-		n.mu.Unlock()
-		return
-	}
-	n.inbox, n.gone = map[types.UID]*corev1.Pod{}, map[types.UID]*corev1.Pod{}
-	n.mu.Unlock()
-	for uid, last := range gone {
-		if p, ok := n.pods[uid]; ok {
-			n.forget(p, last)
-		}
-	}
-	fresh := make([]*corev1.Pod, 0, len(inbox))
-	for uid, pod := range inbox {
-		p, ok := n.pods[uid]
-		if !ok {
-			fresh = append(fresh, pod)
-			continue
-		}
-		p.api = pod
-		switch {
-		case p.inRunner:
-			if err := n.runner.Update(pod); err != nil {
-				n.log.Error(err, "pod update", "pod", pod.Namespace+"/"+pod.Name)
-			}
-		case pod.DeletionTimestamp != nil && !p.terminated:
-			// A pod found terminal when the node started, now deleted:
-			// its final status lets the status engine delete it.
-			n.terminate(p, now)
-		}
-	}
-	// Admit in creation order, as the kubelet sorts the pods of one update.
-	slices.SortFunc(fresh, func(a, b *corev1.Pod) int {
-		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
-			return c
-		}
-		return compareStrings(string(a.UID), string(b.UID))
-	})
-	for _, pod := range fresh {
-		n.start(pod, now)
-	}
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// terminate caches the final status of a pod the node found terminal.
-func (n *Node) terminate(p *nodePod, now time.Time) {
-	p.terminated = true
-	if err := n.cache.TerminatePod(p.api, now); err != nil {
-		n.log.Error(err, "terminal pod", "pod", p.api.Namespace+"/"+p.api.Name)
-	}
-}
-
-// start admits a pod the node has not seen and hands it to the runner.
-func (n *Node) start(pod *corev1.Pod, now time.Time) {
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		// A terminal pod never runs again; a deleted one is removed.
-		p := &nodePod{api: pod, finished: true}
-		n.pods[pod.UID] = p
-		if pod.DeletionTimestamp != nil {
-			n.terminate(p, now)
-		}
-		return
-	}
-	var running []*corev1.Pod
-	for _, p := range n.pods {
-		if p.running {
-			running = append(running, p.api)
-		}
-	}
-	taints := n.opts.Taints
-	if n.node != nil {
-		taints = n.node.Spec.Taints
-	}
-	if rej := admit(pod, running, n.opts.Allocatable, taints, n.kubelet.Pressures()); rej != nil {
-		n.reject(pod, rej, now)
-		return
-	}
-	rt, err := n.opts.Runtime(pod)
-	if err != nil {
-		n.reject(pod, &Rejection{Reason: ReasonRuntimeRejected, Message: err.Error()}, now)
-		return
-	}
-	if needsGate(pod) {
-		rt = &gatedRuntime{Runtime: rt, n: n, pod: pod}
-	}
-	p := &nodePod{api: pod, running: true, inRunner: true, firstSeen: now}
-	n.pods[pod.UID] = p
-	if err := n.runner.Add(pod, rt); err != nil {
-		delete(n.pods, pod.UID)
-		r := &Rejection{Reason: ReasonRuntimeRejected, Message: err.Error()}
-		if errors.Is(err, podrunner.ErrPodCIDRExhausted) {
-			r = &Rejection{Reason: "PodCIDRExhausted", Message: "no free IP address in the node's pod CIDR " + n.runner.PodCIDR()}
-		}
-		n.reject(pod, r, now)
-		return
-	}
-	n.count(func(s *NodeStats) { s.Admitted++; s.Running++ })
-	n.metrics.admissions.WithLabelValues("admitted", "").Inc()
-}
-
-// reject fails a pod the node will not run, as the kubelet's rejectPod does.
-func (n *Node) reject(pod *corev1.Pod, r *Rejection, now time.Time) {
-	if err := n.runner.Reject(pod, now, r.Reason, r.Message); err != nil {
-		n.log.Error(err, "rejected pod", "pod", pod.Namespace+"/"+pod.Name)
-	}
-	n.pods[pod.UID] = &nodePod{api: pod, finished: true, inRunner: true}
-	n.count(func(s *NodeStats) { s.Rejected++ })
-	n.metrics.admissions.WithLabelValues("rejected", r.Reason).Inc()
-}
-
-// forget drops a pod the API server no longer has; last is its last
-// object. A pod still running is killed by the runner first, and dropped
-// once its machine is finished.
-func (n *Node) forget(p *nodePod, last *corev1.Pod) {
-	if p.inRunner {
-		if err := n.runner.Remove(p.api.UID, last); err != nil {
-			n.log.Error(err, "pod removal", "pod", p.api.Namespace+"/"+p.api.Name)
-		}
-	}
-	if p.running {
-		p.removed = true
-		return
-	}
-	n.logs.forget(p.api)
-	delete(n.pods, p.api.UID)
-}
-
 func (n *Node) event(ref *corev1.ObjectReference, eventtype, reason, message string) {
 	// A refused or dropped event is counted by the broadcaster.
 	_ = n.rec.Record(ref, nil, eventtype, reason, message)
@@ -618,219 +382,4 @@ func (n *Node) event(ref *corev1.ObjectReference, eventtype, reason, message str
 
 func (n *Node) nodeRef() *corev1.ObjectReference {
 	return &corev1.ObjectReference{Kind: "Node", Name: n.opts.Name, UID: types.UID(n.opts.Name)}
-}
-
-// The kubelet's registration back-off: the first retry after
-// registerRetryFirst, doubling up to registerRetryMax.
-const (
-	registerRetryFirst = 100 * time.Millisecond
-	registerRetryMax   = 7 * time.Second
-)
-
-// registerUntilDone registers the node, trying again after each failure
-// until it succeeds or ctx ends.
-func (n *Node) registerUntilDone(ctx context.Context) error {
-	delay := registerRetryFirst
-	for {
-		err := n.register(ctx)
-		if err == nil || errors.Is(err, errOtherShard) {
-			return err // another shard's Node is a configuration error, not a passing one
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		n.count(func(s *NodeStats) { s.RegisterErrors++ })
-		n.log.Error(err, "node registration failed; trying again", "after", delay)
-		t := n.clock.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C():
-		}
-		delay = min(2*delay, registerRetryMax)
-	}
-}
-
-// errOtherShard is the registration error of a fleet node whose Node
-// carries another shard's label.
-var errOtherShard = errors.New("another shard's node")
-
-// register creates the Node, or adopts it when it exists, and takes the pod
-// CIDR the cluster assigned it.
-func (n *Node) register(ctx context.Context) error {
-	want := n.nodeObject()
-	nodes := n.client.CoreV1().Nodes()
-	got, err := nodes.Create(ctx, want, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		got, err = nodes.Get(ctx, n.opts.Name, metav1.GetOptions{})
-		if shard, ok := n.opts.Labels[FleetShardLabel]; err == nil && ok && got.Labels[FleetShardLabel] != shard {
-			// Another shard's node: taking it over would make two processes
-			// write one Node and one Lease.
-			return fmt.Errorf("kube: register node %s: %w: it exists with label %s=%q, not %q", n.opts.Name, errOtherShard, FleetShardLabel, got.Labels[FleetShardLabel], shard)
-		}
-		if err == nil {
-			got.Status.Capacity, got.Status.Allocatable = want.Status.Capacity, want.Status.Allocatable
-			got.Status.Addresses, got.Status.DaemonEndpoints, got.Status.NodeInfo = want.Status.Addresses, want.Status.DaemonEndpoints, want.Status.NodeInfo
-			got, err = nodes.UpdateStatus(ctx, got, metav1.UpdateOptions{})
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("kube: register node %s: %w", n.opts.Name, err)
-	}
-	n.node = got
-	if got.Spec.PodCIDR != "" && got.Spec.PodCIDR != n.runner.PodCIDR() {
-		if _, err := podCIDR(got.Spec.PodCIDR); err == nil {
-			_ = n.runner.SetPodCIDR(got.Spec.PodCIDR)
-		}
-	}
-	return nil
-}
-
-// kubeletVersion is the release the node reports: its lifecycle version's.
-func (n *Node) kubeletVersion() string {
-	if v := n.opts.Lifecycle.Version; v.Valid() {
-		return v.Release()
-	}
-	return KubeletVersion
-}
-
-func (n *Node) nodeObject() *corev1.Node {
-	labels := map[string]string{
-		corev1.LabelHostname: n.opts.Name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
-	}
-	for k, v := range n.opts.Labels {
-		labels[k] = v
-	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: n.opts.Name, Labels: labels},
-		Spec:       corev1.NodeSpec{PodCIDR: n.opts.PodCIDR, PodCIDRs: []string{n.opts.PodCIDR}, Taints: slices.Clone(n.opts.Taints)},
-		Status: corev1.NodeStatus{
-			Capacity: n.opts.Capacity.DeepCopy(), Allocatable: n.opts.Allocatable.DeepCopy(),
-			Addresses:       n.addresses(),
-			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: n.opts.Port}},
-			NodeInfo: corev1.NodeSystemInfo{
-				MachineID: n.opts.Name, SystemUUID: n.opts.Name, BootID: n.opts.Name,
-				KernelVersion: "nodestate", OSImage: "nodestate simulated node",
-				ContainerRuntimeVersion: "nodestate://" + n.kubeletVersion(),
-				KubeletVersion:          n.kubeletVersion(), OperatingSystem: "linux", Architecture: "amd64",
-			},
-			DeclaredFeatures: declaredFeatures(n.opts.Lifecycle.Version),
-		},
-	}
-}
-
-// addresses are the node's addresses in the kubelet's order: the InternalIP,
-// then the Hostname when there is one.
-func (n *Node) addresses() []corev1.NodeAddress {
-	out := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.opts.Address}}
-	if n.opts.Hostname != "" {
-		out = append(out, corev1.NodeAddress{Type: corev1.NodeHostName, Address: n.opts.Hostname})
-	}
-	return out
-}
-
-// nodeStatusUpdateRetry is how many times in a row the kubelet tries to write
-// its node status before it waits for the next tick.
-const nodeStatusUpdateRetry = 5
-
-// reportStatus runs the kubelet's status computation and writes the Node's
-// conditions when the report rule says so.
-func (n *Node) reportStatus(ctx context.Context, now time.Time) {
-	var s nodecondition.Sample
-	s.Set(nodecondition.SignalMemoryAvailable, 12<<30, 16<<30)
-	s.Set(nodecondition.SignalNodeFsAvailable, 70<<30, 100<<30)
-	s.Set(nodecondition.SignalNodeFsInodesFree, 5_800_000, 6_553_600)
-	s.Set(nodecondition.SignalImageFsAvailable, 70<<30, 100<<30)
-	s.Set(nodecondition.SignalPIDAvailable, 4_190_000, 4_194_304)
-	n.nextNode = now.Add(n.opts.Kubelet.StatusUpdateFrequency)
-	if _, err := n.kubelet.Observe(now, &s); err != nil {
-		n.log.Error(err, "node signals")
-		return
-	}
-	r, err := n.kubelet.Status(now, nodecondition.Health{})
-	if err != nil {
-		n.log.Error(err, "node status")
-		return
-	}
-	for _, reason := range r.Events {
-		n.event(n.nodeRef(), corev1.EventTypeNormal, reason, fmt.Sprintf("Node %s status is now: %s", n.opts.Name, reason))
-	}
-	if !r.Send {
-		return
-	}
-	// A strategic merge patch of the conditions (merged by type), as the
-	// kubelet sends: no resourceVersion, so the controllers' own writes to
-	// the Node (taints, annotations) never make it conflict; and, as the
-	// kubelet, up to nodeStatusUpdateRetry attempts in a row.
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": r.Conditions}})
-	if err != nil {
-		n.log.Error(err, "node status patch")
-		return
-	}
-	var cur *corev1.Node
-	for range nodeStatusUpdateRetry {
-		if cur, err = n.client.CoreV1().Nodes().PatchStatus(ctx, n.opts.Name, patch); err == nil || ctx.Err() != nil {
-			break
-		}
-	}
-	if err != nil {
-		n.kubelet.ReportFailed()
-		n.count(func(s *NodeStats) { s.NodeErrors++ })
-		// ReportFailed makes the next computation send again; it comes at the
-		// next status tick, as the kubelet's does, never in a hot loop.
-		n.log.Error(err, "node status write")
-		return
-	}
-	n.node = cur
-	n.count(func(s *NodeStats) { s.NodeReports++ })
-}
-
-// renew writes the node's Lease on the renewer's schedule.
-func (n *Node) renew(ctx context.Context, now time.Time) {
-	holder := n.opts.Name
-	secs := int32(n.opts.Kubelet.LeaseDuration / time.Second)
-	at := metav1.NewMicroTime(now)
-	lease := &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: n.opts.Name, Namespace: corev1.NamespaceNodeLease},
-		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: &at},
-	}
-	if n.node != nil && n.node.UID != "" {
-		lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: n.opts.Name, UID: n.node.UID}}
-	}
-	// As the kubelet, renew the Lease last written with one PUT; read it
-	// again only when there is none or that PUT fails (someone else wrote
-	// it, or it was deleted).
-	var err error
-	if n.leaseObj != nil {
-		l := n.leaseObj.DeepCopy()
-		l.Spec = lease.Spec
-		if l.OwnerReferences == nil {
-			l.OwnerReferences = lease.OwnerReferences
-		}
-		if l, err = n.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Update(ctx, l, metav1.UpdateOptions{}); err == nil {
-			n.leaseObj = l
-		} else {
-			n.leaseObj = nil
-		}
-	}
-	if n.leaseObj == nil {
-		n.leaseObj, err = renewLease(ctx, n.client, lease)
-	}
-	if err != nil {
-		n.count(func(s *NodeStats) { s.LeaseErrors++ })
-		n.log.Error(err, "lease renewal")
-		next, ferr := n.lease.Failed(now)
-		if ferr != nil {
-			next = now.Add(time.Second)
-		}
-		n.nextRenew = next
-		return
-	}
-	_, next, err := n.lease.Renewed(now)
-	if err != nil {
-		next = now.Add(n.opts.Kubelet.LeaseRenewInterval())
-	}
-	n.nextRenew = next
-	n.count(func(s *NodeStats) { s.LeaseRenewals++ })
 }

@@ -231,16 +231,22 @@ func (n *Node) handler() http.Handler {
 	return mux
 }
 
-// healthy says whether the node's loop went round recently.
+// healthy says whether the node's loops are alive: the report loop went
+// round recently, and the pods loop is not stuck in one round.
 func (n *Node) healthy() error {
 	n.mu.Lock()
-	last := n.lastLoop
+	last, busy := n.lastReport, n.podsSince
 	n.mu.Unlock()
 	if last.IsZero() {
 		return errors.New("the node has not started")
 	}
 	if d := n.clock.Since(last); d > 2*time.Minute {
-		return fmt.Errorf("the node's loop last ran %v ago", d.Round(time.Second))
+		return fmt.Errorf("the node's status loop last ran %v ago", d.Round(time.Second))
+	}
+	if !busy.IsZero() {
+		if d := n.clock.Since(busy); d > 2*time.Minute {
+			return fmt.Errorf("the node's pods loop has been busy for %v", d.Round(time.Second))
+		}
 	}
 	return nil
 }

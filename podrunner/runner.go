@@ -414,7 +414,10 @@ func (r *Runner) Run(ctx context.Context) error {
 		next := r.Advance(now)
 		var tc <-chan time.Time
 		if !next.IsZero() {
-			d := max(next.Sub(r.clock.Now()), 0)
+			d := next.Sub(r.clock.Now())
+			if d <= 0 {
+				continue // due already: the clock moved while Advance ran
+			}
 			if t == nil {
 				t = r.clock.NewTimer(d)
 			} else {

@@ -1,0 +1,182 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodestate/nodestate/nodecondition"
+)
+
+// reportLoop is the goroutine of the node's status and Lease until ctx
+// ends: the kubelet's node status loop (its conditions, sent by the report
+// rule) and its Lease renewals, each on its own schedule.
+func (n *Node) reportLoop(ctx context.Context) error {
+	for {
+		now := n.clock.Now()
+		n.mu.Lock()
+		n.lastReport = now
+		n.mu.Unlock()
+		if !now.Before(n.nextNode) {
+			n.reportStatus(ctx, now)
+		}
+		if !now.Before(n.nextRenew) {
+			n.renew(ctx, now)
+		}
+		next := n.nextNode
+		if n.nextRenew.Before(next) {
+			next = n.nextRenew
+		}
+		d := next.Sub(n.clock.Now())
+		if d <= 0 {
+			continue // due already (a clock that moved meanwhile)
+		}
+		t := n.clock.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C():
+		}
+	}
+}
+
+// admission returns what the node's admission reads of its status: the
+// Node's taints as last written (the registration's, or the options' before
+// it) and the eviction manager's pressures.
+func (n *Node) admission() ([]corev1.Taint, nodecondition.Pressures) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.taints, n.pressures
+}
+
+// setNode keeps the Node as last written, and its taints for admission.
+func (n *Node) setNode(node *corev1.Node) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.node, n.taints = node, node.Spec.Taints
+}
+
+// nodeUID is the UID of the Node as last written; empty before it is.
+func (n *Node) nodeUID() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.node == nil {
+		return ""
+	}
+	return string(n.node.UID)
+}
+
+// nodeStatusUpdateRetry is how many times in a row the kubelet tries to write
+// its node status before it waits for the next tick.
+const nodeStatusUpdateRetry = 5
+
+// reportStatus runs the kubelet's status computation and writes the Node's
+// conditions when the report rule says so.
+func (n *Node) reportStatus(ctx context.Context, now time.Time) {
+	var s nodecondition.Sample
+	s.Set(nodecondition.SignalMemoryAvailable, 12<<30, 16<<30)
+	s.Set(nodecondition.SignalNodeFsAvailable, 70<<30, 100<<30)
+	s.Set(nodecondition.SignalNodeFsInodesFree, 5_800_000, 6_553_600)
+	s.Set(nodecondition.SignalImageFsAvailable, 70<<30, 100<<30)
+	s.Set(nodecondition.SignalPIDAvailable, 4_190_000, 4_194_304)
+	n.nextNode = now.Add(n.opts.Kubelet.StatusUpdateFrequency)
+	if _, err := n.kubelet.Observe(now, &s); err != nil {
+		n.log.Error(err, "node signals")
+		return
+	}
+	n.mu.Lock()
+	n.pressures = n.kubelet.Pressures()
+	n.mu.Unlock()
+	r, err := n.kubelet.Status(now, nodecondition.Health{})
+	if err != nil {
+		n.log.Error(err, "node status")
+		return
+	}
+	for _, reason := range r.Events {
+		n.event(n.nodeRef(), corev1.EventTypeNormal, reason, fmt.Sprintf("Node %s status is now: %s", n.opts.Name, reason))
+	}
+	if !r.Send {
+		return
+	}
+	// A strategic merge patch of the conditions (merged by type), as the
+	// kubelet sends: no resourceVersion, so the controllers' own writes to
+	// the Node (taints, annotations) never make it conflict; and, as the
+	// kubelet, up to nodeStatusUpdateRetry attempts in a row.
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": r.Conditions}})
+	if err != nil {
+		n.log.Error(err, "node status patch")
+		return
+	}
+	var cur *corev1.Node
+	for range nodeStatusUpdateRetry {
+		if cur, err = n.client.CoreV1().Nodes().PatchStatus(ctx, n.opts.Name, patch); err == nil || ctx.Err() != nil {
+			break
+		}
+	}
+	if err != nil {
+		n.kubelet.ReportFailed()
+		n.count(func(s *NodeStats) { s.NodeErrors++ })
+		// ReportFailed makes the next computation send again; it comes at the
+		// next status tick, as the kubelet's does, never in a hot loop.
+		n.log.Error(err, "node status write")
+		return
+	}
+	n.setNode(cur)
+	n.count(func(s *NodeStats) { s.NodeReports++ })
+}
+
+// renew writes the node's Lease on the renewer's schedule.
+func (n *Node) renew(ctx context.Context, now time.Time) {
+	holder := n.opts.Name
+	secs := int32(n.opts.Kubelet.LeaseDuration / time.Second)
+	at := metav1.NewMicroTime(now)
+	lease := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: n.opts.Name, Namespace: corev1.NamespaceNodeLease},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: &at},
+	}
+	if uid := n.nodeUID(); uid != "" {
+		lease.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: n.opts.Name, UID: types.UID(uid)}}
+	}
+	// As the kubelet, renew the Lease last written with one PUT; read it
+	// again only when there is none or that PUT fails (someone else wrote
+	// it, or it was deleted).
+	var err error
+	if n.leaseObj != nil {
+		l := n.leaseObj.DeepCopy()
+		l.Spec = lease.Spec
+		if l.OwnerReferences == nil {
+			l.OwnerReferences = lease.OwnerReferences
+		}
+		if l, err = n.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Update(ctx, l, metav1.UpdateOptions{}); err == nil {
+			n.leaseObj = l
+		} else {
+			n.leaseObj = nil
+		}
+	}
+	if n.leaseObj == nil {
+		n.leaseObj, err = renewLease(ctx, n.client, lease)
+	}
+	if err != nil {
+		n.count(func(s *NodeStats) { s.LeaseErrors++ })
+		n.log.Error(err, "lease renewal")
+		next, ferr := n.lease.Failed(now)
+		if ferr != nil {
+			next = now.Add(time.Second)
+		}
+		n.nextRenew = next
+		return
+	}
+	_, next, err := n.lease.Renewed(now)
+	if err != nil {
+		next = now.Add(n.opts.Kubelet.LeaseRenewInterval())
+	}
+	n.nextRenew = next
+	n.count(func(s *NodeStats) { s.LeaseRenewals++ })
+}
