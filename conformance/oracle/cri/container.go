@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -228,6 +229,11 @@ func (r *Runtime) ContainerStatus(ctx context.Context, req *runtimeapi.Container
 		Labels: copyMap(c.config.GetLabels()), Annotations: copyMap(c.config.GetAnnotations()),
 		LogPath: c.logPath,
 	}
+	if r := c.resources(); r != nil {
+		// As containerd: the resources the kubelet gave the container,
+		// at its creation or last update.
+		st.Resources = &runtimeapi.ContainerResources{Linux: r}
+	}
 	if st.State == runtimeapi.ContainerState_CONTAINER_EXITED {
 		st.FinishedAt, st.ExitCode = ns(c.exitAt), c.exitCode
 		st.Reason = "Error"
@@ -238,14 +244,28 @@ func (r *Runtime) ContainerStatus(ctx context.Context, req *runtimeapi.Container
 	return &runtimeapi.ContainerStatusResponse{Status: st}, nil
 }
 
-// UpdateContainerResources accepts any resources and changes nothing.
+// UpdateContainerResources keeps the container's new Linux resources, which
+// ContainerStatus reports from then on.
 func (r *Runtime) UpdateContainerResources(ctx context.Context, req *runtimeapi.UpdateContainerResourcesRequest) (*runtimeapi.UpdateContainerResourcesResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.containers[req.GetContainerId()] == nil {
+	c := r.containers[req.GetContainerId()]
+	if c == nil {
 		return nil, notFound("container", req.GetContainerId())
 	}
+	if req.GetLinux() != nil {
+		c.updated = proto.Clone(req.GetLinux()).(*runtimeapi.LinuxContainerResources)
+	}
 	return &runtimeapi.UpdateContainerResourcesResponse{}, nil
+}
+
+// resources are the container's Linux resources: the last update's, else
+// its config's; nil for none.
+func (c *container) resources() *runtimeapi.LinuxContainerResources {
+	if c.updated != nil {
+		return c.updated
+	}
+	return c.config.GetLinux().GetResources()
 }
 
 // ReopenContainerLog succeeds for a running container: the log file is

@@ -356,3 +356,31 @@ func TestOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestContainerResources checks that a container reports the Linux
+// resources the kubelet gave it, and the last update's after an update, as
+// containerd does; the kubelet reads them into the status's resources.
+func TestContainerResources(t *testing.T) {
+	f := newFixture(t, nil)
+	p := pod("p", nil)
+	sb := f.sandbox(p)
+	ref := f.pull(p, "busybox:1.36")
+	ctx := context.Background()
+	cr, err := f.rt.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sb, Config: &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "app"}, Image: &runtimeapi.ImageSpec{Image: ref},
+		Linux: &runtimeapi.LinuxContainerConfig{Resources: &runtimeapi.LinuxContainerResources{CpuShares: 102, MemoryLimitInBytes: 1 << 27}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.status(cr.ContainerId).GetResources().GetLinux(); r.GetCpuShares() != 102 || r.GetMemoryLimitInBytes() != 1<<27 {
+		t.Errorf("resources %+v, want the config's", r)
+	}
+	if _, err := f.rt.UpdateContainerResources(ctx, &runtimeapi.UpdateContainerResourcesRequest{ContainerId: cr.ContainerId,
+		Linux: &runtimeapi.LinuxContainerResources{CpuShares: 204}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.status(cr.ContainerId).GetResources().GetLinux(); r.GetCpuShares() != 204 {
+		t.Errorf("resources %+v after an update, want the update's", r)
+	}
+}

@@ -139,8 +139,9 @@ type container struct {
 	exitAt   time.Time // zero while it has no exit ahead
 	exitCode int32
 	removed  bool
-	hooks    int           // timeout-0 execs so far
-	changed  chan struct{} // closed when exitAt or removed changes
+	updated  *runtimeapi.LinuxContainerResources // the last UpdateContainerResources
+	hooks    int                                 // timeout-0 execs so far
+	changed  chan struct{}                       // closed when exitAt or removed changes
 }
 
 // state is the container's CRI state at now.

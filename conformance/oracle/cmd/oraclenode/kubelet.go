@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -17,7 +18,6 @@ import (
 	"k8s.io/kubernetes/cmd/kubelet/app/options"
 	"k8s.io/kubernetes/pkg/kubelet"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
-	"k8s.io/kubernetes/pkg/kubelet/cm"
 	containertest "k8s.io/kubernetes/pkg/kubelet/container/testing"
 	kubeletutil "k8s.io/kubernetes/pkg/kubelet/util"
 	"k8s.io/kubernetes/pkg/util/oom"
@@ -129,7 +129,10 @@ func shortCommit() string {
 
 // dependencies are the kubelet's dependencies: the real prober, recorder
 // (made by RunKubelet from EventClient), status manager and everything
-// else of the kubelet, on fakes for what touches the host.
+// else of the kubelet, on fakes for what touches the host. The OS
+// interface writes nothing (directories, symlinks under /var/log/containers
+// and termination-message files are not made) but stats for real, so that
+// the container log manager finds the log files the runtime makes.
 func dependencies(ctx context.Context, c config, cl *clients, kc *kubeletconfig.KubeletConfiguration, endpoint string) (*kubelet.Dependencies, error) {
 	tp := noopoteltrace.NewTracerProvider()
 	rs, err := remote.NewRemoteRuntimeServiceBuilder().WithEndpoint(endpoint).
@@ -149,8 +152,8 @@ func dependencies(ctx context.Context, c config, cl *clients, kc *kubeletconfig.
 		RemoteRuntimeService:      rs,
 		RemoteImageService:        is,
 		CAdvisorInterface:         &machine{name: c.name, cpus: c.cpus, memory: c.memory},
-		ContainerManager:          cm.NewStubContainerManager(),
-		OSInterface:               &containertest.FakeOS{},
+		ContainerManager:          newContainerManager(kc),
+		OSInterface:               &containertest.FakeOS{StatFn: os.Stat},
 		VolumePlugins:             volumePlugins(),
 		OOMAdjuster:               oom.NewFakeOOMAdjuster(),
 		Mounter:                   mount.NewFakeMounter(nil),
