@@ -17,10 +17,14 @@
 // an OS interface that writes nothing outside the root directory, and the
 // CRI runtime in memory on a unix socket in the root directory. The
 // kubelet writes only under --root-dir (pod directories, volumes, its
-// checkpoints and image records, container logs). One exception is the
-// kubelet's own: its OOM watcher reads the kernel log (/dev/kmsg) and
-// records a SystemOOM event on the Node for each OOM kill it finds there,
-// as every kubelet does; a user who may not read /dev/kmsg cannot run it.
+// checkpoints and image records, container logs). What it reads of the
+// host: its OOM watcher reads the kernel log (/dev/kmsg) and records a
+// SystemOOM event on the Node for each OOM kill it finds there, as every
+// kubelet does. A user who may not read the kernel log (kernel.dmesg_restrict
+// 1, which makes the kubelet fail to start) gets the command run again in
+// a user namespace of its own, where the kubelet goes on without the
+// watcher (its KubeletInUserNamespace gate) and the Node reports
+// nodeInfo.runningInUserNamespace true.
 //
 // # Configuration
 //
@@ -102,6 +106,13 @@ import (
 )
 
 func main() {
+	if needsUserNamespace() {
+		code, err := runInUserNamespace()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+		os.Exit(code)
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
