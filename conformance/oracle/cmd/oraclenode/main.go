@@ -11,13 +11,15 @@
 //	oraclenode --kubeconfig node.kubeconfig --name oracle-1 --root-dir /tmp/oracle-1 -v 2
 //
 // The kubeconfig authenticates as system:node:<name> (Node authorization,
-// NodeRestriction). Nothing of the host is touched: no cgroups (a stub
-// container manager), no mounts (a fake mounter, host utilities and
-// subpaths), no iptables, a cadvisor that reads nothing (see machine.go),
-// an OS interface that writes nothing outside the root directory, and the
+// NodeRestriction). Nothing of the host is changed: no cgroups (a stub
+// container manager whose pod cgroups are read back as a cgroup v2 host
+// would give them, see cgroups.go), no mounts (a fake mounter, host
+// utilities and subpaths), no iptables, a cadvisor that reads nothing (see
+// machine.go), an OS interface that makes no directories, files or
+// symlinks (the kubelet's /var/log/containers links among them), and the
 // CRI runtime in memory on a unix socket in the root directory. The
-// kubelet writes only under --root-dir (pod directories, volumes, its
-// checkpoints and image records, container logs). What it reads of the
+// kubelet writes only under --root-dir (volumes, its checkpoints and image
+// records, the runtime's empty container logs). What it reads of the
 // host: its OOM watcher reads the kernel log (/dev/kmsg) and records a
 // SystemOOM event on the Node for each OOM kill it finds there, as every
 // kubelet does. A user who may not read the kernel log (kernel.dmesg_restrict
@@ -74,8 +76,11 @@
 // Besides the configuration, the dependencies differ from a kubelet on a
 // machine: the node has --cpus CPUs and --memory bytes (default 4 and
 // 16Gi, as nodestate's nodes), ephemeral-storage capacity 0 and no
-// allocatable reservations (the stub container manager), and the machine,
-// system and boot IDs are the node's name. The kubelet's API clients carry
+// allocatable reservations (the stub container manager), the machine,
+// system and boot IDs are the node's name, the eviction manager finds no
+// usage statistics (it logs that every 10 s and never evicts), and the
+// volume plugins are emptyDir, secret, configMap, downwardAPI, projected
+// and a hostPath that touches nothing (no CSI, so no CSINode object). The kubelet's API clients carry
 // the user agent "kubelet/<version> ...", so managedFields name the manager
 // "kubelet"; a separate client (50 QPS) reads each new sandbox's pod for
 // the runtime.

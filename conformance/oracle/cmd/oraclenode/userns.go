@@ -36,6 +36,7 @@ func needsUserNamespace() bool {
 // SIGINT and SIGTERM on, and returns the exit code of that run.
 func runInUserNamespace() (int, error) {
 	cmd := exec.Command("/proc/self/exe", os.Args[1:]...)
+	cmd.Args[0] = os.Args[0]
 	cmd.Env = append(os.Environ(), reexecEnv+"=1")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{
