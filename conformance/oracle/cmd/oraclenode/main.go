@@ -60,8 +60,8 @@
 //     loopback only. readOnlyPort 0 (the config file's default; the
 //     legacy flag default is 10255), so that nodes on one host do not
 //     collide. Neither changes a pod status.
-//   - clusterDNS [--cluster-dns] (default none): a cluster without it makes
-//     the kubelet record a MissingClusterDNS warning on every sync of a
+//   - clusterDNS [--cluster-dns, 10.0.0.10] (default none): without it
+//     the kubelet records a MissingClusterDNS warning on every sync of a
 //     ClusterFirst pod, which no real cluster shows; the address is only
 //     written into sandbox configs.
 //   - resolvConf "" (default /etc/resolv.conf): the host's resolver file
@@ -80,10 +80,15 @@
 // system and boot IDs are the node's name, the eviction manager finds no
 // usage statistics (it logs that every 10 s and never evicts), and the
 // volume plugins are emptyDir, secret, configMap, downwardAPI, projected
-// and a hostPath that touches nothing (no CSI, so no CSINode object). The kubelet's API clients carry
-// the user agent "kubelet/<version> ...", so managedFields name the manager
-// "kubelet"; a separate client (50 QPS) reads each new sandbox's pod for
-// the runtime.
+// and a hostPath that touches nothing (no CSI, so no CSINode object). The
+// kubelet's API clients are made as the kubelet's command makes them (its
+// QPS and burst, protobuf, an events client at the event QPS, a heartbeat
+// client without rate limit) and carry the user agent "kubelet/<version>
+// ...", so managedFields name the manager "kubelet"; a separate client (50
+// QPS) reads each new sandbox's pod for the runtime. What the kubelet's
+// command does before RunKubelet is not done: no configuration file or
+// validation, no client certificate rotation, no healthz server on port
+// 10248.
 //
 // The binary must be built with the version ldflags (see
 // kube/hack/build-oracle.sh), or the Node reports a kubeletVersion of
