@@ -61,9 +61,10 @@
 //     legacy flag default is 10255), so that nodes on one host do not
 //     collide. Neither changes a pod status.
 //   - clusterDNS [--cluster-dns, 10.0.0.10] (default none): without it
-//     the kubelet records a MissingClusterDNS warning on every sync of a
-//     ClusterFirst pod, which no real cluster shows; the address is only
-//     written into sandbox configs.
+//     the kubelet records a MissingClusterDNS warning on the pod and the
+//     Node whenever it makes a sandbox config for a ClusterFirst pod (each
+//     sandbox and container start), which no real cluster shows; the
+//     address is only written into sandbox configs.
 //   - resolvConf "" (default /etc/resolv.conf): the host's resolver file
 //     is not read, so a host with many search domains cannot add
 //     DNSConfigForming warnings; it only feeds sandbox configs.
