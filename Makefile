@@ -24,12 +24,15 @@ SHELL := /bin/bash
 # conformance/versions/..., whose single-goroutine comparisons of pure
 # functions gain nothing from it and whose upstream packages would compile
 # twice; the modules of the older minors have no tests, their commands are
-# built and run by conformance/versions), including the integration
-# tests of kube/ against a real control plane (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler and kubectl, built from Go modules
-# into a cache outside the clone on first use: about 13 minutes of two cores
-# once). Without go test's own vet pass: go vet runs in lint, over the same
-# sources, and go test's would analyse every dependency again for each build
+# built and run by conformance/versions; but for conformance/oracle/, whose
+# CRI runtime serves the kubelet from many goroutines), including the
+# integration tests of kube/ against a real control plane (etcd,
+# kube-apiserver, kube-controller-manager, kube-scheduler and kubectl, built
+# from Go modules into a cache outside the clone on first use: about 13
+# minutes of two cores once) and the oracle node beside it (the real kubelet,
+# built by kube/hack/build-oracle.sh into the same cache). Without go test's
+# own vet pass: go vet runs in lint, over the same sources, and go test's
+# would analyse every dependency again for each build
 # configuration (the race-instrumented one here, the fuzz-instrumented one in
 # fuzz). The conformance modules get 80 minutes: conformance/versions builds
 # the four older releases' commands before its tests start, 4 to 20 minutes
@@ -39,14 +42,16 @@ SHELL := /bin/bash
 # they fail, the whole log is.
 test:
 	@set -e; export NODESTATE_CONTROL_PLANE="$$(bash kube/hack/build-control-plane.sh)"; \
+	export NODESTATE_ORACLE="$$(bash kube/hack/build-oracle.sh)"; \
 	log=$$(mktemp); trap 'rm -f $$log' EXIT; \
 	for m in $(MODULES); do \
-	  echo "== go test $$(case $$m in conformance/*) ;; *) echo -race;; esac) ($$m) $$(date -u +%T)"; \
+	  echo "== go test $$(case $$m in conformance/oracle/) echo -race;; conformance/*) ;; *) echo -race;; esac) ($$m) $$(date -u +%T)"; \
 	  case $$m in \
 	  conformance/|conformance/versions/) \
 	    if (cd $$m && go test -vet=off -count=1 -timeout 80m -v ./...) > $$log 2>&1; then \
 	      sed -n '/^conformance against/,$$p' $$log; \
 	    else cat $$log; exit 1; fi;; \
+	  conformance/oracle/) (cd $$m && go test -race -vet=off -count=1 ./...);; \
 	  conformance/*) (cd $$m && go test -vet=off -count=1 ./...);; \
 	  *) (cd $$m && go test -race -vet=off -count=1 -timeout 30m ./...);; \
 	  esac; \
