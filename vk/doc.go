@@ -1,0 +1,2 @@
+// Package vk is a virtual-kubelet provider built from any podrunner.Runtime.
+package vk

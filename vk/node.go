@@ -1,0 +1,163 @@
+package vk
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/virtual-kubelet/virtual-kubelet/node"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/nodestate/nodestate/nodecondition"
+)
+
+// Ping reports the node healthy while ctx lasts: virtual-kubelet's node
+// controller renews the Lease and writes the node status only while Ping
+// succeeds, whereas a kubelet renews its Lease whatever its health.
+func (p *Provider) Ping(ctx context.Context) error {
+	if ctx == nil {
+		return nil
+	}
+	return ctx.Err()
+}
+
+// NotifyNodeStatus registers virtual-kubelet's callback for the node's
+// status. The provider computes the status as the kubelet does, every
+// Options.Kubelet.StatusUpdateFrequency (10 s), from the Node the API
+// server has, and calls cb with the whole Node (conditions from
+// nodecondition's kubelet side, capacity, addresses, nodeInfo) when the
+// kubelet would write it: the first report, a change, or every
+// StatusReportFrequency (5 min, with the kubelet's one-time jitter). Calls
+// stop when ctx ends. It does not block.
+func (p *Provider) NotifyNodeStatus(ctx context.Context, cb func(*v1.Node)) {
+	if !p.ready() || cb == nil {
+		return
+	}
+	p.mu.Lock()
+	p.notifyNode, p.nodeCtx = cb, ctx
+	p.mu.Unlock()
+	kick(p.nodeKick)
+}
+
+// Node returns the Node the provider registers as (a new copy each call):
+// the kubelet's labels (hostname, os, arch) and Options.Labels, the taints,
+// spec.podCIDR, capacity and allocatable, the InternalIP, the kubelet
+// endpoint port and nodeInfo. It carries no conditions: the first report
+// writes them, as after a kubelet's registration. Hand it to
+// node.NewNodeController.
+func (p *Provider) Node() *v1.Node {
+	if !p.ready() {
+		return nil
+	}
+	o := &p.opts
+	labels := map[string]string{v1.LabelHostname: o.Name, v1.LabelOSStable: "linux", v1.LabelArchStable: "amd64"}
+	maps.Copy(labels, o.Labels)
+	n := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Labels: labels},
+		Spec:       v1.NodeSpec{Taints: slices.Clone(o.Taints)},
+		Status: v1.NodeStatus{
+			Capacity: o.Capacity.DeepCopy(), Allocatable: o.Allocatable.DeepCopy(),
+			Addresses:       []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: o.Address}},
+			DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: o.Port}},
+			NodeInfo: v1.NodeSystemInfo{
+				MachineID: o.Name, SystemUUID: o.Name, BootID: o.Name,
+				KernelVersion: "nodestate", OSImage: "nodestate virtual-kubelet node",
+				ContainerRuntimeVersion: "nodestate://" + o.KubeletVersion,
+				KubeletVersion:          o.KubeletVersion, OperatingSystem: "linux", Architecture: "amd64",
+			},
+			Phase: v1.NodeRunning,
+		},
+	}
+	if cidr := p.runner.PodCIDR(); cidr != "" {
+		n.Spec.PodCIDR, n.Spec.PodCIDRs = cidr, []string{cidr}
+	}
+	return n
+}
+
+// NodeControllerOptions returns the options of virtual-kubelet's node
+// controller that make it keep the node as a kubelet does: the Lease in
+// kube-node-lease through client, with the kubelet's duration (40 s) and
+// renew interval (10 s) from Options.Kubelet, renewed by virtual-kubelet's
+// lease controller; and a status interval of twice StatusReportFrequency,
+// so that the provider's reports (NotifyNodeStatus) decide when the status
+// is written, not the controller's own timer (1 min by default), which
+// only writes when the provider has not reported for that long.
+func (p *Provider) NodeControllerOptions(client kubernetes.Interface) []node.NodeControllerOpt {
+	if !p.ready() || client == nil {
+		return nil
+	}
+	k := p.opts.Kubelet
+	return []node.NodeControllerOpt{
+		node.WithNodeEnableLeaseV1WithRenewInterval(client.CoordinationV1().Leases(v1.NamespaceNodeLease),
+			int32(k.LeaseDuration/time.Second), k.LeaseRenewInterval()),
+		node.WithNodeStatusUpdateInterval(2 * k.StatusReportFrequency),
+	}
+}
+
+// nodeLoop computes the node's status every StatusUpdateFrequency and hands
+// it to virtual-kubelet when the report rule says so.
+func (p *Provider) nodeLoop(ctx context.Context) {
+	t := p.clock.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.nodeKick:
+		case <-t.C():
+			t.Reset(p.opts.Kubelet.StatusUpdateFrequency)
+		}
+		p.reportNode(p.clock.Now())
+	}
+}
+
+// reportNode is one computation of the node's status.
+func (p *Provider) reportNode(now time.Time) {
+	var s nodecondition.Sample
+	// A provider's node has no eviction signals of its own: plenty of
+	// everything, as on a healthy machine.
+	s.Set(nodecondition.SignalMemoryAvailable, 12<<30, 16<<30)
+	s.Set(nodecondition.SignalNodeFsAvailable, 70<<30, 100<<30)
+	s.Set(nodecondition.SignalNodeFsInodesFree, 5_800_000, 6_553_600)
+	s.Set(nodecondition.SignalImageFsAvailable, 70<<30, 100<<30)
+	s.Set(nodecondition.SignalPIDAvailable, 4_190_000, 4_194_304)
+	if _, err := p.kubelet.Observe(now, &s); err != nil {
+		p.log.Error(err, "node signals")
+		return
+	}
+	// The kubelet reads its Node before each computation: a report that
+	// did not reach the API server, or a condition the node-lifecycle
+	// controller set, is then a change to write.
+	if n, err := p.nodes.Get(p.opts.Name); err == nil {
+		p.kubelet.APIStatus(n.Status.Conditions)
+	}
+	r, err := p.kubelet.Status(now, nodecondition.Health{})
+	if err != nil {
+		p.log.Error(err, "node status")
+		return
+	}
+	ref := &v1.ObjectReference{Kind: "Node", Name: p.opts.Name, UID: types.UID(p.opts.Name)}
+	for _, reason := range r.Events {
+		p.rec.Event(ref, v1.EventTypeNormal, reason, fmt.Sprintf("Node %s status is now: %s", p.opts.Name, reason))
+	}
+	if !r.Send {
+		return
+	}
+	p.mu.Lock()
+	cb, cbCtx := p.notifyNode, p.nodeCtx
+	p.mu.Unlock()
+	if cb == nil || cbCtx.Err() != nil {
+		p.kubelet.ReportFailed() // sent once virtual-kubelet listens
+		p.count(func(s *Stats) { s.NodeReportsHeld++ })
+		return
+	}
+	n := p.Node()
+	n.Status.Conditions = slices.Clone(r.Conditions)
+	cb(n)
+	p.count(func(s *Stats) { s.NodeReports++ })
+}
