@@ -104,25 +104,22 @@ func (p *Provider) sync(ctx context.Context, uid types.UID, cb func(*v1.Pod), fu
 		}
 		p.sent[uid] = st
 	}
-	if cb == nil || (v == st.version && !full) {
+	// A pod the API server no longer has gets no status: the kubelet's
+	// status manager drops it, and virtual-kubelet would wait for a pod it
+	// no longer knows.
+	if cb == nil || server == nil || (v == st.version && !full) {
 		return
 	}
 	status, ok := p.cache.GetPodStatus(uid)
 	if !ok {
 		return
 	}
-	base := known
-	if server != nil {
-		base = server
-	}
-	merged := p.cacheOpts.Merge(&base.Status, &status, !finished)
+	merged := p.cacheOpts.Merge(&server.Status, &status, !finished)
 	resend := v == st.version
-	if resend {
-		if server == nil || !p.drifted(server, &merged) {
-			return
-		}
+	if resend && !p.drifted(server, &merged) {
+		return
 	}
-	out := base.DeepCopy()
+	out := server.DeepCopy()
 	out.Status = merged
 	if resend && out.ResourceVersion == st.rv {
 		// virtual-kubelet drops a pod equal to the one it was last handed;
