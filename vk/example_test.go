@@ -19,7 +19,7 @@ import (
 
 // instant is a user's own runtime: every container starts at once, runs
 // until it is killed and passes its probes.
-type instant struct{ pending []podlifecycle.Observation }
+type instant struct{ due []podlifecycle.Observation }
 
 func (r *instant) Do(now time.Time, actions []podlifecycle.Action) error {
 	for _, a := range actions {
@@ -31,7 +31,7 @@ func (r *instant) Do(now time.Time, actions []podlifecycle.Action) error {
 			o.Kind, o.Image = podlifecycle.ImagePulled, a.Image
 		case podlifecycle.StartContainer:
 			o.Kind, o.ContainerID = podlifecycle.ContainerCreated, fmt.Sprintf("instant://%s-%d", a.Container, a.RestartCount)
-			r.pending = append(r.pending, o)
+			r.due = append(r.due, o)
 			o.Kind = podlifecycle.ContainerStarted
 		case podlifecycle.KillContainer:
 			o.Kind, o.ExitCode = podlifecycle.ContainerExited, 143
@@ -40,25 +40,22 @@ func (r *instant) Do(now time.Time, actions []podlifecycle.Action) error {
 		default:
 			continue
 		}
-		r.pending = append(r.pending, o)
+		r.due = append(r.due, o)
 	}
 	return nil
 }
 
-func (r *instant) Due(time.Time) []podlifecycle.Observation {
-	o := r.pending
-	r.pending = nil
-	return o
-}
+func (r *instant) Due(time.Time) (o []podlifecycle.Observation) { o, r.due = r.due, nil; return o }
+
 func (r *instant) Next() (t time.Time) {
-	if len(r.pending) > 0 {
-		t = r.pending[0].At
+	if len(r.due) > 0 {
+		t = r.due[0].At
 	}
 	return t
 }
 
-// runNode is what a user writes to make a virtual-kubelet node of a
-// runtime: a provider, virtual-kubelet's pod and node controllers on it.
+// runNode makes a virtual-kubelet node of the runtime: the provider, and
+// virtual-kubelet's pod and node controllers on it, until ctx ends.
 func runNode(ctx context.Context, client kubernetes.Interface) error {
 	opts := vk.DefaultOptions()
 	opts.Name = "vk-1"
@@ -76,7 +73,10 @@ func runNode(ctx context.Context, client kubernetes.Interface) error {
 	}
 	go func() { _ = pods.Run(ctx, 1) }()
 	go func() { _ = nodes.Run(ctx) }()
-	return p.Run(ctx)
+	err = p.Run(ctx)
+	<-pods.Done()
+	<-nodes.Done()
+	return err
 }
 
 // A runtime of one's own as a virtual-kubelet provider, on virtual-kubelet's
@@ -96,7 +96,7 @@ func Example() {
 	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		panic(err)
 	}
-	for {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 		got, _ := client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
 		cols, _ := podphase.Columns(got, time.Now())
 		n, _ := client.CoreV1().Nodes().Get(ctx, "vk-1", metav1.GetOptions{})

@@ -11,6 +11,7 @@ require (
 	github.com/nodestate/nodestate v0.0.0-00010101000000-000000000000
 	github.com/nodestate/nodestate/kube v0.0.0-00010101000000-000000000000
 	github.com/virtual-kubelet/virtual-kubelet v1.14.1
+	go.uber.org/goleak v1.3.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2
