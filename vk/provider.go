@@ -18,6 +18,7 @@ import (
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 
 	"github.com/nodestate/nodestate/events"
@@ -287,8 +288,12 @@ func (p *Provider) Notify(uid types.UID) error {
 // its runtime as the API server has it. The ConfigMap, Secret and Service
 // informers the controller requires are never started: it reads them only
 // to resolve the downward API, which is skipped, and a node's identity may
-// not list Secrets or ConfigMaps. Change what you need before
-// node.NewPodController.
+// not list Secrets or ConfigMaps. The queues of pods to sync and of
+// statuses to write back off per pod after a failure, as virtual-kubelet's
+// default does, but without its limit of 10 items a second over all pods,
+// which a kubelet does not have: the client's own rate limit paces the
+// requests (the kubelet's is 50 a second, bursts of 100). Change what you
+// need before node.NewPodController.
 func (p *Provider) PodControllerConfig() node.PodControllerConfig {
 	if !p.ready() {
 		return node.PodControllerConfig{}
@@ -297,8 +302,16 @@ func (p *Provider) PodControllerConfig() node.PodControllerConfig {
 	return node.PodControllerConfig{
 		PodClient: p.client.CoreV1(), PodInformer: p.podInformer, EventRecorder: p.ctrlRec, Provider: p,
 		ConfigMapInformer: core.ConfigMaps(), SecretInformer: core.Secrets(), ServiceInformer: core.Services(),
-		SkipDownwardAPIResolution: true,
+		SkipDownwardAPIResolution:            true,
+		SyncPodsFromKubernetesRateLimiter:    perPodBackoff(),
+		SyncPodStatusFromProviderRateLimiter: perPodBackoff(),
 	}
+}
+
+// perPodBackoff is the per-item half of client-go's default controller
+// rate limiter: 5 ms doubling up to 1000 s while an item keeps failing.
+func perPodBackoff() workqueue.TypedRateLimiter[any] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[any](5*time.Millisecond, 1000*time.Second)
 }
 
 // kick wakes a loop without blocking.
