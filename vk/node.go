@@ -16,9 +16,10 @@ import (
 	"github.com/nodestate/nodestate/nodecondition"
 )
 
-// Ping reports the node healthy while ctx lasts: virtual-kubelet's node
-// controller renews the Lease and writes the node status only while Ping
-// succeeds, whereas a kubelet renews its Lease whatever its health.
+// Ping reports the node healthy while ctx lasts (a nil ctx never ends):
+// virtual-kubelet's node controller renews the Lease and writes the node
+// status only while Ping succeeds, whereas a kubelet renews its Lease
+// whatever its health.
 func (p *Provider) Ping(ctx context.Context) error {
 	if ctx == nil {
 		return nil
@@ -112,12 +113,12 @@ func (p *Provider) nodeLoop(ctx context.Context) {
 		case <-t.C():
 			t.Reset(p.opts.Kubelet.StatusUpdateFrequency)
 		}
-		p.reportNode(p.clock.Now())
+		p.reportNode(ctx, p.clock.Now())
 	}
 }
 
 // reportNode is one computation of the node's status.
-func (p *Provider) reportNode(now time.Time) {
+func (p *Provider) reportNode(ctx context.Context, now time.Time) {
 	var s nodecondition.Sample
 	// A provider's node has no eviction signals of its own: plenty of
 	// everything, as on a healthy machine.
@@ -158,6 +159,18 @@ func (p *Provider) reportNode(now time.Time) {
 	}
 	n := p.Node()
 	n.Status.Conditions = slices.Clone(r.Conditions)
-	cb(n)
-	p.count(func(s *Stats) { s.NodeReports++ })
+	// The node controller's callback blocks until its loop takes the node;
+	// a loop that stopped meanwhile must not stop this one.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cb(n)
+	}()
+	select {
+	case <-done:
+		p.count(func(s *Stats) { s.NodeReports++ })
+	case <-cbCtx.Done():
+		p.kubelet.ReportFailed()
+	case <-ctx.Done():
+	}
 }
