@@ -116,7 +116,9 @@ func (p *Provider) sync(ctx context.Context, uid types.UID, cb func(*v1.Pod), fu
 	}
 	merged := p.cacheOpts.Merge(&server.Status, &status, !finished)
 	resend := v == st.version
-	if resend && !p.drifted(server, &merged) {
+	// virtual-kubelet writes nothing over a terminal phase: handing such a
+	// pod again every full sync would be for nothing.
+	if resend && (podphase.IsTerminal(server.Status.Phase) || !p.drifted(server, &merged)) {
 		return
 	}
 	out := server.DeepCopy()
