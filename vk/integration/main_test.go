@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 		var bin string
 		bin, planeErr = controlplane.BinDir(ctx)
 		if planeErr == nil {
-			plane, planeErr = controlplane.StartWith(ctx, bin, controlplane.Options{Nodes: []string{vkNode, kubeNode}, Controllers: true})
+			plane, planeErr = controlplane.StartWith(ctx, bin, controlplane.Options{Nodes: []string{vkNode, kubeNode, cmdNode}, Controllers: true})
 		}
 		cancel()
 	}
