@@ -199,6 +199,11 @@ func TestWorkloadsUnderVirtualKubelet(t *testing.T) {
 			tl := rec.timeline("crash" + suffix(n))
 			t.Logf("crash%s: %v", suffix(n), tl)
 			checkCrashLoop(t, tl)
+			// The kubelet's BackOff event of each back-off (written by the
+			// broadcaster's goroutine).
+			waitFor(t, "crash"+suffix(n)+"'s BackOff event", 20*time.Second, func(context.Context) (bool, error) {
+				return slices.Contains(kubeletEvents(t, admin, ns, "crash"+suffix(n)), "Warning BackOff spec.containers{app}"), nil
+			})
 		}
 	})
 	t.Run("kubectl columns", func(t *testing.T) {
@@ -327,6 +332,7 @@ func compareColumns(t *testing.T, p *controlplane.Plane, admin kubernetes.Interf
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("kubectl get pods -o wide:\n%s", out)
 	header, rows := kubectlTable(t, out)
 	byWorkload := map[string]map[string][]string{} // workload -> node -> rows
 	for name, row := range rows {
