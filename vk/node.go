@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/nodestate/nodestate/kube"
 	"github.com/nodestate/nodestate/nodecondition"
 )
 
@@ -48,8 +49,10 @@ func (p *Provider) NotifyNodeStatus(ctx context.Context, cb func(*v1.Node)) {
 // Node returns the Node the provider registers as (a new copy each call):
 // the kubelet's labels (hostname, os, arch) and Options.Labels, the taints,
 // spec.podCIDR, capacity and allocatable, the InternalIP, the kubelet
-// endpoint port and nodeInfo. It carries no conditions: the first report
-// writes them, as after a kubelet's registration. Hand it to
+// endpoint port, nodeInfo and the kubelet's declared features of
+// Options.Runner.Lifecycle.Version (kube.DeclaredFeatures); no
+// status.phase, which a kubelet never sets. It carries no conditions: the
+// first report writes them, as after a kubelet's registration. Hand it to
 // node.NewNodeController.
 func (p *Provider) Node() *v1.Node {
 	if !p.ready() {
@@ -71,7 +74,7 @@ func (p *Provider) Node() *v1.Node {
 				ContainerRuntimeVersion: "nodestate://" + o.KubeletVersion,
 				KubeletVersion:          o.KubeletVersion, OperatingSystem: "linux", Architecture: "amd64",
 			},
-			Phase: v1.NodeRunning,
+			DeclaredFeatures: kube.DeclaredFeatures(o.Runner.Lifecycle.Version),
 		},
 	}
 	if cidr := p.runner.PodCIDR(); cidr != "" {

@@ -78,15 +78,17 @@ type Options struct {
 }
 
 // DefaultOptions returns the kubelet's defaults for a node without a name:
-// 4 CPUs, 16 GiB and 110 pods, address 127.0.0.1 and port 10250, pod IPs
+// 4 CPUs, 16 GiB of memory, 100 GiB of ephemeral storage and 110 pods (a
+// kube.Node's), address 127.0.0.1 and port 10250, pod IPs
 // from 10.244.0.0/24, podrunner's, nodecondition's and the events package's
 // defaults, a 10 s full sync, a 2 min runtime timeout and a 5 s flush of
 // the events at shutdown.
 func DefaultOptions() Options {
 	res := v1.ResourceList{
-		v1.ResourceCPU:    resource.MustParse("4"),
-		v1.ResourceMemory: resource.MustParse("16Gi"),
-		v1.ResourcePods:   resource.MustParse("110"),
+		v1.ResourceCPU:              resource.MustParse("4"),
+		v1.ResourceMemory:           resource.MustParse("16Gi"),
+		v1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+		v1.ResourcePods:             resource.MustParse("110"),
 	}
 	r := podrunner.DefaultOptions()
 	r.PodCIDR = "10.244.0.0/24"

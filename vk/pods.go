@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -322,7 +323,7 @@ func (p *Provider) apiDelete(obj any) {
 
 // finishedHook is the runner's Finished hook: the pod's final status is in
 // the cache.
-func (p *Provider) finishedHook(pod *v1.Pod) {
+func (p *Provider) finishedHook(_ time.Time, pod *v1.Pod) {
 	p.mu.Lock()
 	p.finished[pod.UID] = true
 	p.check[pod.UID] = true
