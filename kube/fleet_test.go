@@ -88,13 +88,18 @@ func TestFleetNodes(t *testing.T) {
 	go func() { done <- f.Run(ctx) }()
 	want := map[string]string{"f-511": "10.0.255.128/25", "f-512": "10.1.0.0/25"}
 	poll(t, "both nodes registered", func() bool { return f.Stats().Total.NodeReports >= 2 })
+	byName := map[string]*kube.Node{}
+	for _, n := range f.Nodes() {
+		byName[n.Name()] = n
+	}
 	for name, cidr := range want {
 		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n.Spec.PodCIDR != cidr || n.Labels[kube.FleetShardLabel] != "b" || n.Labels["zone"] != "z" {
-			t.Errorf("node %s: podCIDR %s labels %v, want %s, shard b, zone z", name, n.Spec.PodCIDR, n.Labels, cidr)
+		if got := byName[name].PodCIDR(); got != cidr || n.Spec.PodCIDR != "" || n.Labels[kube.FleetShardLabel] != "b" || n.Labels["zone"] != "z" {
+			t.Errorf("node %s: pod CIDR %s (spec.podCIDR %q) labels %v, want %s and none in the spec (the IPAM controller's), shard b, zone z",
+				name, got, n.Spec.PodCIDR, n.Labels, cidr)
 		}
 	}
 	cancel()

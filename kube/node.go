@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"math/rand/v2"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -99,9 +100,23 @@ type NodeOptions struct {
 func DefaultNodeOptionsFor(name string, v kubeversion.Version) NodeOptions {
 	opts := DefaultNodeOptions(name)
 	opts.Lifecycle = podlifecycle.DefaultOptionsFor(v)
+	opts.Lifecycle.Rand = processRand{}
 	opts.Kubelet = nodecondition.DefaultKubeletOptionsFor(v)
 	return opts
 }
+
+func lifecycleWithJitter() podlifecycle.Options {
+	o := podlifecycle.DefaultOptions()
+	o.Rand = processRand{}
+	return o
+}
+
+// processRand is the process-wide source of math/rand/v2 as a
+// podlifecycle.Rand: a node on a real clock jitters its requeues and first
+// probe delays as the kubelet does.
+type processRand struct{}
+
+func (processRand) Float64() float64 { return rand.Float64() }
 
 // DefaultNodeOptions returns the options of a node called name: 4 CPUs,
 // 16 GiB, 100 GiB of ephemeral storage and 110 pods, pod IPs from
@@ -117,7 +132,7 @@ func DefaultNodeOptions(name string) NodeOptions {
 	return NodeOptions{
 		Name: name, Capacity: res, Allocatable: res.DeepCopy(),
 		PodCIDR: "10.244.0.0/24", Address: "127.0.0.1", Port: 10250,
-		Lifecycle: podlifecycle.DefaultOptions(),
+		Lifecycle: lifecycleWithJitter(),
 		Kubelet:   nodecondition.DefaultKubeletOptions(),
 		Status:    statussync.DefaultEngineOptions(),
 	}
@@ -366,6 +381,10 @@ func (n *Node) claim() error {
 
 // Name returns the node's name.
 func (n *Node) Name() string { return n.opts.Name }
+
+// PodCIDR returns the range the node hands pod IPs out from: its
+// NodeOptions.PodCIDR, or the spec.podCIDR the cluster assigned its Node.
+func (n *Node) PodCIDR() string { return n.runner.PodCIDR() }
 
 // ServingAddress returns the address the node's HTTPS server listens on,
 // once Run started it ("" before, or without NodeOptions.Listen).

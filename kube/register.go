@@ -87,16 +87,33 @@ func (n *Node) kubeletVersion() string {
 	return KubeletVersion
 }
 
+// The kubelet's deprecated beta labels of the node's OS and architecture,
+// which it still sets at registration, and its annotation that the
+// attach/detach controller manages the node's volumes.
+const (
+	labelBetaOS                = "beta.kubernetes.io/os"
+	labelBetaArch              = "beta.kubernetes.io/arch"
+	annotationControllerAttach = "volumes.kubernetes.io/controller-managed-attach-detach"
+)
+
+// nodeObject is the Node the kubelet registers (its initialNode): its
+// hostname, OS and architecture labels (the beta ones too) and the node's
+// own; the attach/detach annotation; the registration taints; and the
+// status its setters fill. Like the kubelet it leaves spec.podCIDR to the
+// cluster's node IPAM controller: the node hands out pod IPs from its
+// NodeOptions.PodCIDR, or from the spec.podCIDR the controller assigns.
 func (n *Node) nodeObject() *corev1.Node {
 	labels := map[string]string{
 		corev1.LabelHostname: n.opts.Name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
+		labelBetaOS: "linux", labelBetaArch: "amd64",
 	}
 	for k, v := range n.opts.Labels {
 		labels[k] = v
 	}
 	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: n.opts.Name, Labels: labels},
-		Spec:       corev1.NodeSpec{PodCIDR: n.opts.PodCIDR, PodCIDRs: []string{n.opts.PodCIDR}, Taints: slices.Clone(n.opts.Taints)},
+		ObjectMeta: metav1.ObjectMeta{Name: n.opts.Name, Labels: labels,
+			Annotations: map[string]string{annotationControllerAttach: "true"}},
+		Spec: corev1.NodeSpec{Taints: slices.Clone(n.opts.Taints)},
 		Status: corev1.NodeStatus{
 			Capacity: n.opts.Capacity.DeepCopy(), Allocatable: n.opts.Allocatable.DeepCopy(),
 			Addresses:       n.addresses(),

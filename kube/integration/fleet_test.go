@@ -105,7 +105,7 @@ func TestFleet(t *testing.T) {
 			if n.Labels[kube.FleetShardLabel] != "t" {
 				t.Fatalf("node %s: labels %v, want %s=t", name, n.Labels, kube.FleetShardLabel)
 			}
-			cidrs[name] = netip.MustParsePrefix(n.Spec.PodCIDR)
+			cidrs[name] = netip.MustParsePrefix(podCIDROf(f, name))
 		}
 		return true, nil
 	})
@@ -221,4 +221,14 @@ func TestFleetCommand(t *testing.T) {
 	if !strings.Contains(out, "fleet cmd: stopped; 2 nodes, 2 pods admitted, 0 rejected, 0 finished, 2 running") {
 		t.Fatalf("the command's summary:\n%s", out)
 	}
+}
+
+// podCIDROf is the pod CIDR of the fleet's node called name.
+func podCIDROf(f *kube.Fleet, name string) string {
+	for _, n := range f.Nodes() {
+		if n.Name() == name {
+			return n.PodCIDR()
+		}
+	}
+	return ""
 }
