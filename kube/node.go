@@ -2,9 +2,9 @@ package kube
 
 import (
 	"context"
-	"math/rand/v2"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"strings"
 	"sync"
