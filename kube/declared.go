@@ -40,10 +40,3 @@ func declaredFeatures(v kubeversion.Version) []string {
 	cfg := &ndftypes.NodeConfiguration{FeatureGates: minorGates(v), Version: version.MustParseGeneric(v.Release())}
 	return nodedeclaredfeatures.DefaultFramework.DiscoverNodeFeatures(cfg)
 }
-
-// DeclaredFeatures is the status.declaredFeatures the kubelet of minor v
-// registers its Node with (the zero Version is 1.37): what the node
-// declared features framework of component-helpers discovers from v's
-// default feature gates, sorted by name; none before 1.36. A node agent of
-// its own (the vk module's provider) registers the same.
-func DeclaredFeatures(v kubeversion.Version) []string { return declaredFeatures(v) }

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodestate/nodestate/kubeversion"
 )
 
 // The kubelet's registration back-off: the first retry after
@@ -79,9 +81,9 @@ func (n *Node) register(ctx context.Context) error {
 	return nil
 }
 
-// kubeletVersion is the release the node reports: its lifecycle version's.
-func (n *Node) kubeletVersion() string {
-	if v := n.opts.Lifecycle.Version; v.Valid() {
+// kubeletVersionOf is the release a node of lifecycle version v reports.
+func kubeletVersionOf(v kubeversion.Version) string {
+	if v.Valid() {
 		return v.Release()
 	}
 	return KubeletVersion
@@ -96,45 +98,57 @@ const (
 	annotationControllerAttach = "volumes.kubernetes.io/controller-managed-attach-detach"
 )
 
-// nodeObject is the Node the kubelet registers (its initialNode): its
-// hostname, OS and architecture labels (the beta ones too) and the node's
-// own; the attach/detach annotation; the registration taints; and the
-// status its setters fill. Like the kubelet it leaves spec.podCIDR to the
-// cluster's node IPAM controller: the node hands out pod IPs from its
-// NodeOptions.PodCIDR, or from the spec.podCIDR the controller assigns.
-func (n *Node) nodeObject() *corev1.Node {
+// nodeObject is the Node the node registers: KubeletNode of its options.
+func (n *Node) nodeObject() *corev1.Node { return KubeletNode(n.opts) }
+
+// KubeletNode returns the Node a kubelet with these options registers (the
+// kubelet's initialNode and status setters): its hostname, OS and
+// architecture labels (the beta ones too) and opts.Labels; the
+// controller-managed attach/detach annotation; opts.Taints; capacity and
+// allocatable; the InternalIP, and the Hostname address when opts.Hostname
+// is set; the kubelet endpoint port; nodeInfo with the kubelet version of
+// opts.Lifecycle.Version; and the declared features of that minor (what
+// component-helpers' node declared features framework discovers from its
+// default gates, none before 1.36). Like the kubelet it sets no status.phase
+// and leaves spec.podCIDR to the cluster's node IPAM controller. A node
+// agent of its own (the vk module's provider) registers the same Node; it
+// carries no conditions, which the first status report writes.
+func KubeletNode(opts NodeOptions) *corev1.Node {
 	labels := map[string]string{
-		corev1.LabelHostname: n.opts.Name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
+		corev1.LabelHostname: opts.Name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
 		labelBetaOS: "linux", labelBetaArch: "amd64",
 	}
-	for k, v := range n.opts.Labels {
+	for k, v := range opts.Labels {
 		labels[k] = v
 	}
+	version := kubeletVersionOf(opts.Lifecycle.Version)
+	notInUserNamespace := false
 	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: n.opts.Name, Labels: labels,
+		ObjectMeta: metav1.ObjectMeta{Name: opts.Name, Labels: labels,
 			Annotations: map[string]string{annotationControllerAttach: "true"}},
-		Spec: corev1.NodeSpec{Taints: slices.Clone(n.opts.Taints)},
+		Spec: corev1.NodeSpec{Taints: slices.Clone(opts.Taints)},
 		Status: corev1.NodeStatus{
-			Capacity: n.opts.Capacity.DeepCopy(), Allocatable: n.opts.Allocatable.DeepCopy(),
-			Addresses:       n.addresses(),
-			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: n.opts.Port}},
+			Capacity: opts.Capacity.DeepCopy(), Allocatable: opts.Allocatable.DeepCopy(),
+			Addresses:       addresses(opts),
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: opts.Port}},
 			NodeInfo: corev1.NodeSystemInfo{
-				MachineID: n.opts.Name, SystemUUID: n.opts.Name, BootID: n.opts.Name,
+				MachineID: opts.Name, SystemUUID: opts.Name, BootID: opts.Name,
 				KernelVersion: "nodestate", OSImage: "nodestate simulated node",
-				ContainerRuntimeVersion: "nodestate://" + n.kubeletVersion(),
-				KubeletVersion:          n.kubeletVersion(), OperatingSystem: "linux", Architecture: "amd64",
+				ContainerRuntimeVersion: "nodestate://" + version,
+				KubeletVersion:          version, OperatingSystem: "linux", Architecture: "amd64",
+				RunningInUserNamespace: &notInUserNamespace,
 			},
-			DeclaredFeatures: declaredFeatures(n.opts.Lifecycle.Version),
+			DeclaredFeatures: declaredFeatures(opts.Lifecycle.Version),
 		},
 	}
 }
 
 // addresses are the node's addresses in the kubelet's order: the InternalIP,
 // then the Hostname when there is one.
-func (n *Node) addresses() []corev1.NodeAddress {
-	out := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: n.opts.Address}}
-	if n.opts.Hostname != "" {
-		out = append(out, corev1.NodeAddress{Type: corev1.NodeHostName, Address: n.opts.Hostname})
+func addresses(opts NodeOptions) []corev1.NodeAddress {
+	out := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: opts.Address}}
+	if opts.Hostname != "" {
+		out = append(out, corev1.NodeAddress{Type: corev1.NodeHostName, Address: opts.Hostname})
 	}
 	return out
 }

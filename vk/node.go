@@ -3,13 +3,11 @@ package vk
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
 	"github.com/virtual-kubelet/virtual-kubelet/node"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
@@ -47,39 +45,23 @@ func (p *Provider) NotifyNodeStatus(ctx context.Context, cb func(*v1.Node)) {
 }
 
 // Node returns the Node the provider registers as (a new copy each call):
-// the kubelet's labels (hostname, os, arch) and Options.Labels, the taints,
-// spec.podCIDR, capacity and allocatable, the InternalIP, the kubelet
-// endpoint port, nodeInfo and the kubelet's declared features of
-// Options.Runner.Lifecycle.Version (kube.DeclaredFeatures); no
-// status.phase, which a kubelet never sets. It carries no conditions: the
-// first report writes them, as after a kubelet's registration. Hand it to
-// node.NewNodeController.
+// the Node a kubelet registers (kube.KubeletNode: the kubelet's labels and
+// Options.Labels, the attach/detach annotation, the taints, capacity and
+// allocatable, the InternalIP, the kubelet endpoint port, nodeInfo and the
+// declared features of Options.Runner.Lifecycle.Version), with
+// Options.KubeletVersion in its nodeInfo. Like a kubelet's it has no
+// status.phase, no spec.podCIDR and no conditions: the first report writes
+// them. Hand it to node.NewNodeController.
 func (p *Provider) Node() *v1.Node {
 	if !p.ready() {
 		return nil
 	}
 	o := &p.opts
-	labels := map[string]string{v1.LabelHostname: o.Name, v1.LabelOSStable: "linux", v1.LabelArchStable: "amd64"}
-	maps.Copy(labels, o.Labels)
-	n := &v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: o.Name, Labels: labels},
-		Spec:       v1.NodeSpec{Taints: slices.Clone(o.Taints)},
-		Status: v1.NodeStatus{
-			Capacity: o.Capacity.DeepCopy(), Allocatable: o.Allocatable.DeepCopy(),
-			Addresses:       []v1.NodeAddress{{Type: v1.NodeInternalIP, Address: o.Address}},
-			DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: o.Port}},
-			NodeInfo: v1.NodeSystemInfo{
-				MachineID: o.Name, SystemUUID: o.Name, BootID: o.Name,
-				KernelVersion: "nodestate", OSImage: "nodestate virtual-kubelet node",
-				ContainerRuntimeVersion: "nodestate://" + o.KubeletVersion,
-				KubeletVersion:          o.KubeletVersion, OperatingSystem: "linux", Architecture: "amd64",
-			},
-			DeclaredFeatures: kube.DeclaredFeatures(o.Runner.Lifecycle.Version),
-		},
-	}
-	if cidr := p.runner.PodCIDR(); cidr != "" {
-		n.Spec.PodCIDR, n.Spec.PodCIDRs = cidr, []string{cidr}
-	}
+	n := kube.KubeletNode(kube.NodeOptions{Name: o.Name, Labels: o.Labels, Taints: o.Taints,
+		Capacity: o.Capacity, Allocatable: o.Allocatable, Address: o.Address, Port: o.Port, Lifecycle: o.Runner.Lifecycle})
+	info := &n.Status.NodeInfo
+	info.OSImage = "nodestate virtual-kubelet node"
+	info.KubeletVersion, info.ContainerRuntimeVersion = o.KubeletVersion, "nodestate://"+o.KubeletVersion
 	return n
 }
 

@@ -444,14 +444,15 @@ func TestDriftResent(t *testing.T) {
 	}
 }
 
-// TestNodeStatus: the node registers with the kubelet's labels, addresses,
-// capacity and pod CIDR, and its first report carries nodecondition's four
+// TestNodeStatus: the node registers with the kubelet's labels, addresses
+// and capacity, and without a pod CIDR (the node IPAM controller's), and
+// its first report carries nodecondition's four
 // kubelet conditions, Ready with the kubelet's reason and message; the
 // node controller options set the kubelet's Lease and status interval.
 func TestNodeStatus(t *testing.T) {
 	h := newHarness(t, nil, nil)
 	n := h.p.Node()
-	if n.Name != nodeName || n.Labels[v1.LabelHostname] != nodeName || n.Spec.PodCIDR != "10.244.0.0/24" ||
+	if n.Name != nodeName || n.Labels[v1.LabelHostname] != nodeName || n.Spec.PodCIDR != "" || n.Labels["beta.kubernetes.io/os"] != "linux" ||
 		n.Status.Addresses[0].Address != "127.0.0.1" || n.Status.NodeInfo.KubeletVersion != vk.KubeletVersion || len(n.Status.Conditions) != 0 {
 		t.Errorf("the node to register: %+v", n)
 	}
