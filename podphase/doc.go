@@ -31,7 +31,14 @@
 //     does not own are preserved.
 //   - [Settle] and [Options.GenerateStatus]: the whole-status step, with
 //     terminal stickiness, the reason and message kept only while the phase
-//     is unchanged, pod sync handler evictions and the final guard.
+//     is unchanged, pod sync handler evictions and the final guard, and the
+//     pod-level resources and allocatedResources (KEP-5419,
+//     InPlacePodLevelResourcesVerticalScaling, beta and on from 1.36): the
+//     allocated ones, or for a running pod what its cgroup reads back
+//     ([PodCgroup]).
+//   - [PodRequests] and [PodLimits]: component-helpers' aggregation of a
+//     pod's requests and limits (init containers, sidecars, pod-level
+//     resources, overhead), as the kubelet writes them.
 //   - [DisplayStatus] and [Columns]: kubectl's STATUS, READY and RESTARTS
 //     columns (and the -o wide ones).
 //   - [LegalTransition], [CheckTransition] and [Guard]: which phase changes
@@ -60,7 +67,7 @@
 //
 // [DefaultOptionsFor] gives the defaults of Kubernetes 1.33 to 1.37 (a
 // kubeversion.Version, whose zero value is 1.37). What changes with the
-// minor (docs/versions.md, rows PP-V1 to PP-V5):
+// minor (docs/versions.md, rows PP-V1 to PP-V8):
 //
 //   - the phase, through the gates: before 1.35 ContainerRestartRules is
 //     off, so a container's own restartPolicy and rules do not make it
@@ -74,7 +81,12 @@
 //     no message;
 //   - kubectl's STATUS: before 1.35, Completed (or Running, NotReady) stays
 //     when the first container completed and another failed; from 1.35 the
-//     failed container's reason shows.
+//     failed container's reason shows;
+//   - status.resources and status.allocatedResources: written from 1.36
+//     (the gate is alpha and off in 1.35, absent before; rows PP-V6 to
+//     PP-V8). Turned on in 1.35 a running pod's memory request is the sum
+//     even when zero and the old status's one is kept over it; before 1.37
+//     a CPU request read back through a cgroup v2 weight shows as read.
 //
 // A Version that is none of kubeversion's constants (kubeversion.Version(99))
 // is refused by the methods with an error result ([Options.Explain],
