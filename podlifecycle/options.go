@@ -32,6 +32,14 @@ type Options struct {
 	// EnsureSecretPulledImages is the KubeletEnsureSecretPulledImages gate
 	// (beta, on): the wording of the Pulled event for a present image.
 	EnsureSecretPulledImages bool
+	// RecursiveReadOnlyMounts says that the runtime handler of the pod's
+	// runtime class supports recursive read-only mounts (a CRI runtime
+	// lists its handlers and their features in its status): a read-only
+	// volume mount asking for recursiveReadOnly IfPossible or Enabled then
+	// shows Enabled in the container statuses (spec/containerstate.md
+	// section 4.1). False, the default, is a runtime that lists no
+	// handlers, such as the simulated one.
+	RecursiveReadOnlyMounts bool
 	// SyncFrequency is the resync interval after a sync without error.
 	SyncFrequency time.Duration
 	// ErrorRequeue is the requeue after a failed sync (pulls, create and

@@ -48,7 +48,12 @@
 //
 // Container IDs are "sim://<container>-<n>" ([Options].Token puts a token
 // before the name); a ready sandbox reports [Options].IP (by default none:
-// the runner's address allocator gives the pod its IP).
+// the runner's address allocator gives the pod its IP). Every created
+// instance reports the ref of its image, pulled or present, as [ImageRef]
+// gives it ("<repository>@sha256:<SHA-256 of the image name>", the same in
+// every run), and every started one the resources a runtime that applied
+// the spec reports ([Applied]): the container's CPU and memory requests and
+// limits, the pod-level limits where the container has none.
 //
 // # Differences from a CRI runtime
 //
