@@ -173,4 +173,13 @@
 //     rejects; [Phase] ignores such statuses.
 //   - [DisplayStatus] finds a status's sidecar spec by name, the first of a
 //     repeated name; kubectl's map keeps the last.
+//   - [Options.GenerateStatus] writes empty requests, limits and
+//     allocatedResources lists as none, as the API server stores them; the
+//     kubelet builds empty lists. The pod cgroup is an input
+//     ([StatusInput].PodCgroup); the allocated resources are the pod's spec
+//     (in-place resize is not modelled). 1.35's kubelet, with the alpha
+//     gate on, also writes the computed lists into its own copy of the
+//     pod's spec.resources; nodestate changes no pod.
+//   - The qosClass is the API pod's; the kubelet computes it from the spec
+//     when the API pod has none, which the API server never leaves empty.
 package podphase
