@@ -185,6 +185,11 @@ func TestConvertFieldRules(t *testing.T) {
 		return p
 	}
 	running := &Instance{ID: "c://1", State: RuntimeRunning, StartedAt: at(1), Image: "img-a", ImageID: "img-a@sha256:1"}
+	always := v1.ContainerRestartPolicyAlways
+	initResPod := Pod{Spec: &v1.PodSpec{
+		InitContainers: []v1.Container{{Name: "init", VolumeMounts: mounts[:1], Resources: v1.ResourceRequirements{Requests: list("cpu", "200m")}},
+			{Name: "side", RestartPolicy: &always, Resources: v1.ResourceRequirements{Requests: list("cpu", "100m"), Limits: list("memory", "128Mi")}}},
+		Containers: []v1.Container{{Name: "a"}}}}
 	cpuOnly := func(id string) *Instance {
 		return &Instance{ID: id, State: RuntimeRunning, StartedAt: at(1), Resources: &ActuatedResources{CPURequest: milli(150)}}
 	}
@@ -293,6 +298,19 @@ func TestConvertFieldRules(t *testing.T) {
 			check: func(s v1.ContainerStatus) string {
 				return firstDiff(cmp.Diff(&v1.ResourceRequirements{}, s.Resources), cmp.Diff(v1.ResourceList(nil), s.AllocatedResources))
 			}},
+		{rule: "4.6", reason: "an init container that exited shows its allocated resources and requests",
+			in: Input{Pod: initResPod, Name: "init", Newest: &Instance{ID: "c://i", State: RuntimeExited, Resources: &ActuatedResources{CPURequest: milli(900)}}},
+			check: func(s v1.ContainerStatus) string {
+				return firstDiff(cmp.Diff(&v1.ResourceRequirements{Requests: list("cpu", "200m")}, s.Resources, cmpQuantities), cmp.Diff(list("cpu", "200m"), s.AllocatedResources, cmpQuantities))
+			}},
+		{rule: "4.6", reason: "a running sidecar shows the runtime's values, as a regular container does",
+			in: Input{Pod: initResPod, Name: "side", Newest: &Instance{ID: "c://s", State: RuntimeRunning, Resources: &ActuatedResources{CPURequest: milli(90), MemoryLimit: qty("256Mi")}}},
+			check: func(s v1.ContainerStatus) string {
+				return firstDiff(cmp.Diff(&v1.ResourceRequirements{Requests: list("cpu", "90m"), Limits: list("memory", "256Mi")}, s.Resources, cmpQuantities),
+					cmp.Diff(list("cpu", "100m"), s.AllocatedResources, cmpQuantities))
+			}},
+		{rule: "4.1", reason: "an init container's default entry lists its mounts too",
+			in: Input{Pod: initResPod, Name: "init"}, check: func(s v1.ContainerStatus) string { return cmp.Diff(withoutRRO[:1], s.VolumeMounts) }},
 		{rule: "4.6", reason: "InPlacePodVerticalScaling off: neither resources nor allocatedResources",
 			opts: &Options{Features: Features{SupplementalGroupsPolicy: true}},
 			in:   Input{Pod: pod(false), Name: "a", Newest: running},
