@@ -11,67 +11,92 @@ import (
 )
 
 // ImageRef returns the image ref the simulated runtime reports for image,
-// the container status's imageID: "<repository>@sha256:<digest>", where the
-// repository is image without its tag and the digest is the SHA-256 of
-// image itself, in hex. So every image name has its own ref, the same in
-// every run and on every node. An image already named by digest
-// ("repo@sha256:...") is its own ref, as a runtime reports it; an empty
-// image has none ("").
+// the container status's imageID: "<repository>@sha256:<digest>". The name
+// is the one the kubelet pulls: image with the default tag ":latest" added
+// when it has neither a tag nor a digest (the kubelet's applyDefaultImageTag,
+// without normalizing the registry). The repository is that name without
+// its tag or digest, and the digest is the SHA-256 of the name, in hex; so
+// every name has its own ref, the same in every run and on every node, as
+// the oracle node's runtime reports it. An empty image has none ("").
 func ImageRef(image string) string {
 	if image == "" {
 		return ""
 	}
-	if strings.Contains(image, "@") {
-		return image
+	name, repo := image, image
+	if i := strings.LastIndexByte(image, '@'); i >= 0 {
+		repo = image[:i]
+	} else if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
+		repo = image[:i]
+	} else {
+		name = image + ":latest"
 	}
-	repo := image
-	if i := strings.LastIndexByte(repo, ':'); i > strings.LastIndexByte(repo, '/') {
-		repo = repo[:i]
-	}
-	sum := sha256.Sum256([]byte(image))
+	sum := sha256.Sum256([]byte(name))
 	return repo + "@sha256:" + hex.EncodeToString(sum[:])
 }
 
-// Applied returns what a runtime that applied container c's spec reports
-// for a running instance of it: the CPU request, and the CPU and memory
-// limits the kubelet gives the runtime, which are the container's own or,
-// when it sets none, the pod-level ones of pod (spec.resources, which may be
-// nil); and the memory request, which a CRI runtime does not report but the
-// kubelet reads from its own record of the same spec. A value the spec does
-// not set is not reported (nil); a container that sets none of them, or a
-// nil c, gets nil.
+// The kubelet's CPU arithmetic (pkg/kubelet/cm): shares per CPU and their
+// range, the CFS period and the smallest quota, in microseconds.
+const (
+	sharesPerCPU = 1024
+	minShares    = 2
+	maxShares    = 262144
+	quotaPeriod  = 100000
+	minQuota     = 1000
+)
+
+// Applied returns what the kubelet reads from a CRI runtime that applied
+// container c's spec, for a running instance of it: the CPU shares, CFS
+// quota and memory limit the kubelet gives the runtime, read back as
+// quantities, and the memory request the kubelet keeps in its own record
+// (a CRI runtime reports none). pod is the pod-level spec.resources, which
+// may be nil.
+//
+//   - CPU request: the container's CPU request, or when it has none its
+//     CPU limit (its own, else the pod-level one), as shares (2 at least,
+//     1024 per CPU) read back rounded up, so 2m for a container with
+//     neither and the request itself otherwise;
+//   - CPU limit: the CPU limit (its own, else the pod-level one) as a
+//     quota of at least 1 ms per 100 ms, so 10m at least; none without a
+//     limit;
+//   - memory limit: the memory limit (its own, else the pod-level one);
+//     none without one;
+//   - memory request: the container's, when it has one that is not zero.
+//
+// A nil c gets nil.
 func Applied(pod *v1.ResourceRequirements, c *v1.Container) *containerstate.ActuatedResources {
 	if c == nil {
 		return nil
 	}
-	var a containerstate.ActuatedResources
-	set := false
-	get := func(list v1.ResourceList, name v1.ResourceName) *resource.Quantity {
-		if q, ok := list[name]; ok {
-			c := q.DeepCopy()
-			set = true
-			return &c
-		}
-		return nil
-	}
-	a.CPURequest = get(c.Resources.Requests, v1.ResourceCPU)
-	a.MemoryRequest = get(c.Resources.Requests, v1.ResourceMemory)
-	limits := c.Resources.Limits
-	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory} {
-		q := get(limits, name)
-		if (q == nil || q.IsZero()) && pod != nil {
+	limit := func(name v1.ResourceName) resource.Quantity {
+		q := c.Resources.Limits[name]
+		if q.IsZero() && pod != nil {
 			if p := pod.Limits[name]; !p.IsZero() {
-				q = get(pod.Limits, name)
+				return p
 			}
 		}
-		if name == v1.ResourceCPU {
-			a.CPULimit = q
-		} else {
-			a.MemoryLimit = q
-		}
+		return q
 	}
-	if !set {
-		return nil
+	var a containerstate.ActuatedResources
+	cpuLimit := limit(v1.ResourceCPU)
+	cpuRequest, ok := c.Resources.Requests[v1.ResourceCPU]
+	if !ok {
+		cpuRequest = cpuLimit
+	}
+	shares := int64(minShares)
+	if m := cpuRequest.MilliValue(); m != 0 {
+		shares = min(max(m*sharesPerCPU/1000, minShares), maxShares)
+	}
+	a.CPURequest = resource.NewMilliQuantity((shares*1000+sharesPerCPU-1)/sharesPerCPU, resource.DecimalSI)
+	if m := cpuLimit.MilliValue(); m > 0 {
+		quota := max(m*quotaPeriod/1000, minQuota)
+		a.CPULimit = resource.NewMilliQuantity(quota*1000/quotaPeriod, resource.DecimalSI)
+	}
+	if mem := limit(v1.ResourceMemory); mem.Value() > 0 {
+		a.MemoryLimit = resource.NewQuantity(mem.Value(), resource.BinarySI)
+	}
+	if mem := c.Resources.Requests[v1.ResourceMemory]; !mem.IsZero() {
+		m := mem.DeepCopy()
+		a.MemoryRequest = &m
 	}
 	return &a
 }

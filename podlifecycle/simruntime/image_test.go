@@ -19,10 +19,10 @@ func TestImageRef(t *testing.T) {
 	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
 	tests := []struct{ reason, image, want string }{
 		{"a tag is dropped from the repository; the digest is the name's", "nginx:1.27", "nginx@sha256:" + sum("nginx:1.27")},
-		{"no tag: the name is the repository", "busybox", "busybox@sha256:" + sum("busybox")},
-		{"a registry port is not a tag", "registry.example:5000/team/app", "registry.example:5000/team/app@sha256:" + sum("registry.example:5000/team/app")},
+		{"no tag: the name the kubelet pulls has :latest", "busybox", "busybox@sha256:" + sum("busybox:latest")},
+		{"a registry port is not a tag", "registry.example:5000/team/app", "registry.example:5000/team/app@sha256:" + sum("registry.example:5000/team/app:latest")},
 		{"a registry port and a tag", "registry.example:5000/team/app:v2", "registry.example:5000/team/app@sha256:" + sum("registry.example:5000/team/app:v2")},
-		{"an image named by digest is its own ref", "nginx@sha256:" + sum("x"), "nginx@sha256:" + sum("x")},
+		{"an image named by digest keeps its repository, the digest is the name's", "nginx@sha256:" + sum("x"), "nginx@sha256:" + sum("nginx@sha256:"+sum("x"))},
 		{"no image, no ref", "", ""},
 	}
 	for _, tt := range tests {
@@ -32,6 +32,9 @@ func TestImageRef(t *testing.T) {
 	}
 	if simruntime.ImageRef("app:1") == simruntime.ImageRef("app:2") {
 		t.Error("two tags of a repository have the same ref")
+	}
+	if simruntime.ImageRef("app") != simruntime.ImageRef("app:latest") {
+		t.Error("an untagged image is the :latest one")
 	}
 }
 
@@ -50,16 +53,20 @@ func TestApplied(t *testing.T) {
 		c      v1.ResourceRequirements
 		want   *containerstate.ActuatedResources
 	}{
-		{reason: "no resources: nothing reported", want: nil},
-		{reason: "the spec's requests and limits",
+		{reason: "no resources: the minimum shares read back as 2m, nothing else",
+			want: &containerstate.ActuatedResources{CPURequest: q("2m")}},
+		{reason: "the spec's requests and limits, as shares, quota and limit read back",
 			c:    v1.ResourceRequirements{Requests: l("cpu", "100m", "memory", "64Mi"), Limits: l("cpu", "500m", "memory", "128Mi")},
 			want: &containerstate.ActuatedResources{CPURequest: q("100m"), MemoryRequest: q("64Mi"), CPULimit: q("500m"), MemoryLimit: q("128Mi")}},
-		{reason: "a limit the container lacks is the pod-level one",
+		{reason: "a CPU limit below 10m is the smallest quota, 10m; a request below 2m the smallest shares",
+			c:    v1.ResourceRequirements{Requests: l("cpu", "1m"), Limits: l("cpu", "5m")},
+			want: &containerstate.ActuatedResources{CPURequest: q("2m"), CPULimit: q("10m")}},
+		{reason: "a limit the container lacks is the pod-level one, and without a CPU request the shares follow the CPU limit",
 			pod:  &v1.ResourceRequirements{Limits: l("memory", "1Gi", "cpu", "2")},
-			c:    v1.ResourceRequirements{Limits: l("cpu", "500m")},
-			want: &containerstate.ActuatedResources{CPULimit: q("500m"), MemoryLimit: q("1Gi")}},
+			c:    v1.ResourceRequirements{Requests: l("memory", "64Mi")},
+			want: &containerstate.ActuatedResources{CPURequest: q("2"), CPULimit: q("2"), MemoryRequest: q("64Mi"), MemoryLimit: q("1Gi")}},
 		{reason: "other resources are not reported",
-			c: v1.ResourceRequirements{Requests: l("ephemeral-storage", "1Gi")}, want: nil},
+			c: v1.ResourceRequirements{Requests: l("ephemeral-storage", "1Gi")}, want: &containerstate.ActuatedResources{CPURequest: q("2m")}},
 	}
 	for _, tt := range tests {
 		got := simruntime.Applied(tt.pod, &v1.Container{Name: "c", Resources: tt.c})
@@ -106,7 +113,7 @@ func TestRuntimeReportsImageRefAndResources(t *testing.T) {
 }
 
 // FuzzImageRef: any image name gets a ref without panicking, the same
-// every time; a name without "@" gets "<name without tag>@sha256:<64 hex>".
+// every time: "<a prefix of the name>@sha256:<64 hex>".
 func FuzzImageRef(f *testing.F) {
 	for _, s := range []string{"nginx", "nginx:1", "r:5000/a/b:c", "a@sha256:00", "", ":", "/:", "a:b/c"} {
 		f.Add(s)
@@ -121,13 +128,10 @@ func FuzzImageRef(f *testing.F) {
 			if ref != "" {
 				t.Fatalf("ref %q for no image", ref)
 			}
-		case strings.Contains(image, "@"):
-			if ref != image {
-				t.Fatalf("ref %q for a digest %q", ref, image)
-			}
 		default:
-			repo, digest, ok := strings.Cut(ref, "@sha256:")
-			if !ok || len(digest) != 64 || !strings.HasPrefix(image, repo) {
+			i := strings.LastIndex(ref, "@sha256:")
+			repo, digest := ref[:max(i, 0)], ref[i+len("@sha256:"):]
+			if i < 0 || len(digest) != 64 || !strings.HasPrefix(image, repo) {
 				t.Fatalf("ref %q for %q", ref, image)
 			}
 			if _, err := hex.DecodeString(digest); err != nil {
