@@ -26,9 +26,11 @@
 //     pkg/api/v1/pod.ContainerShouldRestart, with the same gate on and off;
 //   - podphase.PodRequests and PodLimits against component-helpers'
 //     PodRequests and PodLimits with the options the kubelet passes for
-//     status.allocatedResources and status.resources, on pods from
-//     podphasetest.PodWithResources (init containers and sidecars in any
-//     order, pod-level resources, overheads).
+//     status.allocatedResources and status.resources, and
+//     podphase.PodCgroupOf and QOSClass against pkg/kubelet/cm's
+//     ResourceConfigForPod (the kubelet's defaults) and GetPodQOS, on pods
+//     from podphasetest.PodWithResources (init containers and sidecars in
+//     any order, pod-level resources, overheads, the Guaranteed shape).
 //
 // Container statuses themselves are compared nowhere: the kubelet's
 // convertToAPIContainerStatuses is a method of the Kubelet, which cannot be

@@ -10,6 +10,9 @@ import (
 	"github.com/nodestate/nodestate/podphase/podphasetest"
 	v1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/kubernetes/pkg/apis/core/v1/helper/qos"
+	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
+	"k8s.io/kubernetes/pkg/kubelet/cm"
 	"pgregory.net/rapid"
 )
 
@@ -100,4 +103,53 @@ func describeResources(pod *v1.Pod) string {
 		fmt.Fprintf(&b, "overhead: %s\n", listString(pod.Spec.Overhead))
 	}
 	return b.String()
+}
+
+// TestPodCgroupMatchesUpstream compares podphase.PodCgroupOf with the
+// kubelet's cm.ResourceConfigForPod (CFS quota enforced, the 100 ms period,
+// memory QoS off: the kubelet's defaults) on the CPU shares, quota, period
+// and memory it writes, and podphase.QOSClass with qos.GetPodQOS, on the
+// same generated pods, with and without a qosClass in the status.
+func TestPodCgroupMatchesUpstream(t *testing.T) {
+	const name = "PodCgroupOf, QOSClass vs cm.ResourceConfigForPod, GetPodQOS"
+	inputs, mismatches := 0, 0
+	defer func() { record(name, inputs, mismatches) }()
+	rapid.Check(t, func(t *rapid.T) {
+		inputs++
+		pod := podphasetest.PodWithResources().Draw(t, "pod")
+		if rapid.Bool().Draw(t, "apiQOS") {
+			pod.Status.QOSClass = rapid.SampledFrom([]v1.PodQOSClass{v1.PodQOSGuaranteed, v1.PodQOSBurstable, v1.PodQOSBestEffort}).Draw(t, "qos")
+		}
+		if got, want := podphase.QOSClass(pod), qos.GetPodQOS(pod); got != want {
+			mismatches++
+			t.Fatalf("%s\nqosClass %q: nodestate %s, upstream %s", describeResources(pod), pod.Status.QOSClass, got, want)
+		}
+		got := podphase.PodCgroupOf(pod)
+		want := cm.ResourceConfigForPod(pod, true, 100000, false, kubeletconfig.NoneMemoryReservationPolicy)
+		for _, f := range []struct {
+			what     string
+			got, exp any
+		}{
+			{"cpu shares", deref(got.CPUShares), deref(want.CPUShares)},
+			{"cpu quota", deref(got.CPUQuota), deref(want.CPUQuota)},
+			{"cpu period", deref(got.CPUPeriod), deref(want.CPUPeriod)},
+			{"memory", deref(got.Memory), deref(want.Memory)},
+		} {
+			if f.got != f.exp {
+				mismatches++
+				t.Fatalf("%s\nqosClass %q: %s: nodestate %v, upstream %v", describeResources(pod), pod.Status.QOSClass, f.what, f.got, f.exp)
+			}
+		}
+	})
+	if inputs < checks() {
+		t.Fatalf("ran %d inputs, want at least %d", inputs, checks())
+	}
+}
+
+// deref is the value of p as a string, or "unset".
+func deref[T any](p *T) string {
+	if p == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*p)
 }

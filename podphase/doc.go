@@ -38,7 +38,10 @@
 //     ([PodCgroup]).
 //   - [PodRequests] and [PodLimits]: component-helpers' aggregation of a
 //     pod's requests and limits (init containers, sidecars, pod-level
-//     resources, overhead), as the kubelet writes them.
+//     resources, overhead), as the kubelet writes them; [QOSClass], the
+//     pod's QoS class; [PodCgroupOf], what the kubelet writes into the
+//     pod's cgroup, and [PodCgroup.ReadBackV2], what a cgroup v2 host gives
+//     back.
 //   - [DisplayStatus] and [Columns]: kubectl's STATUS, READY and RESTARTS
 //     columns (and the -o wide ones).
 //   - [LegalTransition], [CheckTransition] and [Guard]: which phase changes
@@ -176,10 +179,12 @@
 //   - [Options.GenerateStatus] writes empty requests, limits and
 //     allocatedResources lists as none, as the API server stores them; the
 //     kubelet builds empty lists. The pod cgroup is an input
-//     ([StatusInput].PodCgroup); the allocated resources are the pod's spec
-//     (in-place resize is not modelled). 1.35's kubelet, with the alpha
-//     gate on, also writes the computed lists into its own copy of the
-//     pod's spec.resources; nodestate changes no pod.
-//   - The qosClass is the API pod's; the kubelet computes it from the spec
-//     when the API pod has none, which the API server never leaves empty.
+//     ([StatusInput].PodCgroup; [PodCgroupOf] and [PodCgroup.ReadBackV2]
+//     give what a cgroup v2 host reads back); the allocated resources are
+//     the pod's spec (in-place resize is not modelled). 1.35's kubelet,
+//     with the alpha gate on, also writes the computed lists into its own
+//     copy of the pod's spec.resources; nodestate changes no pod.
+//   - [QOSClass] computes an empty qosClass with 1.37's rule in every
+//     profile (the API server sets the class when it creates a pod, so the
+//     kubelet reads the API's).
 package podphase

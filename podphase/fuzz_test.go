@@ -110,9 +110,11 @@ var resourceSeeds = []string{
 	  "containers":[{"name":"a","resources":{"requests":{"example.com/gpu":"1"}}}]},"status":{"phase":"Running"}}`,
 }
 
-// FuzzPodResources feeds PodRequests, PodLimits and the pod-level status
-// resources arbitrary pods and pod cgroups: they never panic, never change
-// the pod, and the status's allocatedResources are PodRequests.
+// FuzzPodResources feeds PodRequests, PodLimits, QOSClass, PodCgroupOf and
+// the pod-level status resources arbitrary pods and pod cgroups: they never
+// panic, never change the pod, the cgroup v2 read-back has at least the
+// minimum shares and whole pages, and the status's allocatedResources are
+// PodRequests.
 func FuzzPodResources(f *testing.F) {
 	for _, s := range resourceSeeds {
 		f.Add([]byte(s), uint64(51), int64(10000), uint64(100000), int64(1<<20), uint8(0))
@@ -122,6 +124,16 @@ func FuzzPodResources(f *testing.F) {
 		pod := decodePod(t, data)
 		before := pod.DeepCopy()
 		req, lim := PodRequests(pod), PodLimits(pod)
+		if rb := PodCgroupOf(pod).ReadBackV2(); rb.CPUShares == nil || *rb.CPUShares < minShares || rb.Memory == nil || (*rb.Memory != -1 && *rb.Memory%pageSize != 0) {
+			t.Fatalf("cgroup v2 read-back %+v", rb)
+		}
+		switch QOSClass(pod) {
+		case v1.PodQOSGuaranteed, v1.PodQOSBurstable, v1.PodQOSBestEffort:
+		default:
+			if pod.Status.QOSClass == "" {
+				t.Fatalf("QOSClass %q", QOSClass(pod))
+			}
+		}
 		cg := &PodCgroup{CPUShares: &shares, CPUQuota: &quota, CPUPeriod: &period, Memory: &memory}
 		if which&1 != 0 {
 			cg = nil

@@ -232,11 +232,7 @@ func milliToShares(m int64) uint64 {
 // cpu.weight) read back as readback: the weight's coarse steps lose some
 // shares, and the kubelet takes such a readback as the value it wrote.
 func sameAfterWeight(shares, readback uint64) bool {
-	var w uint64 = maxWeight
-	if shares < maxShares {
-		w = 1 + (shares-minShares)*(maxWeight-1)/(maxShares-minShares)
-	}
-	return (w-1)*(maxShares-minShares)/(maxWeight-1)+minShares == readback
+	return weightToShares(sharesToWeight(shares)) == readback
 }
 
 // effectiveResources is the kubelet's allocated pod-level resources: the

@@ -129,9 +129,10 @@ type StatusInput struct {
 // StatusResult is a generated status with the reasons behind it.
 type StatusResult struct {
 	// Status is the new status: the API server's status with the phase,
-	// reason, message, conditions and container statuses replaced, and
-	// resources and allocatedResources as the kubelet writes them (none
-	// without InPlacePodLevelResourcesVerticalScaling).
+	// reason, message, conditions and container statuses replaced, the
+	// qosClass of [QOSClass], and resources and allocatedResources as the
+	// kubelet writes them (none without
+	// InPlacePodLevelResourcesVerticalScaling).
 	Status v1.PodStatus
 	// Explanation explains the phase getPhase computed, before Settle.
 	Explanation Explanation
@@ -185,6 +186,7 @@ func (o Options) GenerateStatus(in StatusInput) (StatusResult, error) {
 		return StatusResult{}, err
 	}
 	status.Conditions = conds
+	status.QOSClass = QOSClass(in.Pod)
 	status.Resources, status.AllocatedResources = nil, nil
 	if o.Features.InPlacePodLevelResourcesVerticalScaling {
 		old := in.Old

@@ -57,8 +57,10 @@ func Requirements() *rapid.Generator[v1.ResourceRequirements] {
 
 // PodWithResources generates a pod for the resource aggregation: zero to
 // four init containers (regular ones and sidecars, in any order), one to
-// three regular containers, each with [Requirements]; sometimes pod-level
-// resources (spec.resources) and an overhead; and a phase.
+// three regular containers, each with [Requirements] (a quarter of the pods
+// with every container's CPU and memory limits equal to its requests, the
+// Guaranteed shape); sometimes pod-level resources (spec.resources) and an
+// overhead; and a phase.
 func PodWithResources() *rapid.Generator[*v1.Pod] {
 	return rapid.Custom(func(t *rapid.T) *v1.Pod {
 		pod := &v1.Pod{}
@@ -72,6 +74,16 @@ func PodWithResources() *rapid.Generator[*v1.Pod] {
 		}
 		for i := range rapid.IntRange(1, 3).Draw(t, "containers") {
 			pod.Spec.Containers = append(pod.Spec.Containers, v1.Container{Name: fmt.Sprint("app", i), Resources: Requirements().Draw(t, fmt.Sprint("app", i))})
+		}
+		if rapid.IntRange(0, 3).Draw(t, "guaranteed") == 0 {
+			// Every container asks for CPU and memory and is limited to
+			// what it asks: the Guaranteed shape.
+			for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+				for i := range list {
+					r := v1.ResourceList{v1.ResourceCPU: Quantity(v1.ResourceCPU).Draw(t, "gcpu"), v1.ResourceMemory: Quantity(v1.ResourceMemory).Draw(t, "gmem")}
+					list[i].Resources = v1.ResourceRequirements{Requests: r, Limits: r.DeepCopy()}
+				}
+			}
 		}
 		if rapid.Bool().Draw(t, "podLevel") {
 			r := Requirements().Draw(t, "pod")
