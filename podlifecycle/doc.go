@@ -214,10 +214,11 @@
 //     machine decides.
 //   - Ephemeral container statuses are reported once the container has an
 //     instance or a start error.
-//   - The machine reads no pod cgroup: a running pod's status.resources
-//     are what the kubelet writes when its container manager reads none
-//     (the old status's values, spec/podphase.md section 4.3). Whether the
-//     runtime handler supports recursive read-only mounts is
+//   - The machine writes no pod cgroup: a running pod's status.resources
+//     read back the values the kubelet would have written, as a cgroup v2
+//     host gives them (Options.Cgroups, spec/podphase.md sections 4.3 and
+//     4.5); CgroupsNone is a node without pod cgroups. Whether the runtime
+//     handler supports recursive read-only mounts is
 //     Options.RecursiveReadOnlyMounts (off: a runtime that lists no
 //     handlers).
 //

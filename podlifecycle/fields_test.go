@@ -1,6 +1,7 @@
 package podlifecycle
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -125,5 +126,57 @@ func TestStatusEqualFields(t *testing.T) {
 		if got := statusEqual(a, b); got != c.equal {
 			t.Errorf("%s: statusEqual %v, want %v", c.reason, got, c.equal)
 		}
+	}
+}
+
+// TestPodCgroupRead: once the API pod is Running, the pod's status.resources
+// are read back from its cgroup as a cgroup v2 host gives them (Options.Cgroups
+// CgroupsV2, spec/podphase.md sections 4.3 and 4.5): a 250m request becomes
+// 256 shares, a weight of 10, 237 shares and so 232m; with CgroupsNone they
+// keep the old status's values.
+func TestPodCgroupRead(t *testing.T) {
+	for _, tt := range []struct {
+		cgroups Cgroups
+		cpu     string
+	}{{CgroupsV2, "232m"}, {CgroupsNone, "250m"}} {
+		pod := podP3()
+		pod.Spec.Containers = pod.Spec.Containers[:1]
+		pod.Spec.Containers[0].Resources = v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("250m")}}
+		opts := DefaultOptions()
+		opts.Cgroups = tt.cgroups
+		m, err := New(opts, pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r Result
+		now := t0
+		if err := m.StepTo(now, pod, nil, &r); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Second)
+		if err := m.StepTo(now, pod, []Observation{{Kind: SandboxReady, IP: "10.0.0.1"}, {Kind: ImagePulled, Container: "foo1", Image: "busybox"},
+			{Kind: ContainerCreated, Container: "foo1", ContainerID: "c://1"}, {Kind: ContainerStarted, Container: "foo1", ContainerID: "c://1"}}, &r); err != nil {
+			t.Fatal(err)
+		}
+		// The API server has the Running status now; an update makes the
+		// machine sync.
+		api := pod.DeepCopy()
+		api.Status = *m.lastStatus.DeepCopy()
+		api.ResourceVersion = "2"
+		api.Annotations = map[string]string{"sync": "1"}
+		now = now.Add(time.Second)
+		if err := m.StepTo(now, api, nil, &r); err != nil {
+			t.Fatal(err)
+		}
+		got := m.lastStatus.Resources.Requests[v1.ResourceCPU]
+		if got.Cmp(resource.MustParse(tt.cpu)) != 0 {
+			t.Errorf("Cgroups %d: status.resources cpu request %v, want %s", tt.cgroups, &got, tt.cpu)
+		}
+	}
+	bad := DefaultOptions()
+	bad.Cgroups = 9
+	var oe *OptionError
+	if _, err := New(bad, podP3()); !errors.As(err, &oe) || oe.Field != "Cgroups" || !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("an undefined Cgroups value: %v", err)
 	}
 }

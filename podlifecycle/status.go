@@ -181,6 +181,10 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 		Old:   m.lastStatus, InitContainerStatuses: inits, ContainerStatuses: regs,
 		Evict: evict, Sandbox: m.sandboxCondition(), RuntimeCleanedUp: cleanedUp, Now: now,
 	}
+	if m.opts.Cgroups == CgroupsV2 && m.opts.Features.InPlacePodLevelResourcesVerticalScaling && m.pod.Status.Phase == v1.PodRunning {
+		cg := podphase.PodCgroupOf(m.pod).ReadBackV2()
+		in.PodCgroup = &cg
+	}
 	out, err := podphase.Options{Features: m.opts.Features, Version: m.opts.Version}.GenerateStatus(in)
 	if err != nil {
 		return m.lastStatus

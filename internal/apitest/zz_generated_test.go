@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 233 functions and 347 methods of 117 types, in 857 calls (0 skipped as
-// known panics, listed at the end); receivers built by 81 constructors.
+// Covered: 235 functions and 348 methods of 118 types, in 861 calls (0 skipped as
+// known panics, listed at the end); receivers built by 82 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -5058,6 +5058,29 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podphase.PodCgroup.ReadBackV2/zero", func(t *testing.T) {
+		guard(t, "podphase.PodCgroup.ReadBackV2/zero", func() string {
+			var r podphase.PodCgroup
+			_ = r.ReadBackV2()
+			return ""
+		})
+	})
+	t.Run("podphase.PodCgroup.ReadBackV2/PodCgroupOf", func(t *testing.T) {
+		guard(t, "podphase.PodCgroup.ReadBackV2/PodCgroupOf", func() string {
+			r, err := build68(ctx)
+			if err != nil {
+				return fmt.Sprintf("PodCgroupOf: %v", err)
+			}
+			_ = r.ReadBackV2()
+			return ""
+		})
+	})
+	t.Run("podphase.PodCgroupOf", func(t *testing.T) {
+		guard(t, "podphase.PodCgroupOf", func() string {
+			_ = podphase.PodCgroupOf(nil)
+			return ""
+		})
+	})
 	t.Run("podphase.PodLimits", func(t *testing.T) {
 		guard(t, "podphase.PodLimits", func() string {
 			_ = podphase.PodLimits(nil)
@@ -5067,6 +5090,12 @@ func TestNoPanic(t *testing.T) {
 	t.Run("podphase.PodRequests", func(t *testing.T) {
 		guard(t, "podphase.PodRequests", func() string {
 			_ = podphase.PodRequests(nil)
+			return ""
+		})
+	})
+	t.Run("podphase.QOSClass", func(t *testing.T) {
+		guard(t, "podphase.QOSClass", func() string {
+			_ = podphase.QOSClass(nil)
 			return ""
 		})
 	})
@@ -5257,7 +5286,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Add/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Add/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5274,7 +5303,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Advance/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Advance/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5291,7 +5320,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Images/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Images/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5308,7 +5337,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Notify/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Notify/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5325,7 +5354,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Pod/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Pod/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5342,7 +5371,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).PodCIDR/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).PodCIDR/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5359,7 +5388,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Pods/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Pods/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5376,7 +5405,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Reject/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Reject/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5393,7 +5422,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Remove/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Remove/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5410,7 +5439,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Run/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Run/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5427,7 +5456,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).SetPodCIDR/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).SetPodCIDR/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5444,7 +5473,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Stats/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Stats/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5461,7 +5490,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Status/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Status/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5478,7 +5507,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Update/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Update/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5495,7 +5524,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Wakeup/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Wakeup/New", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5512,7 +5541,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).BackfillResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).BackfillResizeConditions/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5529,7 +5558,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Changed/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Changed/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5546,7 +5575,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizeInProgress/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5563,7 +5592,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizePending/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5580,7 +5609,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Forget/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Forget/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5597,7 +5626,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).GetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).GetPodStatus/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5614,7 +5643,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeDeferred/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeDeferred/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5631,7 +5660,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeInfeasible/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeInfeasible/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5648,7 +5677,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Len/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Len/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5665,7 +5694,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).RemoveOrphans/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).RemoveOrphans/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5682,7 +5711,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ResizeConditions/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5699,7 +5728,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerReadiness/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerReadiness/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5716,7 +5745,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerStartup/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerStartup/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5733,7 +5762,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetPodStatus/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5750,7 +5779,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizeInProgress/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5767,7 +5796,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizePending/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5784,7 +5813,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).TerminatePod/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).TerminatePod/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5801,7 +5830,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Version/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Version/NewCache", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5842,7 +5871,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Observe/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Observe/NewEngine", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5859,7 +5888,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Run/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Run/NewEngine", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5876,7 +5905,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).SyncOnce/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).SyncOnce/NewEngine", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5943,7 +5972,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptions", func() string {
-			r, err := build69(ctx)
+			r, err := build70(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5953,7 +5982,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptionsFor", func() string {
-			r, err := build75(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5970,7 +5999,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptions", func() string {
-			r, err := build69(ctx)
+			r, err := build70(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5980,7 +6009,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptionsFor", func() string {
-			r, err := build75(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5997,7 +6026,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptions", func() string {
-			r, err := build69(ctx)
+			r, err := build70(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -6007,7 +6036,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptionsFor", func() string {
-			r, err := build75(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -6037,7 +6066,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Begin/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Begin/NewPlanner", func() string {
-			r, err := build77(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -6054,7 +6083,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Done/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Done/NewPlanner", func() string {
-			r, err := build77(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -6071,7 +6100,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).End/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).End/NewPlanner", func() string {
-			r, err := build77(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -6088,7 +6117,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Next/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Next/NewPlanner", func() string {
-			r, err := build77(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -6105,7 +6134,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).NextWake/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).NextWake/NewPlanner", func() string {
-			r, err := build77(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -6122,7 +6151,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Observe/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Observe/NewPlanner", func() string {
-			r, err := build77(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -6167,7 +6196,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6177,7 +6206,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPIWithOptions", func() string {
-			r, err := build79(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6194,7 +6223,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPI", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6204,7 +6233,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPIWithOptions", func() string {
-			r, err := build79(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6221,7 +6250,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPI", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6231,7 +6260,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPIWithOptions", func() string {
-			r, err := build79(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6248,7 +6277,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPI", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6258,7 +6287,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPIWithOptions", func() string {
-			r, err := build79(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6275,7 +6304,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPI", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6285,7 +6314,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPIWithOptions", func() string {
-			r, err := build79(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6302,7 +6331,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPI", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6312,7 +6341,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPIWithOptions", func() string {
-			r, err := build79(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6329,7 +6358,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6339,7 +6368,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPIWithOptions", func() string {
-			r, err := build79(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6356,7 +6385,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPI", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6366,7 +6395,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPIWithOptions", func() string {
-			r, err := build79(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6383,7 +6412,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPI", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6393,7 +6422,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPIWithOptions", func() string {
-			r, err := build79(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6410,7 +6439,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPI", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6420,7 +6449,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPIWithOptions", func() string {
-			r, err := build79(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6437,7 +6466,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPI", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6447,7 +6476,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPIWithOptions", func() string {
-			r, err := build79(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6464,7 +6493,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPI", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6474,7 +6503,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPIWithOptions", func() string {
-			r, err := build79(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6491,7 +6520,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPI", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6501,7 +6530,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPIWithOptions", func() string {
-			r, err := build79(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6537,7 +6566,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6554,7 +6583,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6571,7 +6600,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6588,7 +6617,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6605,7 +6634,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -7045,55 +7074,60 @@ func build67(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptionsFor(a0), nil
 }
 
-// build68 builds a podrunner.Options with podrunner.DefaultOptions.
-func build68(ctx context.Context) (r podrunner.Options, err error) {
+// build68 builds a podphase.PodCgroup with podphase.PodCgroupOf.
+func build68(ctx context.Context) (r podphase.PodCgroup, err error) {
+	return podphase.PodCgroupOf(nil), nil
+}
+
+// build69 builds a podrunner.Options with podrunner.DefaultOptions.
+func build69(ctx context.Context) (r podrunner.Options, err error) {
 	return podrunner.DefaultOptions(), nil
 }
 
-// build69 builds a statussync.Options with statussync.DefaultOptions.
-func build69(ctx context.Context) (r statussync.Options, err error) {
+// build70 builds a statussync.Options with statussync.DefaultOptions.
+func build70(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptions(), nil
 }
 
-// build70 builds a *statussync.Cache with statussync.NewCache.
-func build70(ctx context.Context) (r *statussync.Cache, err error) {
-	a0, _ := build69(ctx)
+// build71 builds a *statussync.Cache with statussync.NewCache.
+func build71(ctx context.Context) (r *statussync.Cache, err error) {
+	a0, _ := build70(ctx)
 	return statussync.NewCache(a0)
 }
 
-// build71 builds a *podrunner.Runner with podrunner.New.
-func build71(ctx context.Context) (r *podrunner.Runner, err error) {
-	a0, _ := build68(ctx)
-	a1, err := build70(ctx)
+// build72 builds a *podrunner.Runner with podrunner.New.
+func build72(ctx context.Context) (r *podrunner.Runner, err error) {
+	a0, _ := build69(ctx)
+	a1, err := build71(ctx)
 	if err != nil {
 		return r, err
 	}
 	return podrunner.New(a0, a1, nil)
 }
 
-// build72 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
-func build72(ctx context.Context) (r *statussynctest.API, err error) {
+// build73 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
+func build73(ctx context.Context) (r *statussynctest.API, err error) {
 	return statussynctest.NewAPI(0), nil
 }
 
-// build73 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
-func build73(ctx context.Context) (r statussync.EngineOptions, err error) {
+// build74 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
+func build74(ctx context.Context) (r statussync.EngineOptions, err error) {
 	return statussync.DefaultEngineOptions(), nil
 }
 
-// build74 builds a *statussync.Engine with statussync.NewEngine.
-func build74(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, err := build70(ctx)
+// build75 builds a *statussync.Engine with statussync.NewEngine.
+func build75(ctx context.Context) (r *statussync.Engine, err error) {
+	a0, err := build71(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build72(ctx)
-	a2, _ := build73(ctx)
+	a1, _ := build73(ctx)
+	a2, _ := build74(ctx)
 	return statussync.NewEngine(a0, a1, a2)
 }
 
-// build75 builds a statussync.Options with statussync.DefaultOptionsFor.
-func build75(ctx context.Context) (r statussync.Options, err error) {
+// build76 builds a statussync.Options with statussync.DefaultOptionsFor.
+func build76(ctx context.Context) (r statussync.Options, err error) {
 	a0, err := build4(ctx)
 	if err != nil {
 		return r, err
@@ -7101,34 +7135,34 @@ func build75(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptionsFor(a0), nil
 }
 
-// build76 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
-func build76(ctx context.Context) (r statussync.PlannerOptions, err error) {
+// build77 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
+func build77(ctx context.Context) (r statussync.PlannerOptions, err error) {
 	return statussync.DefaultPlannerOptions(), nil
 }
 
-// build77 builds a *statussync.Planner with statussync.NewPlanner.
-func build77(ctx context.Context) (r *statussync.Planner, err error) {
-	a0, err := build70(ctx)
+// build78 builds a *statussync.Planner with statussync.NewPlanner.
+func build78(ctx context.Context) (r *statussync.Planner, err error) {
+	a0, err := build71(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build76(ctx)
+	a1, _ := build77(ctx)
 	return statussync.NewPlanner(a0, a1)
 }
 
-// build78 builds a statussynctest.APIOptions with statussync/statussynctest.DefaultAPIOptions.
-func build78(ctx context.Context) (r statussynctest.APIOptions, err error) {
+// build79 builds a statussynctest.APIOptions with statussync/statussynctest.DefaultAPIOptions.
+func build79(ctx context.Context) (r statussynctest.APIOptions, err error) {
 	return statussynctest.DefaultAPIOptions(), nil
 }
 
-// build79 builds a *statussynctest.API with statussync/statussynctest.NewAPIWithOptions.
-func build79(ctx context.Context) (r *statussynctest.API, err error) {
-	a0, _ := build78(ctx)
+// build80 builds a *statussynctest.API with statussync/statussynctest.NewAPIWithOptions.
+func build80(ctx context.Context) (r *statussynctest.API, err error) {
+	a0, _ := build79(ctx)
 	return statussynctest.NewAPIWithOptions(a0)
 }
 
-// build80 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build80(ctx context.Context) (r *statussynctest.History, err error) {
+// build81 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build81(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 
