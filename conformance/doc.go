@@ -23,7 +23,21 @@
 //     each podphase.Sandbox state and its containers are derived from the
 //     new status, as podphase reads them;
 //   - containerstate.ShouldRestart against
-//     pkg/api/v1/pod.ContainerShouldRestart, with the same gate on and off.
+//     pkg/api/v1/pod.ContainerShouldRestart, with the same gate on and off;
+//   - podphase.PodRequests and PodLimits against component-helpers'
+//     PodRequests and PodLimits with the options the kubelet passes for
+//     status.allocatedResources and status.resources, and
+//     podphase.PodCgroupOf and QOSClass against pkg/kubelet/cm's
+//     ResourceConfigForPod (the kubelet's defaults) and GetPodQOS, on pods
+//     from podphasetest.PodWithResources (init containers and sidecars in
+//     any order, pod-level resources, overheads, the Guaranteed shape).
+//
+// Container statuses themselves are compared nowhere: the kubelet's
+// convertToAPIContainerStatuses is a method of the Kubelet, which cannot be
+// built outside a node (see the podlifecycle comparison below); its
+// volumeMounts, imageID, resources and allocatedResources rules are
+// covered by containerstate's cases from upstream's tests
+// (spec/containerstate.md section 14).
 //
 // Pods come from podphasetest.Pod (what a kubelet reports) and from a wild
 // generator: statuses missing, stateless, waiting with or without a reason,

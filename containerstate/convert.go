@@ -32,12 +32,15 @@ type Options struct {
 
 	// Version is the Kubernetes minor whose rules apply where no gate of
 	// Features expresses the difference (docs/versions.md, rows CS-V5 to
-	// CS-V7): before 1.36 the kubelet does not infer that a regular init
+	// CS-V9): before 1.36 the kubelet does not infer that a regular init
 	// container the runtime no longer lists completed once a regular
 	// container was created; it stays Waiting. In 1.35 the
 	// RestartAllContainersOnContainerExits gate, when turned on, does not
-	// carry the previous status's termination into lastState. The API
-	// server's rule of [Options.ValidateStatusTransition] is the Version's.
+	// carry the previous status's termination into lastState. Before 1.35
+	// a running container's memory request is the allocated one and the
+	// runtime's actuated resources are not completed from the kubelet's
+	// record. The API server's rule of [Options.ValidateStatusTransition]
+	// is the Version's.
 	// The zero Version is 1.37. A value that is
 	// none of kubeversion's constants (kubeversion.Version(99)) is refused
 	// by NewMachine and Convert with an *OptionError matching both
@@ -178,34 +181,59 @@ type target struct {
 	container v1.Container
 	kind      Kind
 	hasInit   bool
+	// mounts are the container's volumeMounts statuses built from its
+	// spec, without and with runtime support for recursive read-only
+	// mounts (section 4.1); the two share one slice when they agree.
+	mounts [2][]v1.VolumeMountStatus
 }
 
 func (t *target) sidecar() bool { return t.kind == Init && IsSidecar(&t.container) }
+
+// specMounts returns the volumeMounts of a default status entry for the
+// pod's current facts.
+func (t *target) specMounts() []v1.VolumeMountStatus {
+	if t.pod.RecursiveReadOnlyMounts {
+		return t.mounts[1]
+	}
+	return t.mounts[0]
+}
+
+// buildMounts fills in t.mounts from t.container.
+func (t *target) buildMounts() {
+	t.mounts[0] = mountStatuses(&t.container, false)
+	t.mounts[1] = t.mounts[0]
+	if needsRRO(&t.container) {
+		t.mounts[1] = mountStatuses(&t.container, true)
+	}
+}
 
 func resolve(p Pod, name string) (target, error) {
 	if p.Spec == nil {
 		return target{}, &InputError{Container: name, Err: ErrNilPodSpec}
 	}
 	t := target{pod: p, hasInit: len(p.Spec.InitContainers) > 0}
+	found := false
 	for i := range p.Spec.InitContainers {
 		if p.Spec.InitContainers[i].Name == name {
-			t.container, t.kind = p.Spec.InitContainers[i], Init
-			return t, nil
+			t.container, t.kind, found = p.Spec.InitContainers[i], Init, true
+			break
 		}
 	}
-	for i := range p.Spec.Containers {
+	for i := 0; !found && i < len(p.Spec.Containers); i++ {
 		if p.Spec.Containers[i].Name == name {
-			t.container, t.kind = p.Spec.Containers[i], Regular
-			return t, nil
+			t.container, t.kind, found = p.Spec.Containers[i], Regular, true
 		}
 	}
-	for i := range p.Spec.EphemeralContainers {
+	for i := 0; !found && i < len(p.Spec.EphemeralContainers); i++ {
 		if p.Spec.EphemeralContainers[i].Name == name {
-			t.container, t.kind = v1.Container(p.Spec.EphemeralContainers[i].EphemeralContainerCommon), Ephemeral
-			return t, nil
+			t.container, t.kind, found = v1.Container(p.Spec.EphemeralContainers[i].EphemeralContainerCommon), Ephemeral, true
 		}
 	}
-	return target{}, &InputError{Container: name, Err: ErrNotInSpec}
+	if !found {
+		return target{}, &InputError{Container: name, Err: ErrNotInSpec}
+	}
+	t.buildMounts()
+	return t, nil
 }
 
 // defaultWaiting is the state of a spec container before the runtime has it
@@ -224,7 +252,7 @@ func (o Options) convert(t *target, old statusValue, hasOld bool, newest, prev *
 	restartingAll := gates.RestartAllContainersOnContainerExits && t.pod.RestartingAllContainers
 
 	// 4.1: the default entry.
-	v := statusValue{name: t.container.Name, state: t.defaultWaiting(), image: t.container.Image}
+	v := statusValue{name: t.container.Name, state: t.defaultWaiting(), image: t.container.Image, mounts: t.specMounts()}
 	if hasOld {
 		if old.state.kind == Terminated {
 			v = old
@@ -293,6 +321,10 @@ func (o Options) fromRuntime(t *target, old statusValue, hasOld bool, inst *Inst
 	if v.image == "" {
 		v.image = t.container.Image
 	}
+	if hasOld {
+		v.mounts = old.mounts // the kubelet keeps them; the CRI does not know volume names
+	}
+	o.runtimeFields(t, &v, &old, hasOld, inst)
 	switch {
 	case inst.State == RuntimeRunning:
 		v.state = stateValue{kind: Running, startedAt: inst.StartedAt}
@@ -308,6 +340,9 @@ func (o Options) fromRuntime(t *target, old statusValue, hasOld bool, inst *Inst
 			v.restartCount = old.restartCount
 			v.hasStarted, v.started = old.hasStarted, old.started
 			v.last = old.last
+			if old.resources.set && v.resources.set {
+				v.resources = old.resources // what was last seen running
+			}
 			v.unknownHeld = true
 			return v
 		}
@@ -342,6 +377,23 @@ func (o Options) fromRuntime(t *target, old statusValue, hasOld bool, inst *Inst
 		}
 	}
 	return v
+}
+
+// runtimeFields sets the fields of a status built from runtime instance
+// inst that come from the runtime and the allocated resources (section
+// 4.6): resources and allocatedResources with InPlacePodVerticalScaling,
+// user with SupplementalGroupsPolicy, stopSignal with ContainerStopSignals.
+func (o Options) runtimeFields(t *target, v *statusValue, old *statusValue, hasOld bool, inst *Instance) {
+	if o.Features.InPlacePodVerticalScaling {
+		v.resources = o.resourcesFor(t, old, hasOld, inst)
+		v.allocated = t.container.Resources.Requests
+	}
+	if o.Features.SupplementalGroupsPolicy {
+		v.user = inst.User // Linux is the only member: the kubelet's copy is the same
+	}
+	if o.Features.ContainerStopSignals && inst.StopSignal != nil {
+		v.hasStopSignal, v.stopSignal = true, *inst.StopSignal
+	}
 }
 
 // carriesLastState reports whether the RestartAllContainers gate, when on,

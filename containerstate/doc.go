@@ -60,9 +60,9 @@
 //
 // [DefaultOptionsFor], [DefaultFeaturesFor] and [DefaultCrashLoopOptionsFor]
 // give the defaults of Kubernetes 1.33 to 1.37 (a kubeversion.Version; its
-// zero value is 1.37). Only feature-gate defaults change between those
-// minors in this package's rules but three (docs/versions.md, rows CS-V1 to
-// CS-V7):
+// zero value is 1.37). Between those minors this package's rules change
+// with the feature-gate defaults, and where no gate expresses a change,
+// with [Options].Version (docs/versions.md, rows CS-V1 to CS-V9):
 //
 //   - before 1.35, ContainerRestartRules is off: a container's own
 //     restartPolicy and restartPolicyRules decide neither restarts nor
@@ -83,6 +83,12 @@
 //   - before 1.36, a regular init container the runtime no longer lists
 //     stays Waiting after a regular container was created; 1.36 and later
 //     infer it Completed. This one is not a gate: [Options].Version keys it;
+//   - before 1.35, the memory request in a running container's resources
+//     is the allocated one (the kubelet's own record) and a runtime's
+//     report is taken as it is; from 1.35 a reported memory request counts
+//     and the kubelet completes a report from its record, so a runtime that
+//     reports nothing shows the record's four values, zero ones included
+//     (rows CS-V8, CS-V9). [Options].Version keys it;
 //   - the API server's status transition check
 //     ([Options.ValidateStatusTransition], row CS-V5) reads the gates by
 //     minor: 1.33 looks at the pod's restartPolicy only, 1.34 asks
@@ -119,7 +125,23 @@
 //
 // Reading the termination-message file and the logs is the caller's:
 // [TerminationMessage] takes their bytes and applies the kubelet's limits.
-// Volume mount, resources and user fields of the status are not modelled.
+//
+// # Fields from the spec and the runtime
+//
+// A status also carries what the kubelet writes beside the state (spec
+// sections 4.1, 4.3 and 4.6): volumeMounts built from the spec for an entry
+// the runtime does not have yet (kept from the old status once it does,
+// with recursiveReadOnly following the pod's PodFacts.RecursiveReadOnlyMounts),
+// the runtime's image ref as imageID ([Instance].ImageID), and with
+// InPlacePodVerticalScaling allocatedResources (the spec's requests) and
+// resources: the allocated ones for an instance that is not running, the
+// runtime's actuated values ([Instance].Resources, [ActuatedResources]) for
+// a running one, completed from the kubelet's record of what it applied and
+// the previous status as the kubelet does. With SupplementalGroupsPolicy the
+// runtime's user ([Instance].User) and with ContainerStopSignals its stop
+// signal ([Instance].StopSignal). nodestate does not model in-place resize:
+// the allocated resources, and the kubelet's record of the applied ones,
+// are the container's spec.
 //
 // # Concurrency
 //

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -103,7 +104,14 @@ type Event struct {
 	// Started, Exited, Unknown and Removed.
 	ContainerID string
 	// Image and ImageID, for Created (both optional) and PullSucceeded.
+	// ImageID is the runtime's image ref, the status's imageID.
 	Image, ImageID string
+	// Resources and User, for Created and Started (optional): what the
+	// runtime reports it applied to the instance and the user it runs as
+	// (see [Instance]). A Started event's replace the Created event's;
+	// nil keeps them. The machine keeps the pointers and reads them only.
+	Resources *ActuatedResources
+	User      *v1.ContainerUser
 	// ExitCode, for Exited.
 	ExitCode int32
 	// Reason and Message: the failure for PullFailed, PullBackOff,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/nodestate/nodestate/kubeversion"
 )
@@ -68,16 +69,33 @@ func FuzzStep(f *testing.F) {
 	})
 }
 
-// FuzzConvert feeds the snapshot conversion arbitrary snapshots and old
-// statuses: it must never panic and, when it accepts them, give one state.
+// FuzzConvert feeds the snapshot conversion arbitrary snapshots, old
+// statuses, resources and mounts: it must never panic and, when it accepts
+// them, give one state, the spec's requests as allocatedResources and the
+// spec's mounts or none.
 func FuzzConvert(f *testing.F) {
-	f.Add(uint8(0), uint8(1), int32(1), int32(0), uint8(2), uint8(1), int32(3), true, "c://1", "c://2")
-	f.Add(uint8(2), uint8(3), int32(-1), int32(5), uint8(4), uint8(0), int32(0), false, "", "c://2")
-	f.Fuzz(func(t *testing.T, policy, oldKind uint8, oldExit, oldRC int32, newState, prevState uint8, exit int32, deleting bool, newID, prevID string) {
+	f.Add(uint8(0), uint8(1), int32(1), int32(0), uint8(2), uint8(1), int32(3), true, "c://1", "c://2", int64(250), int64(1<<20), uint8(7))
+	f.Add(uint8(2), uint8(3), int32(-1), int32(5), uint8(4), uint8(0), int32(0), false, "", "c://2", int64(-1), int64(0), uint8(0))
+	f.Fuzz(func(t *testing.T, policy, oldKind uint8, oldExit, oldRC int32, newState, prevState uint8, exit int32, deleting bool, newID, prevID string,
+		milliCPU, memBytes int64, shape uint8) {
+		cpu, mem := *resource.NewMilliQuantity(milliCPU, resource.DecimalSI), *resource.NewQuantity(memBytes, resource.BinarySI)
+		res := v1.ResourceRequirements{}
+		if shape&1 != 0 {
+			res.Requests = v1.ResourceList{v1.ResourceCPU: cpu}
+		}
+		if shape&2 != 0 {
+			res.Limits = v1.ResourceList{v1.ResourceMemory: mem}
+		}
+		modes := []v1.RecursiveReadOnlyMode{v1.RecursiveReadOnlyDisabled, v1.RecursiveReadOnlyIfPossible, v1.RecursiveReadOnlyEnabled, "?"}
+		mode := modes[shape>>4%4]
+		mounts := []v1.VolumeMount{{Name: "a", MountPath: "/a", ReadOnly: shape&4 != 0, RecursiveReadOnly: &mode}, {Name: "b", MountPath: "/b"}}
 		spec := &v1.PodSpec{RestartPolicy: []v1.RestartPolicy{v1.RestartPolicyAlways, v1.RestartPolicyOnFailure, v1.RestartPolicyNever, "x"}[policy%4],
-			InitContainers: []v1.Container{{Name: "init"}}, Containers: []v1.Container{{Name: "app"}},
+			InitContainers: []v1.Container{{Name: "init", Resources: res}}, Containers: []v1.Container{{Name: "app", Resources: res, VolumeMounts: mounts}},
 			EphemeralContainers: []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: "dbg"}}}}
-		in := Input{Pod: Pod{Spec: spec, PodFacts: PodFacts{Deleting: deleting, RestartingAllContainers: oldRC%2 == 0}},
+		if shape&8 != 0 {
+			spec.Resources = &v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: cpu, v1.ResourceMemory: mem}}
+		}
+		in := Input{Pod: Pod{Spec: spec, PodFacts: PodFacts{Deleting: deleting, RestartingAllContainers: oldRC%2 == 0, RecursiveReadOnlyMounts: shape&64 != 0}},
 			Name: []string{"app", "init", "dbg", "ghost"}[int(policy/4)%4], Now: t0, UnknownSince: t0.Add(-time.Duration(oldRC) * time.Second)}
 		switch oldKind % 5 {
 		case 1:
@@ -91,6 +109,9 @@ func FuzzConvert(f *testing.F) {
 		}
 		if newState%6 != 0 {
 			in.Newest = &Instance{ID: newID, State: RuntimeState(newState % 6), ExitCode: exit, RestartCount: oldRC}
+			if shape&128 != 0 {
+				in.Newest.Resources = &ActuatedResources{CPURequest: &cpu, MemoryLimit: &mem}
+			}
 		}
 		if prevState%6 != 0 {
 			in.Previous = &Instance{ID: prevID, State: RuntimeState(prevState % 6), ExitCode: oldExit, CreatedAt: t0}
@@ -110,6 +131,12 @@ func FuzzConvert(f *testing.F) {
 		}
 		if n != 1 {
 			t.Fatalf("%d states set: %+v", n, s.State)
+		}
+		if s.AllocatedResources != nil && in.Name != "dbg" && s.AllocatedResources.Cpu().Cmp(cpu) != 0 {
+			t.Fatalf("allocatedResources %v, want the spec's requests %v", s.AllocatedResources, res.Requests)
+		}
+		if in.Old == nil && s.VolumeMounts != nil && (in.Name != "app" || len(s.VolumeMounts) != 2 || s.VolumeMounts[0].Name != "a" || s.VolumeMounts[1].Name != "b") {
+			t.Fatalf("volumeMounts %v, want the spec's or none", s.VolumeMounts)
 		}
 	})
 }

@@ -391,7 +391,8 @@ func (m *Machine) observe(ev *Event) fault {
 	if imageID == "" {
 		imageID = m.imageID
 	}
-	m.newest = Instance{ID: ev.ContainerID, CreatedAt: ev.At, Image: image, ImageID: imageID, RestartCount: m.attempts}
+	m.newest = Instance{ID: ev.ContainerID, CreatedAt: ev.At, Image: image, ImageID: imageID, RestartCount: m.attempts,
+		Resources: ev.Resources, User: ev.User}
 	m.hasNewest = true
 	m.attempts++
 	m.startup, m.readiness = ProbeNone, ProbeNone
@@ -438,6 +439,12 @@ func (m *Machine) advance(ev *Event, to RuntimeState) fault {
 			inst.StartedAt = ev.StartedAt
 		} else if inst.StartedAt.IsZero() {
 			inst.StartedAt = ev.At
+		}
+		if ev.Resources != nil {
+			inst.Resources = ev.Resources
+		}
+		if ev.User != nil {
+			inst.User = ev.User
 		}
 		m.hasStartErr = false
 	case RuntimeExited:

@@ -32,6 +32,29 @@ type Features struct {
 	// 1.35) resets started and ready after a kubelet restart. When off, a
 	// running container keeps the started value of its previous status.
 	ChangeContainerStatusOnKubeletRestart bool
+
+	// InPlacePodVerticalScaling (KEP-1287; beta and on in 1.33 and 1.34, GA
+	// and locked on from 1.35) fills resources and allocatedResources of
+	// every status converted from a runtime instance (spec section 4.6).
+	// When off, neither is written.
+	InPlacePodVerticalScaling bool
+
+	// InPlacePodLevelResourcesVerticalScaling (KEP-5419; alpha and off in
+	// 1.35, beta and on from 1.36; absent before) writes the pod-level
+	// resources and allocatedResources of the status (podphase's
+	// GenerateStatus). Here it makes the kubelet's record of a container's
+	// actuated limits fall back to the pod-level limits (section 4.6).
+	InPlacePodLevelResourcesVerticalScaling bool
+
+	// SupplementalGroupsPolicy (KEP-3619; beta and on in 1.33 and 1.34, GA
+	// and locked on from 1.35) reports the user the runtime says a container
+	// runs as (Instance.User) in the status's user field.
+	SupplementalGroupsPolicy bool
+
+	// ContainerStopSignals (KEP-4960; alpha and off in every supported
+	// minor) reports the runtime's effective stop signal
+	// (Instance.StopSignal) in the status's stopSignal field.
+	ContainerStopSignals bool
 }
 
 // DefaultFeatures returns the feature gates as Kubernetes 1.37 sets them by

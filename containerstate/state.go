@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -82,11 +83,35 @@ type Instance struct {
 	// for example "Completed", "Error", "OOMKilled". Message already
 	// includes the termination message (see [TerminationMessage]).
 	Reason, Message string
-	// Image is the image the runtime reports; ImageID its digest or ref.
+	// Image is the image the runtime reports. ImageID is the runtime's image
+	// ref (the CRI imageRef, typically "<repository>@sha256:<digest>"): the
+	// status's imageID.
 	Image, ImageID string
 	// RestartCount is the count the kubelet stored on the instance when it
 	// created it: the previous attempt's count plus one.
 	RestartCount int32
+	// Resources are the CPU and memory resources the runtime reports it
+	// applied to the instance; nil when it reports none. Only a running
+	// instance's are read (spec section 4.6).
+	Resources *ActuatedResources
+	// User is the user the runtime reports the instance runs as; nil when
+	// it reports none. It becomes the status's user with
+	// SupplementalGroupsPolicy.
+	User *v1.ContainerUser
+	// StopSignal is the instance's effective stop signal as the runtime
+	// reports it; nil when it reports none. It becomes the status's
+	// stopSignal with ContainerStopSignals.
+	StopSignal *v1.Signal
+}
+
+// ActuatedResources are what a runtime reports it applied to a container
+// instance, as the kubelet reads a CRI container status: the CPU shares as a
+// CPU request, the CFS quota as a CPU limit, the memory limit. A CRI runtime
+// reports no memory request; the kubelet completes one from its own record
+// (spec section 4.6). A nil field is a value the runtime does not report.
+// The quantities are read, never changed.
+type ActuatedResources struct {
+	CPURequest, CPULimit, MemoryRequest, MemoryLimit *resource.Quantity
 }
 
 // Pod is what a container's status depends on beyond the container itself.
@@ -113,6 +138,13 @@ type PodFacts struct {
 	// RegularContainerCreated is true once the runtime has an instance of any
 	// regular container, which tells that the pod has initialized.
 	RegularContainerCreated bool
+	// RecursiveReadOnlyMounts is true when the runtime handler of the pod's
+	// runtime class supports recursive read-only mounts (the CRI runtime
+	// status lists the handler with that feature). It decides whether a
+	// read-only mount asking for recursiveReadOnly IfPossible or Enabled
+	// shows Enabled (spec section 4.1). False, the zero value, is a runtime
+	// that lists no handlers.
+	RecursiveReadOnlyMounts bool
 }
 
 // StartError is the last error of starting a container, as the kubelet's

@@ -34,6 +34,15 @@ type statusValue struct {
 	image        string
 	imageID      string
 	containerID  string
+	// mounts, resources, allocated and user are shared with the spec, the
+	// old status or the runtime instance they come from, and copied only
+	// by toAPI.
+	mounts        []v1.VolumeMountStatus
+	resources     resourcesValue
+	allocated     v1.ResourceList
+	user          *v1.ContainerUser
+	stopSignal    v1.Signal
+	hasStopSignal bool
 	// unknownHeld marks a Running state kept through nodestate's UNKNOWN
 	// grace: the container is shown Running but never ready.
 	unknownHeld bool
@@ -98,9 +107,16 @@ func statusFromAPI(s *v1.ContainerStatus) statusValue {
 		image:        s.Image,
 		imageID:      s.ImageID,
 		containerID:  s.ContainerID,
+		mounts:       s.VolumeMounts,
+		resources:    resourcesFromAPI(s.Resources),
+		allocated:    s.AllocatedResources,
+		user:         s.User,
 	}
 	if s.Started != nil {
 		v.hasStarted, v.started = true, *s.Started
+	}
+	if s.StopSignal != nil {
+		v.hasStopSignal, v.stopSignal = true, *s.StopSignal
 	}
 	return v
 }
@@ -115,10 +131,23 @@ func (v *statusValue) toAPI() v1.ContainerStatus {
 		Image:                v.image,
 		ImageID:              v.imageID,
 		ContainerID:          v.containerID,
+		Resources:            v.resources.toAPI(),
+		AllocatedResources:   v.allocated.DeepCopy(),
+		User:                 v.user.DeepCopy(),
 	}
 	if v.hasStarted {
 		started := v.started
 		s.Started = &started
+	}
+	if v.mounts != nil {
+		s.VolumeMounts = make([]v1.VolumeMountStatus, len(v.mounts))
+		for i := range v.mounts {
+			v.mounts[i].DeepCopyInto(&s.VolumeMounts[i])
+		}
+	}
+	if v.hasStopSignal {
+		sig := v.stopSignal
+		s.StopSignal = &sig
 	}
 	return s
 }

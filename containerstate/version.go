@@ -12,6 +12,11 @@ import "github.com/nodestate/nodestate/kubeversion"
 //   - ChangeContainerStatusOnKubeletRestart: on for 1.33 and 1.34, where
 //     the gate does not exist and the kubelet always behaves as with it on
 //     (started and ready start over after a kubelet restart); off from 1.35.
+//   - InPlacePodVerticalScaling and SupplementalGroupsPolicy: on in every
+//     supported minor (beta in 1.33 and 1.34, GA and locked from 1.35).
+//   - InPlacePodLevelResourcesVerticalScaling: absent before 1.35, alpha
+//     and off in 1.35, on from 1.36 (docs/versions.md row PP-V6).
+//   - ContainerStopSignals: alpha and off in every supported minor.
 //
 // The zero Version is 1.37: DefaultFeaturesFor(kubeversion.Default) is
 // [DefaultFeatures]. A Version that is none of kubeversion's constants
@@ -21,6 +26,10 @@ func DefaultFeaturesFor(v kubeversion.Version) Features {
 		ContainerRestartRules:                 v.AtLeast(kubeversion.V1_35),
 		RestartAllContainersOnContainerExits:  v.AtLeast(kubeversion.V1_36),
 		ChangeContainerStatusOnKubeletRestart: !v.AtLeast(kubeversion.V1_35),
+
+		InPlacePodVerticalScaling:               true,
+		InPlacePodLevelResourcesVerticalScaling: v.AtLeast(kubeversion.V1_36),
+		SupplementalGroupsPolicy:                true,
 	}
 }
 

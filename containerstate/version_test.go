@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/nodestate/nodestate/kubeversion"
 )
@@ -24,16 +25,20 @@ func TestDefaultsForVersion(t *testing.T) {
 		all   bool // CS-V2
 		reset bool // CS-V3
 		max   bool // CS-V4
+		pod   bool // PP-V6
 	}{
-		{kubeversion.V1_33, false, false, true, false},
-		{kubeversion.V1_34, false, false, true, false},
-		{kubeversion.V1_35, true, false, false, true},
-		{kubeversion.V1_36, true, true, false, true},
-		{kubeversion.V1_37, true, true, false, true},
+		{kubeversion.V1_33, false, false, true, false, false},
+		{kubeversion.V1_34, false, false, true, false, false},
+		{kubeversion.V1_35, true, false, false, true, false},
+		{kubeversion.V1_36, true, true, false, true, true},
+		{kubeversion.V1_37, true, true, false, true, true},
 	}
 	for _, tt := range tests {
 		f := DefaultFeaturesFor(tt.v)
-		want := Features{ContainerRestartRules: tt.rules, RestartAllContainersOnContainerExits: tt.all, ChangeContainerStatusOnKubeletRestart: tt.reset}
+		// InPlacePodVerticalScaling and SupplementalGroupsPolicy are on in
+		// every supported minor, ContainerStopSignals in none.
+		want := Features{ContainerRestartRules: tt.rules, RestartAllContainersOnContainerExits: tt.all, ChangeContainerStatusOnKubeletRestart: tt.reset,
+			InPlacePodVerticalScaling: true, InPlacePodLevelResourcesVerticalScaling: tt.pod, SupplementalGroupsPolicy: true}
 		if f != want {
 			t.Errorf("DefaultFeaturesFor(%v) = %+v; want %+v", tt.v, f, want)
 		}
@@ -187,7 +192,7 @@ func TestVersionDifferences(t *testing.T) {
 		pod := restartAll
 		pod.RestartingAllContainers = false
 		running := v1.ContainerStatus{Name: "b", Image: "img-b", ContainerID: "test://b2", State: runningState(at(5)),
-			Started: boolp(true), Ready: true, RestartCount: 1}
+			Started: boolp(true), Ready: true, RestartCount: 1, Resources: &v1.ResourceRequirements{}}
 
 		// The old status is the Terminated one of the removed instance b1.
 		fromTerminated := Input{Pod: pod, Name: "b", Newest: &Instance{ID: "test://b2", State: RuntimeRunning, StartedAt: at(5), Image: "img-b", RestartCount: 1},
@@ -222,6 +227,47 @@ func TestVersionDifferences(t *testing.T) {
 		gateOff.RestartCount = 0
 		if diff := cmp.Diff(gateOff, withGate(kubeversion.V1_35, false, fromWaiting)); diff != "" {
 			t.Errorf("1.35, gate off (its default): the runtime's restartCount, no lastState (-want +got):\n%s", diff)
+		}
+	})
+	// CS-V8 and CS-V9: a running container's resources. Its spec asks for
+	// 100m CPU and 1Gi of memory, with a 500m CPU limit.
+	resources := func(v kubeversion.Version, report *ActuatedResources) *v1.ResourceRequirements {
+		t.Helper()
+		pod := resPod(v1.ResourceRequirements{Requests: list("cpu", "100m", "memory", "1Gi"), Limits: list("cpu", "500m")})
+		s, err := DefaultOptionsFor(v).Convert(Input{Pod: pod, Name: "ctr0", Newest: &Instance{ID: "c://1", State: RuntimeRunning, Resources: report},
+			Old: &v1.ContainerStatus{Name: "ctr0", ContainerID: "c://1", State: runningState(at(0)),
+				Resources: &v1.ResourceRequirements{Requests: list("cpu", "200m", "memory", "1Gi"), Limits: list("cpu", "700m")}}})
+		if err != nil {
+			t.Fatalf("%v: Convert: %v", v, err)
+		}
+		return s.Resources
+	}
+	t.Run("CS-V8", func(t *testing.T) {
+		// A runtime reporting a memory request of 2Gi (a CRI runtime never
+		// does; the kubelet completes one from its record from 1.35).
+		report := &ActuatedResources{CPURequest: milli(100), CPULimit: milli(500), MemoryRequest: qty("2Gi")}
+		for _, v := range kubeversion.Supported() {
+			want := "2Gi"
+			if !v.AtLeast(kubeversion.V1_35) {
+				want = "1Gi" // the kubelet's own record of what it applied: the allocated request
+			}
+			if got := resources(v, report).Requests[v1.ResourceMemory]; got.Cmp(resource.MustParse(want)) != 0 {
+				t.Errorf("%v: memory request %v, want %s", v, &got, want)
+			}
+		}
+	})
+	t.Run("CS-V9", func(t *testing.T) {
+		// A runtime reporting nothing for the same running instance.
+		for _, v := range kubeversion.Supported() {
+			want := &v1.ResourceRequirements{Requests: list("cpu", "100m", "memory", "1Gi"), Limits: list("cpu", "500m", "memory", "0")}
+			if !v.AtLeast(kubeversion.V1_35) {
+				// Nothing completes the report: what the runtime does not
+				// say is the old status's (the memory request the record's).
+				want = &v1.ResourceRequirements{Requests: list("cpu", "200m", "memory", "1Gi"), Limits: list("cpu", "700m")}
+			}
+			if d := cmp.Diff(want, resources(v, nil), cmpQuantities); d != "" {
+				t.Errorf("%v: resources (-want +got):\n%s", v, d)
+			}
 		}
 	})
 	t.Run("CS-V4", func(t *testing.T) {

@@ -16,14 +16,20 @@
 // added) and what the runtime observed since the previous call, as
 // [Observation]s: sandbox ready or gone, image present, pulled or failed,
 // container created, started, exited, unknown or removed, create and start
-// failures, probe results and hook results. It returns plain data:
+// failures, probe results and hook results. ContainerCreated and
+// ContainerStarted carry what the runtime reports about the instance: its
+// image ref (the status's imageID), the resources it applied and the user
+// it runs as, each optional; the machine keeps them per instance. It
+// returns plain data:
 //
 //   - [Action]s for a runtime, in the kubelet's order: create or kill the
 //     sandbox, pull an image under its pull policy, create and start a
 //     container, kill one with its grace, reason and message, remove one,
 //     run a preStop or postStart hook, run a probe;
 //   - the status versions the sync produced (podphase's GenerateStatus on
-//     containerstate's conversion of the runtime view), in order;
+//     containerstate's conversion of the runtime view, with volumeMounts,
+//     imageID, resources and allocatedResources, and the pod-level
+//     resources and allocatedResources), in order;
 //   - the [Event]s the kubelet records, with type, reason, exact message
 //     and field path (see the Reason constants and the message functions,
 //     usable by agents that record events themselves);
@@ -208,6 +214,13 @@
 //     machine decides.
 //   - Ephemeral container statuses are reported once the container has an
 //     instance or a start error.
+//   - The machine writes no pod cgroup: a running pod's status.resources
+//     read back the values the kubelet would have written, as a cgroup v2
+//     host gives them (Options.Cgroups, spec/podphase.md sections 4.3 and
+//     4.5); CgroupsNone is a node without pod cgroups. Whether the runtime
+//     handler supports recursive read-only mounts is
+//     Options.RecursiveReadOnlyMounts (off: a runtime that lists no
+//     handlers).
 //
 // # Feature gates
 //

@@ -7,7 +7,8 @@ import (
 )
 
 // statusEqual is equality.Semantic.DeepEqual of two statuses, without
-// reflection for the fields the machine and podphase fill in.
+// reflection for the fields the machine, containerstate and podphase fill
+// in.
 func statusEqual(a, b *v1.PodStatus) bool {
 	if exotic(a) || exotic(b) {
 		return equality.Semantic.DeepEqual(*a, *b)
@@ -18,19 +19,88 @@ func statusEqual(a, b *v1.PodStatus) bool {
 // exotic is a status with fields sameStatus does not compare (they come
 // from the API pod's status, which the machine passes through).
 func exotic(s *v1.PodStatus) bool {
-	if s.Resources != nil || len(s.ResourceClaimStatuses) != 0 || s.ExtendedResourceClaimStatus != nil {
+	if len(s.ResourceClaimStatuses) != 0 || s.ExtendedResourceClaimStatus != nil || len(s.NodeAllocatableResourceClaimStatuses) != 0 ||
+		(s.Resources != nil && len(s.Resources.Claims) != 0) {
 		return true
 	}
 	for _, l := range [3][]v1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses, s.EphemeralContainerStatuses} {
 		for i := range l {
 			c := &l[i]
-			if c.AllocatedResources != nil || c.Resources != nil || len(c.VolumeMounts) != 0 || c.User != nil ||
-				len(c.AllocatedResourcesStatus) != 0 || c.StopSignal != nil {
+			if len(c.AllocatedResourcesStatus) != 0 || (c.Resources != nil && len(c.Resources.Claims) != 0) {
 				return true
+			}
+			for j := range c.VolumeMounts {
+				if c.VolumeMounts[j].VolumeStatus != nil {
+					return true
+				}
 			}
 		}
 	}
 	return false
+}
+
+// sameList is Semantic equality of resource lists: nil equals empty, and
+// quantities compare by value.
+func sameList(a, b v1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		r, ok := b[name]
+		if !ok || q.Cmp(r) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sameResources compares requirements without claims (exotic covers those).
+func sameResources(a, b *v1.ResourceRequirements) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return sameList(a.Limits, b.Limits) && sameList(a.Requests, b.Requests)
+}
+
+func sameMounts(a, b []v1.VolumeMountStatus) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Name != y.Name || x.MountPath != y.MountPath || x.ReadOnly != y.ReadOnly ||
+			(x.RecursiveReadOnly == nil) != (y.RecursiveReadOnly == nil) ||
+			(x.RecursiveReadOnly != nil && *x.RecursiveReadOnly != *y.RecursiveReadOnly) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameUser(a, b *v1.ContainerUser) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := a.Linux, b.Linux
+	if x == nil || y == nil {
+		return x == y
+	}
+	if x.UID != y.UID || x.GID != y.GID || len(x.SupplementalGroups) != len(y.SupplementalGroups) {
+		return false
+	}
+	for i := range x.SupplementalGroups {
+		if x.SupplementalGroups[i] != y.SupplementalGroups[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func sameSignal(a, b *v1.Signal) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 func sameStatus(a, b *v1.PodStatus) bool {
@@ -38,7 +108,8 @@ func sameStatus(a, b *v1.PodStatus) bool {
 		a.HostIP != b.HostIP || a.NominatedNodeName != b.NominatedNodeName || a.QOSClass != b.QOSClass ||
 		a.ObservedGeneration != b.ObservedGeneration || !sameTimePtr(a.StartTime, b.StartTime) ||
 		len(a.PodIPs) != len(b.PodIPs) || len(a.Conditions) != len(b.Conditions) ||
-		len(a.HostIPs) != len(b.HostIPs) || a.Resize != b.Resize {
+		len(a.HostIPs) != len(b.HostIPs) || a.Resize != b.Resize ||
+		!sameResources(a.Resources, b.Resources) || !sameList(a.AllocatedResources, b.AllocatedResources) {
 		return false
 	}
 	for i := range a.PodIPs {
@@ -86,7 +157,9 @@ func sameContainerStatuses(a, b []v1.ContainerStatus) bool {
 		x, y := &a[i], &b[i]
 		if x.Name != y.Name || x.Ready != y.Ready || x.RestartCount != y.RestartCount || x.Image != y.Image ||
 			x.ImageID != y.ImageID || x.ContainerID != y.ContainerID || !sameBoolPtr(x.Started, y.Started) ||
-			!sameState(&x.State, &y.State) || !sameState(&x.LastTerminationState, &y.LastTerminationState) {
+			!sameState(&x.State, &y.State) || !sameState(&x.LastTerminationState, &y.LastTerminationState) ||
+			!sameResources(x.Resources, y.Resources) || !sameList(x.AllocatedResources, y.AllocatedResources) ||
+			!sameMounts(x.VolumeMounts, y.VolumeMounts) || !sameUser(x.User, y.User) || !sameSignal(x.StopSignal, y.StopSignal) {
 			return false
 		}
 	}

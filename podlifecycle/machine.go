@@ -24,6 +24,9 @@ type inst struct {
 	exitCode                   int32
 	reason, message            string
 	image                      string
+	imageRef                   string
+	resources                  *containerstate.ActuatedResources // the runtime's, a copy
+	user                       *v1.ContainerUser                 // the runtime's, a copy
 	restartCount               int32
 	sandbox                    uint32 // the sandbox attempt it was created in
 	unknownSince               time.Time

@@ -109,6 +109,7 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 				image: c.spec.Image, restartCount: rc, sandbox: m.sb.attempt})
 			res.Events = append(res.Events, normal(ReasonCreated, CreatedMessage(c.name, m.opts.Version), fp))
 		}
+		c.instance(o.ContainerID).report(o)
 	case ContainerCreateFailed:
 		reason := o.Reason
 		if reason == "" {
@@ -121,6 +122,7 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		return
 	case ContainerStarted:
 		in := c.instance(o.ContainerID)
+		in.report(o)
 		if in.state == containerstate.RuntimeCreated {
 			in.state, in.started = containerstate.RuntimeRunning, at
 			res.Events = append(res.Events, normal(ReasonStarted, StartedMessage(c.name, m.opts.Version), fp))
@@ -194,6 +196,20 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		}
 	}
 	m.dirty = true
+}
+
+// report keeps what the runtime reports about instance in with o: its
+// image ref, resources and user, each when o has one.
+func (in *inst) report(o *Observation) {
+	if o.ImageRef != "" {
+		in.imageRef = o.ImageRef
+	}
+	if o.Resources != nil {
+		in.resources = o.Resources.DeepCopy()
+	}
+	if o.User != nil {
+		in.user = o.User.DeepCopy()
+	}
 }
 
 // failedSync records that the sync whose call failed at at ended with an

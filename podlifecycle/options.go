@@ -32,6 +32,14 @@ type Options struct {
 	// EnsureSecretPulledImages is the KubeletEnsureSecretPulledImages gate
 	// (beta, on): the wording of the Pulled event for a present image.
 	EnsureSecretPulledImages bool
+	// RecursiveReadOnlyMounts says that the runtime handler of the pod's
+	// runtime class supports recursive read-only mounts (a CRI runtime
+	// lists its handlers and their features in its status): a read-only
+	// volume mount asking for recursiveReadOnly IfPossible or Enabled then
+	// shows Enabled in the container statuses (spec/containerstate.md
+	// section 4.1). False, the default, is a runtime that lists no
+	// handlers, such as the simulated one.
+	RecursiveReadOnlyMounts bool
 	// SyncFrequency is the resync interval after a sync without error.
 	SyncFrequency time.Duration
 	// ErrorRequeue is the requeue after a failed sync (pulls, create and
@@ -48,11 +56,33 @@ type Options struct {
 	// (kubeversion.Version(99)) is refused by New with an *OptionError
 	// matching both ErrInvalidOptions and kubeversion.ErrUnsupportedVersion.
 	Version kubeversion.Version
+	// Cgroups is what the node's pod cgroups read back for a running pod's
+	// status.resources: CgroupsV2, the zero value, the kubelet's pod
+	// cgroups on a cgroup v2 host; CgroupsNone a node without pod cgroups.
+	Cgroups Cgroups
 	// Rand, when set, adds the kubelet's jitter: up to 50 % to requeues and
 	// a random first probe delay. Nil means no jitter, so runs are
 	// reproducible (spec/podlifecycle.md section 15, decisions 4 and 5).
 	Rand Rand
 }
+
+// Cgroups says what the machine reads back from a pod's cgroup once the API
+// pod is Running, for status.resources with
+// InPlacePodLevelResourcesVerticalScaling (spec/podphase.md sections 4.3 and
+// 4.5).
+type Cgroups uint8
+
+const (
+	// CgroupsV2: the kubelet's own pod cgroups on a cgroup v2 host, its
+	// default since the kubelet creates a cgroup for every pod: the values
+	// podphase.PodCgroupOf gives for the pod, read back through cgroup v2's
+	// files (podphase's ReadBackV2), as the oracle node reads them.
+	CgroupsV2 Cgroups = iota
+	// CgroupsNone: no pod cgroups (a container manager that manages none):
+	// nothing is read, and a running pod's status.resources keep the
+	// values of the old status.
+	CgroupsNone
+)
 
 // DefaultOptions returns the Kubernetes v1.37.2 defaults, without jitter:
 // [DefaultOptionsFor] the zero kubeversion.Version.
@@ -84,6 +114,9 @@ func DefaultOptionsFor(v kubeversion.Version) Options {
 func (o Options) validate() error {
 	if err := o.Version.Validate(); err != nil {
 		return &OptionError{Field: "Version", Value: o.Version, Reason: unsupportedVersion, Err: err}
+	}
+	if o.Cgroups > CgroupsNone {
+		return &OptionError{Field: "Cgroups", Value: o.Cgroups, Reason: "undefined"}
 	}
 	if o.SyncFrequency <= 0 {
 		return &OptionError{Field: "SyncFrequency", Value: o.SyncFrequency, Reason: "must be positive"}

@@ -106,7 +106,7 @@ func (in *inst) toInstance() *containerstate.Instance {
 	}
 	return &containerstate.Instance{ID: in.id, State: in.state, CreatedAt: in.created, StartedAt: in.started,
 		FinishedAt: in.finished, ExitCode: in.exitCode, Reason: in.reason, Message: in.message,
-		Image: in.image, RestartCount: in.restartCount}
+		Image: in.image, ImageID: in.imageRef, RestartCount: in.restartCount, Resources: in.resources, User: in.user}
 }
 
 // generate builds the pod status the kubelet writes at the start of a sync
@@ -127,7 +127,7 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 	}
 	cpod := containerstate.Pod{Spec: m.spec, Name: m.name, Namespace: m.ns, UID: m.uid,
 		PodFacts: containerstate.PodFacts{Deleting: m.pod.DeletionTimestamp != nil, RegularContainerCreated: regularCreated,
-			RestartingAllContainers: m.marked}}
+			RestartingAllContainers: m.marked, RecursiveReadOnlyMounts: m.opts.RecursiveReadOnlyMounts}}
 	convert := func(c *ctr) v1.ContainerStatus {
 		in := containerstate.Input{Pod: cpod, Name: c.name, Old: oldStatus(prev, c.kind, c.name), Now: now}
 		if len(c.insts) > 0 {
@@ -180,6 +180,10 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 		Input: podphase.Input{Pod: m.pod, Terminal: terminal, Initialized: &initialized},
 		Old:   m.lastStatus, InitContainerStatuses: inits, ContainerStatuses: regs,
 		Evict: evict, Sandbox: m.sandboxCondition(), RuntimeCleanedUp: cleanedUp, Now: now,
+	}
+	if m.opts.Cgroups == CgroupsV2 && m.opts.Features.InPlacePodLevelResourcesVerticalScaling && m.pod.Status.Phase == v1.PodRunning {
+		cg := podphase.PodCgroupOf(m.pod).ReadBackV2()
+		in.PodCgroup = &cg
 	}
 	out, err := podphase.Options{Features: m.opts.Features, Version: m.opts.Version}.GenerateStatus(in)
 	if err != nil {

@@ -32,13 +32,17 @@ const (
 	// "RegistryUnavailable" or "SignatureValidationFailed" selects that
 	// error, spec/podlifecycle.md section 5).
 	ImagePullFailed
-	// ContainerCreated: the runtime created instance ContainerID of Container.
+	// ContainerCreated: the runtime created instance ContainerID of Container
+	// from the image whose ref is ImageRef (optional), with Resources and
+	// User (optional).
 	ContainerCreated
 	// ContainerCreateFailed: creating Container failed. Reason is
 	// CreateContainerError (the default when empty) or
 	// CreateContainerConfigError; Message is the error text.
 	ContainerCreateFailed
-	// ContainerStarted: instance ContainerID of Container runs since At.
+	// ContainerStarted: instance ContainerID of Container runs since At. A
+	// non-empty ImageRef and non-nil Resources and User replace those of
+	// ContainerCreated.
 	ContainerStarted
 	// ContainerStartFailed: starting instance ContainerID failed with
 	// Message (RunContainerError). The instance stays created.
@@ -80,6 +84,22 @@ type Observation struct {
 	IP string
 	// Image is the image of ImagePresent and ImagePulled.
 	Image string
+	// ImageRef is, for ContainerCreated and ContainerStarted, the runtime's
+	// ref of the instance's image (the CRI container status's imageRef,
+	// such as "docker.io/library/nginx@sha256:<digest>"): the container
+	// status's imageID. Empty reports none, and the status has no imageID.
+	ImageRef string
+	// Resources are, for ContainerCreated and ContainerStarted, the CPU and
+	// memory resources the runtime reports it applied to the instance (the
+	// CRI container status's resources); nil reports none, and the
+	// kubelet's rules for missing values apply (spec/containerstate.md
+	// section 4.6). A running instance's become the container status's
+	// resources. The machine keeps a copy.
+	Resources *containerstate.ActuatedResources
+	// User is, for ContainerCreated and ContainerStarted, the user the
+	// runtime reports the instance runs as (the container status's user);
+	// nil reports none. The machine keeps a copy.
+	User *v1.ContainerUser
 	// ExitCode is the exit code of ContainerExited.
 	ExitCode int32
 	// Reason and Message are the runtime's words (see each kind).

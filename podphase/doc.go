@@ -31,7 +31,17 @@
 //     does not own are preserved.
 //   - [Settle] and [Options.GenerateStatus]: the whole-status step, with
 //     terminal stickiness, the reason and message kept only while the phase
-//     is unchanged, pod sync handler evictions and the final guard.
+//     is unchanged, pod sync handler evictions and the final guard, and the
+//     pod-level resources and allocatedResources (KEP-5419,
+//     InPlacePodLevelResourcesVerticalScaling, beta and on from 1.36): the
+//     allocated ones, or for a running pod what its cgroup reads back
+//     ([PodCgroup]).
+//   - [PodRequests] and [PodLimits]: component-helpers' aggregation of a
+//     pod's requests and limits (init containers, sidecars, pod-level
+//     resources, overhead), as the kubelet writes them; [QOSClass], the
+//     pod's QoS class; [PodCgroupOf], what the kubelet writes into the
+//     pod's cgroup, and [PodCgroup.ReadBackV2], what a cgroup v2 host gives
+//     back.
 //   - [DisplayStatus] and [Columns]: kubectl's STATUS, READY and RESTARTS
 //     columns (and the -o wide ones).
 //   - [LegalTransition], [CheckTransition] and [Guard]: which phase changes
@@ -60,7 +70,7 @@
 //
 // [DefaultOptionsFor] gives the defaults of Kubernetes 1.33 to 1.37 (a
 // kubeversion.Version, whose zero value is 1.37). What changes with the
-// minor (docs/versions.md, rows PP-V1 to PP-V5):
+// minor (docs/versions.md, rows PP-V1 to PP-V8):
 //
 //   - the phase, through the gates: before 1.35 ContainerRestartRules is
 //     off, so a container's own restartPolicy and rules do not make it
@@ -74,7 +84,12 @@
 //     no message;
 //   - kubectl's STATUS: before 1.35, Completed (or Running, NotReady) stays
 //     when the first container completed and another failed; from 1.35 the
-//     failed container's reason shows.
+//     failed container's reason shows;
+//   - status.resources and status.allocatedResources: written from 1.36
+//     (the gate is alpha and off in 1.35, absent before; rows PP-V6 to
+//     PP-V8). Turned on in 1.35 a running pod's memory request is the sum
+//     even when zero and the old status's one is kept over it; before 1.37
+//     a CPU request read back through a cgroup v2 weight shows as read.
 //
 // A Version that is none of kubeversion's constants (kubeversion.Version(99))
 // is refused by the methods with an error result ([Options.Explain],
@@ -161,4 +176,15 @@
 //     rejects; [Phase] ignores such statuses.
 //   - [DisplayStatus] finds a status's sidecar spec by name, the first of a
 //     repeated name; kubectl's map keeps the last.
+//   - [Options.GenerateStatus] writes empty requests, limits and
+//     allocatedResources lists as none, as the API server stores them; the
+//     kubelet builds empty lists. The pod cgroup is an input
+//     ([StatusInput].PodCgroup; [PodCgroupOf] and [PodCgroup.ReadBackV2]
+//     give what a cgroup v2 host reads back); the allocated resources are
+//     the pod's spec (in-place resize is not modelled). 1.35's kubelet,
+//     with the alpha gate on, also writes the computed lists into its own
+//     copy of the pod's spec.resources; nodestate changes no pod.
+//   - [QOSClass] computes an empty qosClass with 1.37's rule in every
+//     profile (the API server sets the class when it creates a pod, so the
+//     kubelet reads the API's).
 package podphase

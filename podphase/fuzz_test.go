@@ -101,3 +101,69 @@ func FuzzConditions(f *testing.F) {
 		}
 	})
 }
+
+// resourceSeeds are pods with resources, in the API's JSON form.
+var resourceSeeds = []string{
+	`{"spec":{"containers":[{"name":"a","resources":{"requests":{"cpu":"100m","memory":"64Mi"},"limits":{"cpu":"1"}}}]}}`,
+	`{"spec":{"overhead":{"cpu":"250m","memory":"120Mi"},"resources":{"requests":{"cpu":"1","hugepages-2Mi":"4Mi"},"limits":{"memory":"1Gi"}},
+	  "initContainers":[{"name":"i","resources":{"requests":{"cpu":"5"}}},{"name":"s","restartPolicy":"Always","resources":{"requests":{"cpu":"1"},"limits":{"cpu":"0"}}}],
+	  "containers":[{"name":"a","resources":{"requests":{"example.com/gpu":"1"}}}]},"status":{"phase":"Running"}}`,
+}
+
+// FuzzPodResources feeds PodRequests, PodLimits, QOSClass, PodCgroupOf and
+// the pod-level status resources arbitrary pods and pod cgroups: they never
+// panic, never change the pod, the cgroup v2 read-back has at least the
+// minimum shares and whole pages, and the status's allocatedResources are
+// PodRequests.
+func FuzzPodResources(f *testing.F) {
+	for _, s := range resourceSeeds {
+		f.Add([]byte(s), uint64(51), int64(10000), uint64(100000), int64(1<<20), uint8(0))
+	}
+	f.Add([]byte(resourceSeeds[0]), uint64(0), int64(-1), uint64(0), int64(-5), uint8(3))
+	f.Fuzz(func(t *testing.T, data []byte, shares uint64, quota int64, period uint64, memory int64, which uint8) {
+		pod := decodePod(t, data)
+		before := pod.DeepCopy()
+		req, lim := PodRequests(pod), PodLimits(pod)
+		if rb := PodCgroupOf(pod).ReadBackV2(); rb.CPUShares == nil || *rb.CPUShares < minShares || rb.Memory == nil || (*rb.Memory != -1 && *rb.Memory%pageSize != 0) {
+			t.Fatalf("cgroup v2 read-back %+v", rb)
+		}
+		switch QOSClass(pod) {
+		case v1.PodQOSGuaranteed, v1.PodQOSBurstable, v1.PodQOSBestEffort:
+		default:
+			if pod.Status.QOSClass == "" {
+				t.Fatalf("QOSClass %q", QOSClass(pod))
+			}
+		}
+		cg := &PodCgroup{CPUShares: &shares, CPUQuota: &quota, CPUPeriod: &period, Memory: &memory}
+		if which&1 != 0 {
+			cg = nil
+		}
+		for _, v := range kubeversion.Supported() {
+			o := DefaultOptionsFor(v)
+			o.Features.InPlacePodLevelResourcesVerticalScaling = true
+			old := &v1.PodStatus{Phase: v1.PodRunning, Resources: &v1.ResourceRequirements{Requests: req, Limits: lim}}
+			if which&2 != 0 {
+				old = nil
+			}
+			out, err := o.GenerateStatus(StatusInput{Input: Input{Pod: pod}, Old: old, PodCgroup: cg})
+			if err != nil {
+				continue
+			}
+			if len(req) != len(out.Status.AllocatedResources) {
+				t.Fatalf("%v: allocatedResources %v, PodRequests %v", v, out.Status.AllocatedResources, req)
+			}
+			if out.Status.Resources == nil {
+				t.Fatalf("%v: no resources", v)
+			}
+		}
+		if !equalPods(before, pod) {
+			t.Fatal("the pod changed")
+		}
+	})
+}
+
+func equalPods(a, b *v1.Pod) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}

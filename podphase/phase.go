@@ -40,7 +40,10 @@ type Options struct {
 	// observedGeneration only where the old condition had one (row PP-V3);
 	// before 1.37 a False PodReadyToStartContainers has no reason and no
 	// message (PP-V4); before 1.35 kubectl's STATUS shows Completed, not a
-	// failed container's reason, when the first container completed (PP-V5).
+	// failed container's reason, when the first container completed (PP-V5);
+	// a running pod's status.resources follow 1.35's memory request rules
+	// before 1.36 (PP-V7) and show a CPU request read back through a cgroup
+	// v2 weight before 1.37 (PP-V8).
 	// The zero Version is 1.37. A value that is none of kubeversion's
 	// constants (kubeversion.Version(99)) is refused by the methods with an
 	// error result (Explain, GenerateStatus, Conditions, Columns) with an

@@ -115,6 +115,13 @@ type StatusInput struct {
 	// status left; see [ConditionsInput].
 	RuntimeCleanedUp bool
 
+	// PodCgroup is what the kubelet reads back from the pod's cgroup; nil
+	// when it reads nothing (a node agent without pod cgroups). It is read
+	// only for a pod whose API phase is Running, with
+	// InPlacePodLevelResourcesVerticalScaling (spec/podphase.md section
+	// 4.3).
+	PodCgroup *PodCgroup
+
 	// Now stamps the conditions that changed.
 	Now time.Time
 }
@@ -122,7 +129,10 @@ type StatusInput struct {
 // StatusResult is a generated status with the reasons behind it.
 type StatusResult struct {
 	// Status is the new status: the API server's status with the phase,
-	// reason, message, conditions and container statuses replaced.
+	// reason, message, conditions and container statuses replaced, the
+	// qosClass of [QOSClass], and resources and allocatedResources as the
+	// kubelet writes them (none without
+	// InPlacePodLevelResourcesVerticalScaling).
 	Status v1.PodStatus
 	// Explanation explains the phase getPhase computed, before Settle.
 	Explanation Explanation
@@ -138,8 +148,13 @@ func GenerateStatus(in StatusInput) (StatusResult, error) {
 
 // GenerateStatus does the kubelet's whole-status step for a pod: it
 // computes the phase from the new container statuses ([Options.Explain]),
-// settles it against the old and the API server's statuses ([Settle]), and
-// builds the conditions ([Options.Conditions]).
+// settles it against the old and the API server's statuses ([Settle]),
+// builds the conditions ([Options.Conditions]) and, with
+// InPlacePodLevelResourcesVerticalScaling (on from 1.36), the pod-level
+// resources and allocatedResources (spec/podphase.md section 4.3:
+// [PodRequests] as allocatedResources; as resources the allocated requests
+// and limits of a pod whose API phase is not Running, the pod cgroup's
+// values of a running one).
 //
 // It returns the errors of [Options.Explain] for an invalid o.Version, a
 // nil pod or statuses that do not match the spec.
@@ -171,5 +186,15 @@ func (o Options) GenerateStatus(in StatusInput) (StatusResult, error) {
 		return StatusResult{}, err
 	}
 	status.Conditions = conds
+	status.QOSClass = QOSClass(in.Pod)
+	status.Resources, status.AllocatedResources = nil, nil
+	if o.Features.InPlacePodLevelResourcesVerticalScaling {
+		old := in.Old
+		if old == nil {
+			old = &in.Pod.Status
+		}
+		status.Resources = o.podResources(in.Pod, old, in.PodCgroup)
+		status.AllocatedResources = nonEmpty(PodRequests(in.Pod))
+	}
 	return StatusResult{Status: status, Explanation: e, Settled: settled}, nil
 }

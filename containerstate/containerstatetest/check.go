@@ -89,7 +89,15 @@ func describe(s v1.ContainerStatus) string {
 //   - lastState is empty or Terminated;
 //   - reason ContainerStatusUnknown always comes with exit code 137;
 //   - the move is in containerstate.Transitions, when ev is not the zero
-//     event.
+//     event;
+//   - volumeMounts are none or the spec's mounts, by name, path and
+//     readOnly, in the spec's order;
+//   - allocatedResources are none or the spec's requests, and with
+//     InPlacePodVerticalScaling a status with a containerID (built from a
+//     runtime instance) has them;
+//   - a status that is not Running has no resources or the spec's
+//     resources (the allocated ones);
+//   - an imageID comes with a containerID.
 //
 // On a nil *Checker it returns ErrNotInitialized.
 func (c *Checker) Step(ev containerstate.Event, status v1.ContainerStatus) error {
@@ -142,8 +150,52 @@ func (c *Checker) Step(ev containerstate.Event, status v1.ContainerStatus) error
 			return fail("ContainerStatusUnknown has exit code 137")
 		}
 	}
+	if name := c.fieldInvariant(&status, kind); name != "" {
+		return fail(name)
+	}
 	c.prev, c.prevKind, c.has = status, kind, true
 	return nil
+}
+
+// fieldInvariant returns the name of the first invariant on the fields from
+// the spec, the allocation and the runtime that status breaks, or "".
+func (c *Checker) fieldInvariant(status *v1.ContainerStatus, kind containerstate.State) string {
+	spec := &c.target.Container
+	if status.VolumeMounts != nil {
+		if len(status.VolumeMounts) != len(spec.VolumeMounts) {
+			return "volumeMounts follow the spec"
+		}
+		for i, m := range status.VolumeMounts {
+			if s := spec.VolumeMounts[i]; m.Name != s.Name || m.MountPath != s.MountPath || m.ReadOnly != s.ReadOnly || (m.RecursiveReadOnly != nil) != s.ReadOnly {
+				return "volumeMounts follow the spec"
+			}
+		}
+	}
+	requests := spec.Resources.Requests
+	if status.AllocatedResources != nil && !sameList(status.AllocatedResources, requests) ||
+		c.features.InPlacePodVerticalScaling && status.ContainerID != "" && !sameList(status.AllocatedResources, requests) {
+		return "allocatedResources are the spec's requests"
+	}
+	if r := status.Resources; kind != containerstate.Running && r != nil && (!sameList(r.Requests, requests) || !sameList(r.Limits, spec.Resources.Limits)) {
+		return "a status that is not Running shows the allocated resources"
+	}
+	if status.ImageID != "" && status.ContainerID == "" {
+		return "an imageID comes with a containerID"
+	}
+	return ""
+}
+
+// sameList compares resource lists by value; nil equals empty.
+func sameList(a, b v1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		if r, ok := b[name]; !ok || q.Cmp(r) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Checker) mayLeaveTerminated(exit int32) bool {

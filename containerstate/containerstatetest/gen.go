@@ -6,6 +6,7 @@ import (
 
 	"github.com/nodestate/nodestate/containerstate"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	"pgregory.net/rapid"
 )
@@ -57,7 +58,95 @@ func container(t *rapid.T, name string, sidecar bool) v1.Container {
 	if rapid.Bool().Draw(t, name+"-startup") {
 		c.StartupProbe = &v1.Probe{PeriodSeconds: 10}
 	}
+	c.VolumeMounts = VolumeMounts().Draw(t, name+"-mounts")
+	c.Resources = Resources().Draw(t, name+"-resources")
 	return c
+}
+
+var rroModes = []v1.RecursiveReadOnlyMode{v1.RecursiveReadOnlyDisabled, v1.RecursiveReadOnlyIfPossible, v1.RecursiveReadOnlyEnabled}
+
+// VolumeMounts generates zero to three volume mounts, read-only or not,
+// some asking for a recursive read-only mode.
+func VolumeMounts() *rapid.Generator[[]v1.VolumeMount] {
+	return rapid.Custom(func(t *rapid.T) []v1.VolumeMount {
+		var out []v1.VolumeMount
+		for i := range rapid.IntRange(0, 3).Draw(t, "mounts") {
+			m := v1.VolumeMount{Name: fmt.Sprint("vol", i), MountPath: fmt.Sprint("/mnt/", i), ReadOnly: rapid.Bool().Draw(t, "readOnly")}
+			if rapid.Bool().Draw(t, "rro") {
+				mode := rapid.SampledFrom(rroModes).Draw(t, "rroMode")
+				m.RecursiveReadOnly = &mode
+			}
+			out = append(out, m)
+		}
+		return out
+	})
+}
+
+// quantity generates a CPU or memory quantity, sometimes zero.
+func quantity(name v1.ResourceName) *rapid.Generator[resource.Quantity] {
+	return rapid.Custom(func(t *rapid.T) resource.Quantity {
+		if name == v1.ResourceCPU {
+			return *resource.NewMilliQuantity(rapid.SampledFrom([]int64{0, 1, 2, 5, 10, 100, 250, 1000, 2500}).Draw(t, "milli"), resource.DecimalSI)
+		}
+		return *resource.NewQuantity(rapid.SampledFrom([]int64{0, 1 << 20, 64 << 20, 1 << 30}).Draw(t, "bytes"), resource.BinarySI)
+	})
+}
+
+// resourceList generates a list of none, some or all of cpu, memory and
+// ephemeral-storage, or nil.
+func resourceList(t *rapid.T, label string) v1.ResourceList {
+	if rapid.IntRange(0, 2).Draw(t, label) == 0 {
+		return nil
+	}
+	l := v1.ResourceList{}
+	for _, name := range []v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, v1.ResourceEphemeralStorage} {
+		if rapid.Bool().Draw(t, label+"-"+string(name)) {
+			l[name] = quantity(name).Draw(t, label+"-"+string(name)+"-q")
+		}
+	}
+	return l
+}
+
+// Resources generates a container's resources: requests and limits each
+// nil, empty or with some of cpu, memory and ephemeral-storage.
+func Resources() *rapid.Generator[v1.ResourceRequirements] {
+	return rapid.Custom(func(t *rapid.T) v1.ResourceRequirements {
+		return v1.ResourceRequirements{Requests: resourceList(t, "requests"), Limits: resourceList(t, "limits")}
+	})
+}
+
+// Actuated generates what a runtime reports it applied to a running
+// instance of c: nothing (nil), the spec's own values, or each value
+// absent or any quantity.
+func Actuated(c *v1.Container) *rapid.Generator[*containerstate.ActuatedResources] {
+	return rapid.Custom(func(t *rapid.T) *containerstate.ActuatedResources {
+		switch rapid.IntRange(0, 2).Draw(t, "actuated") {
+		case 0:
+			return nil
+		case 1:
+			return &containerstate.ActuatedResources{CPURequest: lookup(c.Resources.Requests, v1.ResourceCPU),
+				CPULimit: lookup(c.Resources.Limits, v1.ResourceCPU), MemoryRequest: lookup(c.Resources.Requests, v1.ResourceMemory),
+				MemoryLimit: lookup(c.Resources.Limits, v1.ResourceMemory)}
+		}
+		a := &containerstate.ActuatedResources{}
+		for _, f := range []struct {
+			to   **resource.Quantity
+			name v1.ResourceName
+		}{{&a.CPURequest, v1.ResourceCPU}, {&a.CPULimit, v1.ResourceCPU}, {&a.MemoryRequest, v1.ResourceMemory}, {&a.MemoryLimit, v1.ResourceMemory}} {
+			if rapid.Bool().Draw(t, "reported") {
+				q := quantity(f.name).Draw(t, "q")
+				*f.to = &q
+			}
+		}
+		return a
+	})
+}
+
+func lookup(l v1.ResourceList, name v1.ResourceName) *resource.Quantity {
+	if q, ok := l[name]; ok {
+		return &q
+	}
+	return nil
 }
 
 // PodSpec generates a pod spec: a pod restart policy (including the empty
@@ -179,7 +268,11 @@ func (g *sequence) run(lives int) {
 		}
 		skipCreated := rapid.IntRange(0, 4).Draw(g.t, "skipCreated") == 0
 		if !skipCreated {
-			g.emit(containerstate.Event{Kind: containerstate.Created, ContainerID: id})
+			created := containerstate.Event{Kind: containerstate.Created, ContainerID: id}
+			if rapid.Bool().Draw(g.t, "imageRef") {
+				created.ImageID = "registry.example/" + g.target.Name + "@sha256:" + fmt.Sprint(life)
+			}
+			g.emit(created)
 		}
 		var exit int32
 		switch rapid.IntRange(0, 9).Draw(g.t, "outcome") {
@@ -191,7 +284,7 @@ func (g *sequence) run(lives int) {
 			exit = ExitCode().Draw(g.t, "exit")
 			g.emit(containerstate.ExitedEvent(time.Time{}, id, exit))
 		default:
-			g.emit(containerstate.Event{Kind: containerstate.Started, ContainerID: id})
+			g.emit(containerstate.Event{Kind: containerstate.Started, ContainerID: id, Resources: Actuated(&g.target.Container).Draw(g.t, "applied")})
 			g.probes(id)
 			if rapid.IntRange(0, 5).Draw(g.t, "unknown") == 0 {
 				for range rapid.IntRange(1, 3).Draw(g.t, "unknownReports") {

@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 221 functions and 346 methods of 116 types, in 843 calls (0 skipped as
-// known panics, listed at the end); receivers built by 80 constructors.
+// Covered: 235 functions and 348 methods of 118 types, in 861 calls (0 skipped as
+// known panics, listed at the end); receivers built by 82 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -48,6 +48,23 @@ import (
 func TestNoPanic(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
+	t.Run("containerstate.(*ActuatedResources).DeepCopy/zero", func(t *testing.T) {
+		guard(t, "containerstate.(*ActuatedResources).DeepCopy/zero", func() string {
+			var r containerstate.ActuatedResources
+			_ = r.DeepCopy()
+			return ""
+		})
+	})
+	t.Run("containerstate.(*ActuatedResources).DeepCopy/Applied", func(t *testing.T) {
+		guard(t, "containerstate.(*ActuatedResources).DeepCopy/Applied", func() string {
+			r, err := build0(ctx)
+			if err != nil {
+				return fmt.Sprintf("Applied: %v", err)
+			}
+			_ = r.DeepCopy()
+			return ""
+		})
+	})
 	t.Run("containerstate.Allowed", func(t *testing.T) {
 		guard(t, "containerstate.Allowed", func() string {
 			_ = containerstate.Allowed(0, 0, 0)
@@ -75,7 +92,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Backoff).CrashLoop/NewBackoff", func(t *testing.T) {
 		guard(t, "containerstate.(*Backoff).CrashLoop/NewBackoff", func() string {
-			r, err := build1(ctx)
+			r, err := build2(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBackoff: %v", err)
 			}
@@ -92,7 +109,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Backoff).GC/NewBackoff", func(t *testing.T) {
 		guard(t, "containerstate.(*Backoff).GC/NewBackoff", func() string {
-			r, err := build1(ctx)
+			r, err := build2(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBackoff: %v", err)
 			}
@@ -109,7 +126,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Backoff).Get/NewBackoff", func(t *testing.T) {
 		guard(t, "containerstate.(*Backoff).Get/NewBackoff", func() string {
-			r, err := build1(ctx)
+			r, err := build2(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBackoff: %v", err)
 			}
@@ -126,7 +143,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Backoff).ImagePull/NewBackoff", func(t *testing.T) {
 		guard(t, "containerstate.(*Backoff).ImagePull/NewBackoff", func() string {
-			r, err := build1(ctx)
+			r, err := build2(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBackoff: %v", err)
 			}
@@ -143,7 +160,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Backoff).InBackoffSince/NewBackoff", func(t *testing.T) {
 		guard(t, "containerstate.(*Backoff).InBackoffSince/NewBackoff", func() string {
-			r, err := build1(ctx)
+			r, err := build2(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBackoff: %v", err)
 			}
@@ -160,7 +177,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Backoff).InBackoffSinceUpdate/NewBackoff", func(t *testing.T) {
 		guard(t, "containerstate.(*Backoff).InBackoffSinceUpdate/NewBackoff", func() string {
-			r, err := build1(ctx)
+			r, err := build2(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBackoff: %v", err)
 			}
@@ -177,7 +194,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Backoff).Len/NewBackoff", func(t *testing.T) {
 		guard(t, "containerstate.(*Backoff).Len/NewBackoff", func() string {
-			r, err := build1(ctx)
+			r, err := build2(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBackoff: %v", err)
 			}
@@ -194,7 +211,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Backoff).Next/NewBackoff", func(t *testing.T) {
 		guard(t, "containerstate.(*Backoff).Next/NewBackoff", func() string {
-			r, err := build1(ctx)
+			r, err := build2(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBackoff: %v", err)
 			}
@@ -211,7 +228,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Backoff).Options/NewBackoff", func(t *testing.T) {
 		guard(t, "containerstate.(*Backoff).Options/NewBackoff", func() string {
-			r, err := build1(ctx)
+			r, err := build2(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBackoff: %v", err)
 			}
@@ -228,7 +245,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Backoff).Reset/NewBackoff", func(t *testing.T) {
 		guard(t, "containerstate.(*Backoff).Reset/NewBackoff", func() string {
-			r, err := build1(ctx)
+			r, err := build2(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBackoff: %v", err)
 			}
@@ -257,7 +274,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.CrashLoopOptions.BackoffOptions/DefaultCrashLoopOptions", func(t *testing.T) {
 		guard(t, "containerstate.CrashLoopOptions.BackoffOptions/DefaultCrashLoopOptions", func() string {
-			r, err := build2(ctx)
+			r, err := build3(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultCrashLoopOptions: %v", err)
 			}
@@ -267,7 +284,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.CrashLoopOptions.BackoffOptions/DefaultCrashLoopOptionsFor", func(t *testing.T) {
 		guard(t, "containerstate.CrashLoopOptions.BackoffOptions/DefaultCrashLoopOptionsFor", func() string {
-			r, err := build4(ctx)
+			r, err := build5(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultCrashLoopOptionsFor: %v", err)
 			}
@@ -326,7 +343,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/BackOffEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/BackOffEvent", func() string {
-			r, err := build5(ctx)
+			r, err := build6(ctx)
 			if err != nil {
 				return fmt.Sprintf("BackOffEvent: %v", err)
 			}
@@ -336,7 +353,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/ExitedEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/ExitedEvent", func() string {
-			r, err := build6(ctx)
+			r, err := build7(ctx)
 			if err != nil {
 				return fmt.Sprintf("ExitedEvent: %v", err)
 			}
@@ -346,7 +363,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/ImageInspectErrorEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/ImageInspectErrorEvent", func() string {
-			r, err := build7(ctx)
+			r, err := build8(ctx)
 			if err != nil {
 				return fmt.Sprintf("ImageInspectErrorEvent: %v", err)
 			}
@@ -356,7 +373,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/InvalidImageNameEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/InvalidImageNameEvent", func() string {
-			r, err := build8(ctx)
+			r, err := build9(ctx)
 			if err != nil {
 				return fmt.Sprintf("InvalidImageNameEvent: %v", err)
 			}
@@ -366,7 +383,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/NeverPullEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/NeverPullEvent", func() string {
-			r, err := build9(ctx)
+			r, err := build10(ctx)
 			if err != nil {
 				return fmt.Sprintf("NeverPullEvent: %v", err)
 			}
@@ -376,7 +393,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/OOMKilledEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/OOMKilledEvent", func() string {
-			r, err := build10(ctx)
+			r, err := build11(ctx)
 			if err != nil {
 				return fmt.Sprintf("OOMKilledEvent: %v", err)
 			}
@@ -386,7 +403,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/PullBackOffEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/PullBackOffEvent", func() string {
-			r, err := build11(ctx)
+			r, err := build12(ctx)
 			if err != nil {
 				return fmt.Sprintf("PullBackOffEvent: %v", err)
 			}
@@ -396,7 +413,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/PullErrorEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/PullErrorEvent", func() string {
-			r, err := build12(ctx)
+			r, err := build13(ctx)
 			if err != nil {
 				return fmt.Sprintf("PullErrorEvent: %v", err)
 			}
@@ -406,7 +423,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Event.String/StartErrorEvent", func(t *testing.T) {
 		guard(t, "containerstate.Event.String/StartErrorEvent", func() string {
-			r, err := build13(ctx)
+			r, err := build14(ctx)
 			if err != nil {
 				return fmt.Sprintf("StartErrorEvent: %v", err)
 			}
@@ -442,7 +459,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Features.CheckStatusTransition/DefaultFeatures", func(t *testing.T) {
 		guard(t, "containerstate.Features.CheckStatusTransition/DefaultFeatures", func() string {
-			r, err := build14(ctx)
+			r, err := build15(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultFeatures: %v", err)
 			}
@@ -452,7 +469,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Features.CheckStatusTransition/DefaultFeaturesFor", func(t *testing.T) {
 		guard(t, "containerstate.Features.CheckStatusTransition/DefaultFeaturesFor", func() string {
-			r, err := build15(ctx)
+			r, err := build16(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultFeaturesFor: %v", err)
 			}
@@ -469,7 +486,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Features.ShouldRestart/DefaultFeatures", func(t *testing.T) {
 		guard(t, "containerstate.Features.ShouldRestart/DefaultFeatures", func() string {
-			r, err := build14(ctx)
+			r, err := build15(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultFeatures: %v", err)
 			}
@@ -479,7 +496,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Features.ShouldRestart/DefaultFeaturesFor", func(t *testing.T) {
 		guard(t, "containerstate.Features.ShouldRestart/DefaultFeaturesFor", func() string {
-			r, err := build15(ctx)
+			r, err := build16(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultFeaturesFor: %v", err)
 			}
@@ -496,7 +513,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Features.ValidateStatusTransition/DefaultFeatures", func(t *testing.T) {
 		guard(t, "containerstate.Features.ValidateStatusTransition/DefaultFeatures", func() string {
-			r, err := build14(ctx)
+			r, err := build15(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultFeatures: %v", err)
 			}
@@ -506,7 +523,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Features.ValidateStatusTransition/DefaultFeaturesFor", func(t *testing.T) {
 		guard(t, "containerstate.Features.ValidateStatusTransition/DefaultFeaturesFor", func() string {
-			r, err := build15(ctx)
+			r, err := build16(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultFeaturesFor: %v", err)
 			}
@@ -574,7 +591,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Advance/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Advance/NewMachine", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -591,7 +608,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Kind/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Kind/NewMachine", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -608,7 +625,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Last/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Last/NewMachine", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -625,7 +642,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Name/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Name/NewMachine", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -642,7 +659,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Newest/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Newest/NewMachine", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -659,7 +676,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).NextWake/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).NextWake/NewMachine", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -676,7 +693,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Ready/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Ready/NewMachine", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -693,7 +710,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).RestartCount/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).RestartCount/NewMachine", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -710,7 +727,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).ShouldBeRestarted/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).ShouldBeRestarted/NewMachine", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -727,7 +744,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Started/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Started/NewMachine", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -744,7 +761,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).State/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).State/NewMachine", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -761,7 +778,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Status/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Status/NewMachine", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -778,7 +795,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.(*Machine).Step/NewMachine", func(t *testing.T) {
 		guard(t, "containerstate.(*Machine).Step/NewMachine", func() string {
-			r, err := build17(ctx)
+			r, err := build18(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewMachine: %v", err)
 			}
@@ -845,7 +862,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Options.Convert/DefaultOptions", func(t *testing.T) {
 		guard(t, "containerstate.Options.Convert/DefaultOptions", func() string {
-			r, err := build16(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -855,7 +872,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Options.Convert/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "containerstate.Options.Convert/DefaultOptionsFor", func() string {
-			r, err := build18(ctx)
+			r, err := build19(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -872,7 +889,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Options.ValidateStatusTransition/DefaultOptions", func(t *testing.T) {
 		guard(t, "containerstate.Options.ValidateStatusTransition/DefaultOptions", func() string {
-			r, err := build16(ctx)
+			r, err := build17(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -882,7 +899,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.Options.ValidateStatusTransition/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "containerstate.Options.ValidateStatusTransition/DefaultOptionsFor", func() string {
-			r, err := build18(ctx)
+			r, err := build19(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -937,7 +954,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate.State.String/StateOf", func(t *testing.T) {
 		guard(t, "containerstate.State.String/StateOf", func() string {
-			r, err := build19(ctx)
+			r, err := build20(ctx)
 			if err != nil {
 				return fmt.Sprintf("StateOf: %v", err)
 			}
@@ -1003,6 +1020,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("containerstate/containerstatetest.Actuated", func(t *testing.T) {
+		guard(t, "containerstate/containerstatetest.Actuated", func() string {
+			_ = containerstatetest.Actuated(nil)
+			return ""
+		})
+	})
 	t.Run("containerstate/containerstatetest.(*Checker).Step/zero", func(t *testing.T) {
 		guard(t, "containerstate/containerstatetest.(*Checker).Step/zero", func() string {
 			var r containerstatetest.Checker
@@ -1012,7 +1035,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("containerstate/containerstatetest.(*Checker).Step/NewChecker", func(t *testing.T) {
 		guard(t, "containerstate/containerstatetest.(*Checker).Step/NewChecker", func() string {
-			r, err := build20(ctx)
+			r, err := build21(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewChecker: %v", err)
 			}
@@ -1058,6 +1081,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("containerstate/containerstatetest.Resources", func(t *testing.T) {
+		guard(t, "containerstate/containerstatetest.Resources", func() string {
+			_ = containerstatetest.Resources()
+			return ""
+		})
+	})
 	t.Run("containerstate/containerstatetest.RestartRules", func(t *testing.T) {
 		guard(t, "containerstate/containerstatetest.RestartRules", func() string {
 			_ = containerstatetest.RestartRules()
@@ -1070,6 +1099,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("containerstate/containerstatetest.VolumeMounts", func(t *testing.T) {
+		guard(t, "containerstate/containerstatetest.VolumeMounts", func() string {
+			_ = containerstatetest.VolumeMounts()
+			return ""
+		})
+	})
 	t.Run("events.(*Broadcaster).AddSink/zero", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).AddSink/zero", func() string {
 			var r events.Broadcaster
@@ -1079,7 +1114,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).AddSink/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).AddSink/NewBroadcaster", func() string {
-			r, err := build22(ctx)
+			r, err := build23(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1096,7 +1131,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).Flush/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).Flush/NewBroadcaster", func() string {
-			r, err := build22(ctx)
+			r, err := build23(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1113,7 +1148,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).NewRecorder/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).NewRecorder/NewBroadcaster", func() string {
-			r, err := build22(ctx)
+			r, err := build23(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1130,7 +1165,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).NextRetry/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).NextRetry/NewBroadcaster", func() string {
-			r, err := build22(ctx)
+			r, err := build23(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1147,7 +1182,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).Shutdown/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).Shutdown/NewBroadcaster", func() string {
-			r, err := build22(ctx)
+			r, err := build23(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1164,7 +1199,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).StartRecordingToSink/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).StartRecordingToSink/NewBroadcaster", func() string {
-			r, err := build22(ctx)
+			r, err := build23(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1181,7 +1216,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Broadcaster).Stats/NewBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*Broadcaster).Stats/NewBroadcaster", func() string {
-			r, err := build22(ctx)
+			r, err := build23(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewBroadcaster: %v", err)
 			}
@@ -1198,7 +1233,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.BroadcasterOptions.Validate/DefaultBroadcasterOptions", func(t *testing.T) {
 		guard(t, "events.BroadcasterOptions.Validate/DefaultBroadcasterOptions", func() string {
-			r, err := build21(ctx)
+			r, err := build22(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultBroadcasterOptions: %v", err)
 			}
@@ -1215,7 +1250,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Correlate/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Correlate/NewCorrelator", func() string {
-			r, err := build24(ctx)
+			r, err := build25(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1232,7 +1267,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).CorrelateTo/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).CorrelateTo/NewCorrelator", func() string {
-			r, err := build24(ctx)
+			r, err := build25(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1249,7 +1284,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Len/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Len/NewCorrelator", func() string {
-			r, err := build24(ctx)
+			r, err := build25(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1266,7 +1301,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Options/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Options/NewCorrelator", func() string {
-			r, err := build24(ctx)
+			r, err := build25(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1283,7 +1318,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).Stats/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).Stats/NewCorrelator", func() string {
-			r, err := build24(ctx)
+			r, err := build25(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1300,7 +1335,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Correlator).UpdateState/NewCorrelator", func(t *testing.T) {
 		guard(t, "events.(*Correlator).UpdateState/NewCorrelator", func() string {
-			r, err := build24(ctx)
+			r, err := build25(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCorrelator: %v", err)
 			}
@@ -1317,7 +1352,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.CorrelatorOptions.Validate/DefaultCorrelatorOptions", func(t *testing.T) {
 		guard(t, "events.CorrelatorOptions.Validate/DefaultCorrelatorOptions", func() string {
-			r, err := build23(ctx)
+			r, err := build24(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultCorrelatorOptions: %v", err)
 			}
@@ -1453,7 +1488,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.Options.Validate/DefaultOptions", func(t *testing.T) {
 		guard(t, "events.Options.Validate/DefaultOptions", func() string {
-			r, err := build25(ctx)
+			r, err := build26(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -1531,7 +1566,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Finish/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Finish/NewSeries", func() string {
-			r, err := build26(ctx)
+			r, err := build27(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1548,7 +1583,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Finished/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Finished/NewSeries", func() string {
-			r, err := build26(ctx)
+			r, err := build27(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1565,7 +1600,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Get/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Get/NewSeries", func() string {
-			r, err := build26(ctx)
+			r, err := build27(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1582,7 +1617,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Len/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Len/NewSeries", func() string {
-			r, err := build26(ctx)
+			r, err := build27(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1599,7 +1634,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Observe/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Observe/NewSeries", func() string {
-			r, err := build26(ctx)
+			r, err := build27(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1616,7 +1651,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Refresh/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Refresh/NewSeries", func() string {
-			r, err := build26(ctx)
+			r, err := build27(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1633,7 +1668,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*Series).Refreshed/NewSeries", func(t *testing.T) {
 		guard(t, "events.(*Series).Refreshed/NewSeries", func() string {
-			r, err := build26(ctx)
+			r, err := build27(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeries: %v", err)
 			}
@@ -1650,7 +1685,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).Flush/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).Flush/NewSeriesBroadcaster", func() string {
-			r, err := build29(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1667,7 +1702,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).NewRecorder/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).NewRecorder/NewSeriesBroadcaster", func() string {
-			r, err := build29(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1684,7 +1719,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).NextRetry/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).NextRetry/NewSeriesBroadcaster", func() string {
-			r, err := build29(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1701,7 +1736,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).Shutdown/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).Shutdown/NewSeriesBroadcaster", func() string {
-			r, err := build29(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1718,7 +1753,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).Start/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).Start/NewSeriesBroadcaster", func() string {
-			r, err := build29(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1735,7 +1770,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SeriesBroadcaster).Stats/NewSeriesBroadcaster", func(t *testing.T) {
 		guard(t, "events.(*SeriesBroadcaster).Stats/NewSeriesBroadcaster", func() string {
-			r, err := build29(ctx)
+			r, err := build30(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesBroadcaster: %v", err)
 			}
@@ -1752,7 +1787,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.SeriesBroadcasterOptions.Validate/DefaultSeriesBroadcasterOptions", func(t *testing.T) {
 		guard(t, "events.SeriesBroadcasterOptions.Validate/DefaultSeriesBroadcasterOptions", func() string {
-			r, err := build27(ctx)
+			r, err := build28(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultSeriesBroadcasterOptions: %v", err)
 			}
@@ -1804,7 +1839,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Abandon/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Abandon/NewSinkQueue", func() string {
-			r, err := build31(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1821,7 +1856,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Done/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Done/NewSinkQueue", func() string {
-			r, err := build31(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1838,7 +1873,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Due/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Due/NewSinkQueue", func() string {
-			r, err := build31(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1855,7 +1890,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Len/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Len/NewSinkQueue", func() string {
-			r, err := build31(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1872,7 +1907,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Next/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Next/NewSinkQueue", func() string {
-			r, err := build31(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1889,7 +1924,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Push/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Push/NewSinkQueue", func() string {
-			r, err := build31(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1906,7 +1941,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.(*SinkQueue).Stats/NewSinkQueue", func(t *testing.T) {
 		guard(t, "events.(*SinkQueue).Stats/NewSinkQueue", func() string {
-			r, err := build31(ctx)
+			r, err := build32(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSinkQueue: %v", err)
 			}
@@ -1923,7 +1958,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events.SinkQueueOptions.Validate/DefaultSinkQueueOptions", func(t *testing.T) {
 		guard(t, "events.SinkQueueOptions.Validate/DefaultSinkQueueOptions", func() string {
-			r, err := build30(ctx)
+			r, err := build31(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultSinkQueueOptions: %v", err)
 			}
@@ -2048,7 +2083,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Calls/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Calls/NewSeriesSink", func() string {
-			r, err := build28(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -2065,7 +2100,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Create/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Create/NewSeriesSink", func() string {
-			r, err := build28(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -2082,7 +2117,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Events/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Events/NewSeriesSink", func() string {
-			r, err := build28(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -2099,7 +2134,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Patch/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Patch/NewSeriesSink", func() string {
-			r, err := build28(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -2116,7 +2151,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).Requests/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).Requests/NewSeriesSink", func() string {
-			r, err := build28(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -2133,7 +2168,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*SeriesSink).SetFault/NewSeriesSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*SeriesSink).SetFault/NewSeriesSink", func() string {
-			r, err := build28(ctx)
+			r, err := build29(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSeriesSink: %v", err)
 			}
@@ -2150,7 +2185,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Calls/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Calls/NewSink", func() string {
-			r, err := build32(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2167,7 +2202,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Create/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Create/NewSink", func() string {
-			r, err := build32(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2184,7 +2219,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Events/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Events/NewSink", func() string {
-			r, err := build32(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2201,7 +2236,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Patch/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Patch/NewSink", func() string {
-			r, err := build32(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2218,7 +2253,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).Requests/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).Requests/NewSink", func() string {
-			r, err := build32(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2235,7 +2270,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("events/eventstest.(*Sink).SetFault/NewSink", func(t *testing.T) {
 		guard(t, "events/eventstest.(*Sink).SetFault/NewSink", func() string {
-			r, err := build32(ctx)
+			r, err := build33(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewSink: %v", err)
 			}
@@ -2298,7 +2333,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.Version.AtLeast/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.Version.AtLeast/Parse", func() string {
-			r, err := build3(ctx)
+			r, err := build4(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2315,7 +2350,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.Version.MarshalText/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.Version.MarshalText/Parse", func() string {
-			r, err := build3(ctx)
+			r, err := build4(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2332,7 +2367,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.Version.Minor/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.Version.Minor/Parse", func() string {
-			r, err := build3(ctx)
+			r, err := build4(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2349,7 +2384,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.Version.Release/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.Version.Release/Parse", func() string {
-			r, err := build3(ctx)
+			r, err := build4(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2366,7 +2401,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.Version.String/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.Version.String/Parse", func() string {
-			r, err := build3(ctx)
+			r, err := build4(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2383,7 +2418,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.(*Version).UnmarshalText/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.(*Version).UnmarshalText/Parse", func() string {
-			r, err := build3(ctx)
+			r, err := build4(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2400,7 +2435,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.Version.Valid/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.Version.Valid/Parse", func() string {
-			r, err := build3(ctx)
+			r, err := build4(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2417,7 +2452,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("kubeversion.Version.Validate/Parse", func(t *testing.T) {
 		guard(t, "kubeversion.Version.Validate/Parse", func() string {
-			r, err := build3(ctx)
+			r, err := build4(ctx)
 			if err != nil {
 				return fmt.Sprintf("Parse: %v", err)
 			}
@@ -2446,7 +2481,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Conditions/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Conditions/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2463,7 +2498,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeleteLease/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeleteLease/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2480,7 +2515,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeleteNode/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeleteNode/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2497,7 +2532,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).DeletePod/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).DeletePod/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2514,7 +2549,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).MarkPodsNotReadyFailed/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).MarkPodsNotReadyFailed/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2531,7 +2566,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Monitor/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Monitor/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2548,7 +2583,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).NextTaint/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).NextTaint/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2565,7 +2600,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Options/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Options/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2582,7 +2617,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Probe/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Probe/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2599,7 +2634,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Queued/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Queued/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2616,7 +2651,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Taint/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Taint/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2633,7 +2668,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).Taints/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).Taints/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2650,7 +2685,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpdateStatus/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpdateStatus/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2667,7 +2702,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertLease/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertLease/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2684,7 +2719,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertNode/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertNode/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2701,7 +2736,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).UpsertPod/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).UpsertPod/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2718,7 +2753,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).ZoneRate/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).ZoneRate/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2735,7 +2770,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Controller).ZoneStates/NewController", func(t *testing.T) {
 		guard(t, "nodecondition.(*Controller).ZoneStates/NewController", func() string {
-			r, err := build34(ctx)
+			r, err := build35(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewController: %v", err)
 			}
@@ -2752,7 +2787,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.ControllerOptions.Validate/DefaultControllerOptions", func(t *testing.T) {
 		guard(t, "nodecondition.ControllerOptions.Validate/DefaultControllerOptions", func() string {
-			r, err := build33(ctx)
+			r, err := build34(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultControllerOptions: %v", err)
 			}
@@ -2762,7 +2797,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.ControllerOptions.Validate/DefaultControllerOptionsFor", func(t *testing.T) {
 		guard(t, "nodecondition.ControllerOptions.Validate/DefaultControllerOptionsFor", func() string {
-			r, err := build35(ctx)
+			r, err := build36(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultControllerOptionsFor: %v", err)
 			}
@@ -2841,7 +2876,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Due/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Due/NewEvictor", func() string {
-			r, err := build36(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2858,7 +2893,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Evaluate/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Evaluate/NewEvictor", func() string {
-			r, err := build36(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2875,7 +2910,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Forget/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Forget/NewEvictor", func() string {
-			r, err := build36(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2892,7 +2927,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Next/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Next/NewEvictor", func() string {
-			r, err := build36(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2909,7 +2944,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Evictor).Scheduled/NewEvictor", func(t *testing.T) {
 		guard(t, "nodecondition.(*Evictor).Scheduled/NewEvictor", func() string {
-			r, err := build36(ctx)
+			r, err := build37(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEvictor: %v", err)
 			}
@@ -2940,7 +2975,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).APIStatus/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).APIStatus/NewKubelet", func() string {
-			r, err := build38(ctx)
+			r, err := build39(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2957,7 +2992,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).LastReport/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).LastReport/NewKubelet", func() string {
-			r, err := build38(ctx)
+			r, err := build39(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2974,7 +3009,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Observe/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Observe/NewKubelet", func() string {
-			r, err := build38(ctx)
+			r, err := build39(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -2991,7 +3026,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Pressures/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Pressures/NewKubelet", func() string {
-			r, err := build38(ctx)
+			r, err := build39(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -3008,7 +3043,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).ReportFailed/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).ReportFailed/NewKubelet", func() string {
-			r, err := build38(ctx)
+			r, err := build39(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -3025,7 +3060,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Restart/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Restart/NewKubelet", func() string {
-			r, err := build38(ctx)
+			r, err := build39(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -3042,7 +3077,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Status/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Status/NewKubelet", func() string {
-			r, err := build38(ctx)
+			r, err := build39(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -3059,7 +3094,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Kubelet).Thresholds/NewKubelet", func(t *testing.T) {
 		guard(t, "nodecondition.(*Kubelet).Thresholds/NewKubelet", func() string {
-			r, err := build38(ctx)
+			r, err := build39(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewKubelet: %v", err)
 			}
@@ -3076,7 +3111,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptions", func(t *testing.T) {
 		guard(t, "nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptions", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultKubeletOptions: %v", err)
 			}
@@ -3086,7 +3121,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptionsFor", func(t *testing.T) {
 		guard(t, "nodecondition.KubeletOptions.LeaseRenewInterval/DefaultKubeletOptionsFor", func() string {
-			r, err := build39(ctx)
+			r, err := build40(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultKubeletOptionsFor: %v", err)
 			}
@@ -3103,7 +3138,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.KubeletOptions.Validate/DefaultKubeletOptions", func(t *testing.T) {
 		guard(t, "nodecondition.KubeletOptions.Validate/DefaultKubeletOptions", func() string {
-			r, err := build37(ctx)
+			r, err := build38(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultKubeletOptions: %v", err)
 			}
@@ -3113,7 +3148,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.KubeletOptions.Validate/DefaultKubeletOptionsFor", func(t *testing.T) {
 		guard(t, "nodecondition.KubeletOptions.Validate/DefaultKubeletOptionsFor", func() string {
-			r, err := build39(ctx)
+			r, err := build40(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultKubeletOptionsFor: %v", err)
 			}
@@ -3130,7 +3165,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Failed/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Failed/NewLeaseRenewer", func() string {
-			r, err := build40(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -3147,7 +3182,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Failures/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Failures/NewLeaseRenewer", func() string {
-			r, err := build40(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -3164,7 +3199,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*LeaseRenewer).Renewed/NewLeaseRenewer", func(t *testing.T) {
 		guard(t, "nodecondition.(*LeaseRenewer).Renewed/NewLeaseRenewer", func() string {
-			r, err := build40(ctx)
+			r, err := build41(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewLeaseRenewer: %v", err)
 			}
@@ -3257,7 +3292,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.Options.Validate/DefaultOptions", func(t *testing.T) {
 		guard(t, "nodecondition.Options.Validate/DefaultOptions", func() string {
-			r, err := build41(ctx)
+			r, err := build42(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -3267,7 +3302,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.Options.Validate/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "nodecondition.Options.Validate/DefaultOptionsFor", func() string {
-			r, err := build42(ctx)
+			r, err := build43(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -3315,7 +3350,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeleteLease/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeleteLease/NewRunner", func() string {
-			r, err := build44(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3332,7 +3367,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeleteNode/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeleteNode/NewRunner", func() string {
-			r, err := build44(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3349,7 +3384,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).DeletePod/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).DeletePod/NewRunner", func() string {
-			r, err := build44(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3366,7 +3401,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).Run/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).Run/NewRunner", func() string {
-			r, err := build44(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3383,7 +3418,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).Stats/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).Stats/NewRunner", func() string {
-			r, err := build44(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3400,7 +3435,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpdateStatus/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpdateStatus/NewRunner", func() string {
-			r, err := build44(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3417,7 +3452,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertLease/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertLease/NewRunner", func() string {
-			r, err := build44(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3434,7 +3469,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertNode/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertNode/NewRunner", func() string {
-			r, err := build44(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3451,7 +3486,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.(*Runner).UpsertPod/NewRunner", func(t *testing.T) {
 		guard(t, "nodecondition.(*Runner).UpsertPod/NewRunner", func() string {
-			r, err := build44(ctx)
+			r, err := build45(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewRunner: %v", err)
 			}
@@ -3468,7 +3503,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.RunnerOptions.Validate/DefaultRunnerOptions", func(t *testing.T) {
 		guard(t, "nodecondition.RunnerOptions.Validate/DefaultRunnerOptions", func() string {
-			r, err := build43(ctx)
+			r, err := build44(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultRunnerOptions: %v", err)
 			}
@@ -3586,7 +3621,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.ZoneState.String/ComputeZoneState", func(t *testing.T) {
 		guard(t, "nodecondition.ZoneState.String/ComputeZoneState", func() string {
-			r, err := build45(ctx)
+			r, err := build46(ctx)
 			if err != nil {
 				return fmt.Sprintf("ComputeZoneState: %v", err)
 			}
@@ -3749,7 +3784,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ParseScenario", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ParseScenario", func() string {
-			r, err := build46(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseScenario: %v", err)
 			}
@@ -3759,7 +3794,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioClusterOutage", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioClusterOutage", func() string {
-			r, err := build47(ctx)
+			r, err := build48(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioClusterOutage: %v", err)
 			}
@@ -3769,7 +3804,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioFlappingNetwork", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioFlappingNetwork", func() string {
-			r, err := build48(ctx)
+			r, err := build49(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioFlappingNetwork: %v", err)
 			}
@@ -3779,7 +3814,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioKubeletStops", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioKubeletStops", func() string {
-			r, err := build49(ctx)
+			r, err := build50(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioKubeletStops: %v", err)
 			}
@@ -3789,7 +3824,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioMemoryPressure", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioMemoryPressure", func() string {
-			r, err := build50(ctx)
+			r, err := build51(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioMemoryPressure: %v", err)
 			}
@@ -3799,7 +3834,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioZoneOutage", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioZoneOutage", func() string {
-			r, err := build51(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioZoneOutage: %v", err)
 			}
@@ -3866,7 +3901,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Find/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Find/Simulate", func() string {
-			r, err := build52(ctx)
+			r, err := build53(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3883,7 +3918,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Mermaid/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Mermaid/Simulate", func() string {
-			r, err := build52(ctx)
+			r, err := build53(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3900,7 +3935,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Table/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Table/Simulate", func() string {
-			r, err := build52(ctx)
+			r, err := build53(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -4080,7 +4115,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).Stats/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).Stats/New", func() string {
-			r, err := build54(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -4097,7 +4132,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).Step/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).Step/New", func() string {
-			r, err := build54(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -4114,7 +4149,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).StepTo/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).StepTo/New", func() string {
-			r, err := build54(ctx)
+			r, err := build55(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -4308,6 +4343,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podlifecycle/podlifecycletest.CheckStatusFields", func(t *testing.T) {
+		guard(t, "podlifecycle/podlifecycletest.CheckStatusFields", func() string {
+			_ = podlifecycletest.CheckStatusFields(nil)
+			return ""
+		})
+	})
 	t.Run("podlifecycle/podlifecycletest.CheckStatusTransitions", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.CheckStatusTransitions", func() string {
 			_ = podlifecycletest.CheckStatusTransitions(nil)
@@ -4431,7 +4472,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Trace).String/Run", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Trace).String/Run", func() string {
-			r, err := build57(ctx)
+			r, err := build58(ctx)
 			if err != nil {
 				return fmt.Sprintf("Run: %v", err)
 			}
@@ -4453,6 +4494,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podlifecycle/simruntime.Applied", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.Applied", func() string {
+			_ = simruntime.Applied(nil, nil)
+			return ""
+		})
+	})
 	t.Run("podlifecycle/simruntime.Behaviour.String/zero", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.Behaviour.String/zero", func() string {
 			var r simruntime.Behaviour
@@ -4462,7 +4509,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.Behaviour.String/DefaultBehaviour", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.Behaviour.String/DefaultBehaviour", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultBehaviour: %v", err)
 			}
@@ -4472,7 +4519,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.Behaviour.String/ParseBehaviour", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.Behaviour.String/ParseBehaviour", func() string {
-			r, err := build59(ctx)
+			r, err := build60(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseBehaviour: %v", err)
 			}
@@ -4489,7 +4536,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.Behaviours.String/ParseBehaviours", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.Behaviours.String/ParseBehaviours", func() string {
-			r, err := build55(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseBehaviours: %v", err)
 			}
@@ -4499,7 +4546,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.Behaviours.String/PodBehaviours", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.Behaviours.String/PodBehaviours", func() string {
-			r, err := build60(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("PodBehaviours: %v", err)
 			}
@@ -4516,6 +4563,12 @@ func TestNoPanic(t *testing.T) {
 	t.Run("podlifecycle/simruntime.DefaultOptions", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.DefaultOptions", func() string {
 			_ = simruntime.DefaultOptions()
+			return ""
+		})
+	})
+	t.Run("podlifecycle/simruntime.ImageRef", func(t *testing.T) {
+		guard(t, "podlifecycle/simruntime.ImageRef", func() string {
+			_ = simruntime.ImageRef("")
 			return ""
 		})
 	})
@@ -4600,7 +4653,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.(*Runtime).Do/New", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.(*Runtime).Do/New", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -4610,7 +4663,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.(*Runtime).Do/NewForPod", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.(*Runtime).Do/NewForPod", func() string {
-			r, err := build63(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewForPod: %v", err)
 			}
@@ -4627,7 +4680,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.(*Runtime).Due/New", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.(*Runtime).Due/New", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -4637,7 +4690,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.(*Runtime).Due/NewForPod", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.(*Runtime).Due/NewForPod", func() string {
-			r, err := build63(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewForPod: %v", err)
 			}
@@ -4654,7 +4707,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.(*Runtime).Next/New", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.(*Runtime).Next/New", func() string {
-			r, err := build62(ctx)
+			r, err := build63(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -4664,7 +4717,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.(*Runtime).Next/NewForPod", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.(*Runtime).Next/NewForPod", func() string {
-			r, err := build63(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewForPod: %v", err)
 			}
@@ -4737,7 +4790,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Explanation.String/Explain", func(t *testing.T) {
 		guard(t, "podphase.Explanation.String/Explain", func() string {
-			r, err := build64(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("Explain: %v", err)
 			}
@@ -4792,7 +4845,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Columns/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Columns/DefaultOptions", func() string {
-			r, err := build65(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4802,7 +4855,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Columns/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Columns/DefaultOptionsFor", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4819,7 +4872,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Conditions/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/DefaultOptions", func() string {
-			r, err := build65(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4829,7 +4882,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Conditions/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/DefaultOptionsFor", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4846,7 +4899,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.DisplayStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.DisplayStatus/DefaultOptions", func() string {
-			r, err := build65(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4856,7 +4909,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.DisplayStatus/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.DisplayStatus/DefaultOptionsFor", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4873,7 +4926,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Explain/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/DefaultOptions", func() string {
-			r, err := build65(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4883,7 +4936,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Explain/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/DefaultOptionsFor", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4900,7 +4953,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.GenerateStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.GenerateStatus/DefaultOptions", func() string {
-			r, err := build65(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4910,7 +4963,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.GenerateStatus/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.GenerateStatus/DefaultOptionsFor", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4927,7 +4980,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.KubeletOwned/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.KubeletOwned/DefaultOptions", func() string {
-			r, err := build65(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4937,7 +4990,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.KubeletOwned/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.KubeletOwned/DefaultOptionsFor", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4954,7 +5007,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptions", func() string {
-			r, err := build65(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4964,7 +5017,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptionsFor", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4981,7 +5034,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Phase/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/DefaultOptions", func() string {
-			r, err := build65(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4991,7 +5044,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Phase/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/DefaultOptionsFor", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5002,6 +5055,47 @@ func TestNoPanic(t *testing.T) {
 	t.Run("podphase.Phase", func(t *testing.T) {
 		guard(t, "podphase.Phase", func() string {
 			_ = podphase.Phase(nil)
+			return ""
+		})
+	})
+	t.Run("podphase.PodCgroup.ReadBackV2/zero", func(t *testing.T) {
+		guard(t, "podphase.PodCgroup.ReadBackV2/zero", func() string {
+			var r podphase.PodCgroup
+			_ = r.ReadBackV2()
+			return ""
+		})
+	})
+	t.Run("podphase.PodCgroup.ReadBackV2/PodCgroupOf", func(t *testing.T) {
+		guard(t, "podphase.PodCgroup.ReadBackV2/PodCgroupOf", func() string {
+			r, err := build68(ctx)
+			if err != nil {
+				return fmt.Sprintf("PodCgroupOf: %v", err)
+			}
+			_ = r.ReadBackV2()
+			return ""
+		})
+	})
+	t.Run("podphase.PodCgroupOf", func(t *testing.T) {
+		guard(t, "podphase.PodCgroupOf", func() string {
+			_ = podphase.PodCgroupOf(nil)
+			return ""
+		})
+	})
+	t.Run("podphase.PodLimits", func(t *testing.T) {
+		guard(t, "podphase.PodLimits", func() string {
+			_ = podphase.PodLimits(nil)
+			return ""
+		})
+	})
+	t.Run("podphase.PodRequests", func(t *testing.T) {
+		guard(t, "podphase.PodRequests", func() string {
+			_ = podphase.PodRequests(nil)
+			return ""
+		})
+	})
+	t.Run("podphase.QOSClass", func(t *testing.T) {
+		guard(t, "podphase.QOSClass", func() string {
+			_ = podphase.QOSClass(nil)
 			return ""
 		})
 	})
@@ -5113,6 +5207,30 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("podphase/podphasetest.PodWithResources", func(t *testing.T) {
+		guard(t, "podphase/podphasetest.PodWithResources", func() string {
+			_ = podphasetest.PodWithResources()
+			return ""
+		})
+	})
+	t.Run("podphase/podphasetest.Quantity", func(t *testing.T) {
+		guard(t, "podphase/podphasetest.Quantity", func() string {
+			_ = podphasetest.Quantity("")
+			return ""
+		})
+	})
+	t.Run("podphase/podphasetest.Requirements", func(t *testing.T) {
+		guard(t, "podphase/podphasetest.Requirements", func() string {
+			_ = podphasetest.Requirements()
+			return ""
+		})
+	})
+	t.Run("podphase/podphasetest.ResourceList", func(t *testing.T) {
+		guard(t, "podphase/podphasetest.ResourceList", func() string {
+			_ = podphasetest.ResourceList()
+			return ""
+		})
+	})
 	t.Run("podphase/podphasetest.Spec", func(t *testing.T) {
 		guard(t, "podphase/podphasetest.Spec", func() string {
 			_ = podphasetest.Spec()
@@ -5168,7 +5286,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Add/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Add/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5185,7 +5303,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Advance/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Advance/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5202,7 +5320,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Images/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Images/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5219,7 +5337,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Notify/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Notify/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5236,7 +5354,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Pod/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Pod/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5253,7 +5371,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).PodCIDR/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).PodCIDR/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5270,7 +5388,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Pods/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Pods/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5287,7 +5405,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Reject/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Reject/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5304,7 +5422,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Remove/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Remove/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5321,7 +5439,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Run/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Run/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5338,7 +5456,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).SetPodCIDR/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).SetPodCIDR/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5355,7 +5473,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Stats/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Stats/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5372,7 +5490,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Status/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Status/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5389,7 +5507,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Update/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Update/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5406,7 +5524,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Wakeup/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Wakeup/New", func() string {
-			r, err := build70(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5423,7 +5541,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).BackfillResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).BackfillResizeConditions/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5440,7 +5558,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Changed/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Changed/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5457,7 +5575,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizeInProgress/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5474,7 +5592,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizePending/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5491,7 +5609,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Forget/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Forget/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5508,7 +5626,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).GetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).GetPodStatus/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5525,7 +5643,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeDeferred/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeDeferred/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5542,7 +5660,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeInfeasible/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeInfeasible/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5559,7 +5677,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Len/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Len/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5576,7 +5694,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).RemoveOrphans/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).RemoveOrphans/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5593,7 +5711,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ResizeConditions/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5610,7 +5728,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerReadiness/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerReadiness/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5627,7 +5745,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerStartup/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerStartup/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5644,7 +5762,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetPodStatus/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5661,7 +5779,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizeInProgress/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5678,7 +5796,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizePending/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5695,7 +5813,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).TerminatePod/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).TerminatePod/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5712,7 +5830,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Version/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Version/NewCache", func() string {
-			r, err := build69(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5753,7 +5871,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Observe/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Observe/NewEngine", func() string {
-			r, err := build73(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5770,7 +5888,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Run/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Run/NewEngine", func() string {
-			r, err := build73(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5787,7 +5905,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).SyncOnce/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).SyncOnce/NewEngine", func() string {
-			r, err := build73(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5854,7 +5972,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptions", func() string {
-			r, err := build68(ctx)
+			r, err := build70(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5864,7 +5982,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptionsFor", func() string {
-			r, err := build74(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5881,7 +5999,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptions", func() string {
-			r, err := build68(ctx)
+			r, err := build70(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5891,7 +6009,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptionsFor", func() string {
-			r, err := build74(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5908,7 +6026,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptions", func() string {
-			r, err := build68(ctx)
+			r, err := build70(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5918,7 +6036,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptionsFor", func() string {
-			r, err := build74(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5948,7 +6066,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Begin/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Begin/NewPlanner", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5965,7 +6083,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Done/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Done/NewPlanner", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5982,7 +6100,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).End/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).End/NewPlanner", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5999,7 +6117,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Next/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Next/NewPlanner", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -6016,7 +6134,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).NextWake/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).NextWake/NewPlanner", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -6033,7 +6151,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Observe/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Observe/NewPlanner", func() string {
-			r, err := build76(ctx)
+			r, err := build78(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -6078,7 +6196,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6088,7 +6206,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPIWithOptions", func() string {
-			r, err := build78(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6105,7 +6223,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPI", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6115,7 +6233,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPIWithOptions", func() string {
-			r, err := build78(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6132,7 +6250,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPI", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6142,7 +6260,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPIWithOptions", func() string {
-			r, err := build78(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6159,7 +6277,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPI", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6169,7 +6287,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPIWithOptions", func() string {
-			r, err := build78(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6186,7 +6304,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPI", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6196,7 +6314,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPIWithOptions", func() string {
-			r, err := build78(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6213,7 +6331,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPI", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6223,7 +6341,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPIWithOptions", func() string {
-			r, err := build78(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6240,7 +6358,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6250,7 +6368,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPIWithOptions", func() string {
-			r, err := build78(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6267,7 +6385,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPI", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6277,7 +6395,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPIWithOptions", func() string {
-			r, err := build78(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6294,7 +6412,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPI", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6304,7 +6422,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPIWithOptions", func() string {
-			r, err := build78(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6321,7 +6439,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPI", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6331,7 +6449,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPIWithOptions", func() string {
-			r, err := build78(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6348,7 +6466,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPI", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6358,7 +6476,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPIWithOptions", func() string {
-			r, err := build78(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6375,7 +6493,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPI", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6385,7 +6503,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPIWithOptions", func() string {
-			r, err := build78(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6402,7 +6520,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPI", func() string {
-			r, err := build71(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6412,7 +6530,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPIWithOptions", func() string {
-			r, err := build78(ctx)
+			r, err := build80(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6448,7 +6566,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build79(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6465,7 +6583,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build79(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6482,7 +6600,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build79(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6499,7 +6617,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build79(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6516,7 +6634,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build79(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6558,483 +6676,493 @@ func TestNoPanic(t *testing.T) {
 	})
 }
 
-// build0 builds a containerstate.BackoffOptions with containerstate.DefaultImagePullOptions.
-func build0(ctx context.Context) (r containerstate.BackoffOptions, err error) {
+// build0 builds a *containerstate.ActuatedResources with podlifecycle/simruntime.Applied.
+func build0(ctx context.Context) (r *containerstate.ActuatedResources, err error) {
+	return simruntime.Applied(nil, nil), nil
+}
+
+// build1 builds a containerstate.BackoffOptions with containerstate.DefaultImagePullOptions.
+func build1(ctx context.Context) (r containerstate.BackoffOptions, err error) {
 	return containerstate.DefaultImagePullOptions(), nil
 }
 
-// build1 builds a *containerstate.Backoff with containerstate.NewBackoff.
-func build1(ctx context.Context) (r *containerstate.Backoff, err error) {
-	a0, _ := build0(ctx)
+// build2 builds a *containerstate.Backoff with containerstate.NewBackoff.
+func build2(ctx context.Context) (r *containerstate.Backoff, err error) {
+	a0, _ := build1(ctx)
 	return containerstate.NewBackoff(a0)
 }
 
-// build2 builds a containerstate.CrashLoopOptions with containerstate.DefaultCrashLoopOptions.
-func build2(ctx context.Context) (r containerstate.CrashLoopOptions, err error) {
+// build3 builds a containerstate.CrashLoopOptions with containerstate.DefaultCrashLoopOptions.
+func build3(ctx context.Context) (r containerstate.CrashLoopOptions, err error) {
 	return containerstate.DefaultCrashLoopOptions(), nil
 }
 
-// build3 builds a kubeversion.Version with kubeversion.Parse.
-func build3(ctx context.Context) (r kubeversion.Version, err error) {
+// build4 builds a kubeversion.Version with kubeversion.Parse.
+func build4(ctx context.Context) (r kubeversion.Version, err error) {
 	return kubeversion.Parse("")
 }
 
-// build4 builds a containerstate.CrashLoopOptions with containerstate.DefaultCrashLoopOptionsFor.
-func build4(ctx context.Context) (r containerstate.CrashLoopOptions, err error) {
-	a0, err := build3(ctx)
+// build5 builds a containerstate.CrashLoopOptions with containerstate.DefaultCrashLoopOptionsFor.
+func build5(ctx context.Context) (r containerstate.CrashLoopOptions, err error) {
+	a0, err := build4(ctx)
 	if err != nil {
 		return r, err
 	}
 	return containerstate.DefaultCrashLoopOptionsFor(a0), nil
 }
 
-// build5 builds a containerstate.Event with containerstate.BackOffEvent.
-func build5(ctx context.Context) (r containerstate.Event, err error) {
+// build6 builds a containerstate.Event with containerstate.BackOffEvent.
+func build6(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.BackOffEvent(time.Time{}, 0, "", "", "", ""), nil
 }
 
-// build6 builds a containerstate.Event with containerstate.ExitedEvent.
-func build6(ctx context.Context) (r containerstate.Event, err error) {
+// build7 builds a containerstate.Event with containerstate.ExitedEvent.
+func build7(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.ExitedEvent(time.Time{}, "", 0), nil
 }
 
-// build7 builds a containerstate.Event with containerstate.ImageInspectErrorEvent.
-func build7(ctx context.Context) (r containerstate.Event, err error) {
+// build8 builds a containerstate.Event with containerstate.ImageInspectErrorEvent.
+func build8(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.ImageInspectErrorEvent(time.Time{}, nil), nil
 }
 
-// build8 builds a containerstate.Event with containerstate.InvalidImageNameEvent.
-func build8(ctx context.Context) (r containerstate.Event, err error) {
+// build9 builds a containerstate.Event with containerstate.InvalidImageNameEvent.
+func build9(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.InvalidImageNameEvent(time.Time{}, "", nil), nil
 }
 
-// build9 builds a containerstate.Event with containerstate.NeverPullEvent.
-func build9(ctx context.Context) (r containerstate.Event, err error) {
+// build10 builds a containerstate.Event with containerstate.NeverPullEvent.
+func build10(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.NeverPullEvent(time.Time{}, ""), nil
 }
 
-// build10 builds a containerstate.Event with containerstate.OOMKilledEvent.
-func build10(ctx context.Context) (r containerstate.Event, err error) {
+// build11 builds a containerstate.Event with containerstate.OOMKilledEvent.
+func build11(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.OOMKilledEvent(time.Time{}, ""), nil
 }
 
-// build11 builds a containerstate.Event with containerstate.PullBackOffEvent.
-func build11(ctx context.Context) (r containerstate.Event, err error) {
+// build12 builds a containerstate.Event with containerstate.PullBackOffEvent.
+func build12(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.PullBackOffEvent(time.Time{}, "", "", ""), nil
 }
 
-// build12 builds a containerstate.Event with containerstate.PullErrorEvent.
-func build12(ctx context.Context) (r containerstate.Event, err error) {
+// build13 builds a containerstate.Event with containerstate.PullErrorEvent.
+func build13(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.PullErrorEvent(time.Time{}, "", ""), nil
 }
 
-// build13 builds a containerstate.Event with containerstate.StartErrorEvent.
-func build13(ctx context.Context) (r containerstate.Event, err error) {
+// build14 builds a containerstate.Event with containerstate.StartErrorEvent.
+func build14(ctx context.Context) (r containerstate.Event, err error) {
 	return containerstate.StartErrorEvent(time.Time{}, "", ""), nil
 }
 
-// build14 builds a containerstate.Features with containerstate.DefaultFeatures.
-func build14(ctx context.Context) (r containerstate.Features, err error) {
+// build15 builds a containerstate.Features with containerstate.DefaultFeatures.
+func build15(ctx context.Context) (r containerstate.Features, err error) {
 	return containerstate.DefaultFeatures(), nil
 }
 
-// build15 builds a containerstate.Features with containerstate.DefaultFeaturesFor.
-func build15(ctx context.Context) (r containerstate.Features, err error) {
-	a0, err := build3(ctx)
+// build16 builds a containerstate.Features with containerstate.DefaultFeaturesFor.
+func build16(ctx context.Context) (r containerstate.Features, err error) {
+	a0, err := build4(ctx)
 	if err != nil {
 		return r, err
 	}
 	return containerstate.DefaultFeaturesFor(a0), nil
 }
 
-// build16 builds a containerstate.Options with containerstate.DefaultOptions.
-func build16(ctx context.Context) (r containerstate.Options, err error) {
+// build17 builds a containerstate.Options with containerstate.DefaultOptions.
+func build17(ctx context.Context) (r containerstate.Options, err error) {
 	return containerstate.DefaultOptions(), nil
 }
 
-// build17 builds a *containerstate.Machine with containerstate.NewMachine.
-func build17(ctx context.Context) (r *containerstate.Machine, err error) {
-	a0, _ := build16(ctx)
+// build18 builds a *containerstate.Machine with containerstate.NewMachine.
+func build18(ctx context.Context) (r *containerstate.Machine, err error) {
+	a0, _ := build17(ctx)
 	return containerstate.NewMachine(a0, containerstate.Pod{}, "")
 }
 
-// build18 builds a containerstate.Options with containerstate.DefaultOptionsFor.
-func build18(ctx context.Context) (r containerstate.Options, err error) {
-	a0, err := build3(ctx)
+// build19 builds a containerstate.Options with containerstate.DefaultOptionsFor.
+func build19(ctx context.Context) (r containerstate.Options, err error) {
+	a0, err := build4(ctx)
 	if err != nil {
 		return r, err
 	}
 	return containerstate.DefaultOptionsFor(a0), nil
 }
 
-// build19 builds a containerstate.State with containerstate.StateOf.
-func build19(ctx context.Context) (r containerstate.State, err error) {
+// build20 builds a containerstate.State with containerstate.StateOf.
+func build20(ctx context.Context) (r containerstate.State, err error) {
 	return containerstate.StateOf(v1.ContainerState{}), nil
 }
 
-// build20 builds a *containerstatetest.Checker with containerstate/containerstatetest.NewChecker.
-func build20(ctx context.Context) (r *containerstatetest.Checker, err error) {
-	a1, _ := build14(ctx)
+// build21 builds a *containerstatetest.Checker with containerstate/containerstatetest.NewChecker.
+func build21(ctx context.Context) (r *containerstatetest.Checker, err error) {
+	a1, _ := build15(ctx)
 	return containerstatetest.NewChecker(containerstatetest.TargetContainer{}, a1), nil
 }
 
-// build21 builds a events.BroadcasterOptions with events.DefaultBroadcasterOptions.
-func build21(ctx context.Context) (r events.BroadcasterOptions, err error) {
+// build22 builds a events.BroadcasterOptions with events.DefaultBroadcasterOptions.
+func build22(ctx context.Context) (r events.BroadcasterOptions, err error) {
 	return events.DefaultBroadcasterOptions(), nil
 }
 
-// build22 builds a *events.Broadcaster with events.NewBroadcaster.
-func build22(ctx context.Context) (r *events.Broadcaster, err error) {
-	a0, _ := build21(ctx)
+// build23 builds a *events.Broadcaster with events.NewBroadcaster.
+func build23(ctx context.Context) (r *events.Broadcaster, err error) {
+	a0, _ := build22(ctx)
 	return events.NewBroadcaster(a0)
 }
 
-// build23 builds a events.CorrelatorOptions with events.DefaultCorrelatorOptions.
-func build23(ctx context.Context) (r events.CorrelatorOptions, err error) {
+// build24 builds a events.CorrelatorOptions with events.DefaultCorrelatorOptions.
+func build24(ctx context.Context) (r events.CorrelatorOptions, err error) {
 	return events.DefaultCorrelatorOptions(), nil
 }
 
-// build24 builds a *events.Correlator with events.NewCorrelator.
-func build24(ctx context.Context) (r *events.Correlator, err error) {
-	a0, _ := build23(ctx)
+// build25 builds a *events.Correlator with events.NewCorrelator.
+func build25(ctx context.Context) (r *events.Correlator, err error) {
+	a0, _ := build24(ctx)
 	return events.NewCorrelator(a0)
 }
 
-// build25 builds a events.Options with events.DefaultOptions.
-func build25(ctx context.Context) (r events.Options, err error) {
+// build26 builds a events.Options with events.DefaultOptions.
+func build26(ctx context.Context) (r events.Options, err error) {
 	return events.DefaultOptions(), nil
 }
 
-// build26 builds a *events.Series with events.NewSeries.
-func build26(ctx context.Context) (r *events.Series, err error) {
+// build27 builds a *events.Series with events.NewSeries.
+func build27(ctx context.Context) (r *events.Series, err error) {
 	return events.NewSeries(), nil
 }
 
-// build27 builds a events.SeriesBroadcasterOptions with events.DefaultSeriesBroadcasterOptions.
-func build27(ctx context.Context) (r events.SeriesBroadcasterOptions, err error) {
+// build28 builds a events.SeriesBroadcasterOptions with events.DefaultSeriesBroadcasterOptions.
+func build28(ctx context.Context) (r events.SeriesBroadcasterOptions, err error) {
 	return events.DefaultSeriesBroadcasterOptions(), nil
 }
 
-// build28 builds a *eventstest.SeriesSink with events/eventstest.NewSeriesSink.
-func build28(ctx context.Context) (r *eventstest.SeriesSink, err error) {
+// build29 builds a *eventstest.SeriesSink with events/eventstest.NewSeriesSink.
+func build29(ctx context.Context) (r *eventstest.SeriesSink, err error) {
 	return eventstest.NewSeriesSink(nil, 0), nil
 }
 
-// build29 builds a *events.SeriesBroadcaster with events.NewSeriesBroadcaster.
-func build29(ctx context.Context) (r *events.SeriesBroadcaster, err error) {
-	a0, _ := build27(ctx)
-	a1, _ := build28(ctx)
+// build30 builds a *events.SeriesBroadcaster with events.NewSeriesBroadcaster.
+func build30(ctx context.Context) (r *events.SeriesBroadcaster, err error) {
+	a0, _ := build28(ctx)
+	a1, _ := build29(ctx)
 	return events.NewSeriesBroadcaster(a0, a1)
 }
 
-// build30 builds a events.SinkQueueOptions with events.DefaultSinkQueueOptions.
-func build30(ctx context.Context) (r events.SinkQueueOptions, err error) {
+// build31 builds a events.SinkQueueOptions with events.DefaultSinkQueueOptions.
+func build31(ctx context.Context) (r events.SinkQueueOptions, err error) {
 	return events.DefaultSinkQueueOptions(), nil
 }
 
-// build31 builds a *events.SinkQueue with events.NewSinkQueue.
-func build31(ctx context.Context) (r *events.SinkQueue, err error) {
-	a0, _ := build30(ctx)
-	a1, _ := build23(ctx)
+// build32 builds a *events.SinkQueue with events.NewSinkQueue.
+func build32(ctx context.Context) (r *events.SinkQueue, err error) {
+	a0, _ := build31(ctx)
+	a1, _ := build24(ctx)
 	return events.NewSinkQueue(a0, a1)
 }
 
-// build32 builds a *eventstest.Sink with events/eventstest.NewSink.
-func build32(ctx context.Context) (r *eventstest.Sink, err error) {
+// build33 builds a *eventstest.Sink with events/eventstest.NewSink.
+func build33(ctx context.Context) (r *eventstest.Sink, err error) {
 	return eventstest.NewSink(nil, 0), nil
 }
 
-// build33 builds a nodecondition.ControllerOptions with nodecondition.DefaultControllerOptions.
-func build33(ctx context.Context) (r nodecondition.ControllerOptions, err error) {
+// build34 builds a nodecondition.ControllerOptions with nodecondition.DefaultControllerOptions.
+func build34(ctx context.Context) (r nodecondition.ControllerOptions, err error) {
 	return nodecondition.DefaultControllerOptions(), nil
 }
 
-// build34 builds a *nodecondition.Controller with nodecondition.NewController.
-func build34(ctx context.Context) (r *nodecondition.Controller, err error) {
-	a0, _ := build33(ctx)
+// build35 builds a *nodecondition.Controller with nodecondition.NewController.
+func build35(ctx context.Context) (r *nodecondition.Controller, err error) {
+	a0, _ := build34(ctx)
 	return nodecondition.NewController(a0)
 }
 
-// build35 builds a nodecondition.ControllerOptions with nodecondition.DefaultControllerOptionsFor.
-func build35(ctx context.Context) (r nodecondition.ControllerOptions, err error) {
-	a0, err := build3(ctx)
+// build36 builds a nodecondition.ControllerOptions with nodecondition.DefaultControllerOptionsFor.
+func build36(ctx context.Context) (r nodecondition.ControllerOptions, err error) {
+	a0, err := build4(ctx)
 	if err != nil {
 		return r, err
 	}
 	return nodecondition.DefaultControllerOptionsFor(a0), nil
 }
 
-// build36 builds a *nodecondition.Evictor with nodecondition.NewEvictor.
-func build36(ctx context.Context) (r *nodecondition.Evictor, err error) {
+// build37 builds a *nodecondition.Evictor with nodecondition.NewEvictor.
+func build37(ctx context.Context) (r *nodecondition.Evictor, err error) {
 	return nodecondition.NewEvictor(), nil
 }
 
-// build37 builds a nodecondition.KubeletOptions with nodecondition.DefaultKubeletOptions.
-func build37(ctx context.Context) (r nodecondition.KubeletOptions, err error) {
+// build38 builds a nodecondition.KubeletOptions with nodecondition.DefaultKubeletOptions.
+func build38(ctx context.Context) (r nodecondition.KubeletOptions, err error) {
 	return nodecondition.DefaultKubeletOptions(), nil
 }
 
-// build38 builds a *nodecondition.Kubelet with nodecondition.NewKubelet.
-func build38(ctx context.Context) (r *nodecondition.Kubelet, err error) {
-	a0, _ := build37(ctx)
+// build39 builds a *nodecondition.Kubelet with nodecondition.NewKubelet.
+func build39(ctx context.Context) (r *nodecondition.Kubelet, err error) {
+	a0, _ := build38(ctx)
 	return nodecondition.NewKubelet(a0)
 }
 
-// build39 builds a nodecondition.KubeletOptions with nodecondition.DefaultKubeletOptionsFor.
-func build39(ctx context.Context) (r nodecondition.KubeletOptions, err error) {
-	a0, err := build3(ctx)
+// build40 builds a nodecondition.KubeletOptions with nodecondition.DefaultKubeletOptionsFor.
+func build40(ctx context.Context) (r nodecondition.KubeletOptions, err error) {
+	a0, err := build4(ctx)
 	if err != nil {
 		return r, err
 	}
 	return nodecondition.DefaultKubeletOptionsFor(a0), nil
 }
 
-// build40 builds a *nodecondition.LeaseRenewer with nodecondition.NewLeaseRenewer.
-func build40(ctx context.Context) (r *nodecondition.LeaseRenewer, err error) {
-	a0, _ := build37(ctx)
+// build41 builds a *nodecondition.LeaseRenewer with nodecondition.NewLeaseRenewer.
+func build41(ctx context.Context) (r *nodecondition.LeaseRenewer, err error) {
+	a0, _ := build38(ctx)
 	return nodecondition.NewLeaseRenewer(a0, "")
 }
 
-// build41 builds a nodecondition.Options with nodecondition.DefaultOptions.
-func build41(ctx context.Context) (r nodecondition.Options, err error) {
+// build42 builds a nodecondition.Options with nodecondition.DefaultOptions.
+func build42(ctx context.Context) (r nodecondition.Options, err error) {
 	return nodecondition.DefaultOptions(), nil
 }
 
-// build42 builds a nodecondition.Options with nodecondition.DefaultOptionsFor.
-func build42(ctx context.Context) (r nodecondition.Options, err error) {
-	a0, err := build3(ctx)
+// build43 builds a nodecondition.Options with nodecondition.DefaultOptionsFor.
+func build43(ctx context.Context) (r nodecondition.Options, err error) {
+	a0, err := build4(ctx)
 	if err != nil {
 		return r, err
 	}
 	return nodecondition.DefaultOptionsFor(a0), nil
 }
 
-// build43 builds a nodecondition.RunnerOptions with nodecondition.DefaultRunnerOptions.
-func build43(ctx context.Context) (r nodecondition.RunnerOptions, err error) {
+// build44 builds a nodecondition.RunnerOptions with nodecondition.DefaultRunnerOptions.
+func build44(ctx context.Context) (r nodecondition.RunnerOptions, err error) {
 	return nodecondition.DefaultRunnerOptions(), nil
 }
 
-// build44 builds a *nodecondition.Runner with nodecondition.NewRunner.
-func build44(ctx context.Context) (r *nodecondition.Runner, err error) {
-	a0, _ := build43(ctx)
-	a1, err := build34(ctx)
+// build45 builds a *nodecondition.Runner with nodecondition.NewRunner.
+func build45(ctx context.Context) (r *nodecondition.Runner, err error) {
+	a0, _ := build44(ctx)
+	a1, err := build35(ctx)
 	if err != nil {
 		return r, err
 	}
 	return nodecondition.NewRunner(a0, a1, nil, nil, nil)
 }
 
-// build45 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
-func build45(ctx context.Context) (r nodecondition.ZoneState, err error) {
+// build46 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
+func build46(ctx context.Context) (r nodecondition.ZoneState, err error) {
 	return nodecondition.ComputeZoneState(0, 0, 0), nil
 }
 
-// build46 builds a simulation.Scenario with nodecondition/simulation.ParseScenario.
-func build46(ctx context.Context) (r simulation.Scenario, err error) {
+// build47 builds a simulation.Scenario with nodecondition/simulation.ParseScenario.
+func build47(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ParseScenario("")
 }
 
-// build47 builds a simulation.Scenario with nodecondition/simulation.ScenarioClusterOutage.
-func build47(ctx context.Context) (r simulation.Scenario, err error) {
+// build48 builds a simulation.Scenario with nodecondition/simulation.ScenarioClusterOutage.
+func build48(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioClusterOutage(), nil
 }
 
-// build48 builds a simulation.Scenario with nodecondition/simulation.ScenarioFlappingNetwork.
-func build48(ctx context.Context) (r simulation.Scenario, err error) {
+// build49 builds a simulation.Scenario with nodecondition/simulation.ScenarioFlappingNetwork.
+func build49(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioFlappingNetwork(), nil
 }
 
-// build49 builds a simulation.Scenario with nodecondition/simulation.ScenarioKubeletStops.
-func build49(ctx context.Context) (r simulation.Scenario, err error) {
+// build50 builds a simulation.Scenario with nodecondition/simulation.ScenarioKubeletStops.
+func build50(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioKubeletStops(), nil
 }
 
-// build50 builds a simulation.Scenario with nodecondition/simulation.ScenarioMemoryPressure.
-func build50(ctx context.Context) (r simulation.Scenario, err error) {
+// build51 builds a simulation.Scenario with nodecondition/simulation.ScenarioMemoryPressure.
+func build51(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioMemoryPressure(), nil
 }
 
-// build51 builds a simulation.Scenario with nodecondition/simulation.ScenarioZoneOutage.
-func build51(ctx context.Context) (r simulation.Scenario, err error) {
+// build52 builds a simulation.Scenario with nodecondition/simulation.ScenarioZoneOutage.
+func build52(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioZoneOutage(), nil
 }
 
-// build52 builds a simulation.Timeline with nodecondition/simulation.Simulate.
-func build52(ctx context.Context) (r simulation.Timeline, err error) {
-	a0, _ := build47(ctx)
+// build53 builds a simulation.Timeline with nodecondition/simulation.Simulate.
+func build53(ctx context.Context) (r simulation.Timeline, err error) {
+	a0, _ := build48(ctx)
 	return simulation.Simulate(a0)
 }
 
-// build53 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
-func build53(ctx context.Context) (r podlifecycle.Options, err error) {
+// build54 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
+func build54(ctx context.Context) (r podlifecycle.Options, err error) {
 	return podlifecycle.DefaultOptions(), nil
 }
 
-// build54 builds a *podlifecycle.Machine with podlifecycle.New.
-func build54(ctx context.Context) (r *podlifecycle.Machine, err error) {
-	a0, _ := build53(ctx)
+// build55 builds a *podlifecycle.Machine with podlifecycle.New.
+func build55(ctx context.Context) (r *podlifecycle.Machine, err error) {
+	a0, _ := build54(ctx)
 	return podlifecycle.New(a0, nil)
 }
 
-// build55 builds a simruntime.Behaviours with podlifecycle/simruntime.ParseBehaviours.
-func build55(ctx context.Context) (r simruntime.Behaviours, err error) {
+// build56 builds a simruntime.Behaviours with podlifecycle/simruntime.ParseBehaviours.
+func build56(ctx context.Context) (r simruntime.Behaviours, err error) {
 	return simruntime.ParseBehaviours("")
 }
 
-// build56 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
-func build56(ctx context.Context) (r podlifecycletest.Options, err error) {
+// build57 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
+func build57(ctx context.Context) (r podlifecycletest.Options, err error) {
 	return podlifecycletest.DefaultOptions(), nil
 }
 
-// build57 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
-func build57(ctx context.Context) (r *podlifecycletest.Trace, err error) {
-	a1, err := build55(ctx)
+// build58 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
+func build58(ctx context.Context) (r *podlifecycletest.Trace, err error) {
+	a1, err := build56(ctx)
 	if err != nil {
 		return r, err
 	}
-	a2, _ := build56(ctx)
+	a2, _ := build57(ctx)
 	return podlifecycletest.Run(nil, a1, a2)
 }
 
-// build58 builds a simruntime.Behaviour with podlifecycle/simruntime.DefaultBehaviour.
-func build58(ctx context.Context) (r simruntime.Behaviour, err error) {
+// build59 builds a simruntime.Behaviour with podlifecycle/simruntime.DefaultBehaviour.
+func build59(ctx context.Context) (r simruntime.Behaviour, err error) {
 	return simruntime.DefaultBehaviour(false), nil
 }
 
-// build59 builds a simruntime.Behaviour with podlifecycle/simruntime.ParseBehaviour.
-func build59(ctx context.Context) (r simruntime.Behaviour, err error) {
+// build60 builds a simruntime.Behaviour with podlifecycle/simruntime.ParseBehaviour.
+func build60(ctx context.Context) (r simruntime.Behaviour, err error) {
 	return simruntime.ParseBehaviour("")
 }
 
-// build60 builds a simruntime.Behaviours with podlifecycle/simruntime.PodBehaviours.
-func build60(ctx context.Context) (r simruntime.Behaviours, err error) {
+// build61 builds a simruntime.Behaviours with podlifecycle/simruntime.PodBehaviours.
+func build61(ctx context.Context) (r simruntime.Behaviours, err error) {
 	return simruntime.PodBehaviours(nil)
 }
 
-// build61 builds a simruntime.Options with podlifecycle/simruntime.DefaultOptions.
-func build61(ctx context.Context) (r simruntime.Options, err error) {
+// build62 builds a simruntime.Options with podlifecycle/simruntime.DefaultOptions.
+func build62(ctx context.Context) (r simruntime.Options, err error) {
 	return simruntime.DefaultOptions(), nil
 }
 
-// build62 builds a *simruntime.Runtime with podlifecycle/simruntime.New.
-func build62(ctx context.Context) (r *simruntime.Runtime, err error) {
-	a0, _ := build61(ctx)
-	a2, err := build55(ctx)
+// build63 builds a *simruntime.Runtime with podlifecycle/simruntime.New.
+func build63(ctx context.Context) (r *simruntime.Runtime, err error) {
+	a0, _ := build62(ctx)
+	a2, err := build56(ctx)
 	if err != nil {
 		return r, err
 	}
 	return simruntime.New(a0, nil, a2)
 }
 
-// build63 builds a *simruntime.Runtime with podlifecycle/simruntime.NewForPod.
-func build63(ctx context.Context) (r *simruntime.Runtime, err error) {
-	a0, _ := build61(ctx)
+// build64 builds a *simruntime.Runtime with podlifecycle/simruntime.NewForPod.
+func build64(ctx context.Context) (r *simruntime.Runtime, err error) {
+	a0, _ := build62(ctx)
 	return simruntime.NewForPod(a0, nil)
 }
 
-// build64 builds a podphase.Explanation with podphase.Explain.
-func build64(ctx context.Context) (r podphase.Explanation, err error) {
+// build65 builds a podphase.Explanation with podphase.Explain.
+func build65(ctx context.Context) (r podphase.Explanation, err error) {
 	return podphase.Explain(podphase.Input{})
 }
 
-// build65 builds a podphase.Options with podphase.DefaultOptions.
-func build65(ctx context.Context) (r podphase.Options, err error) {
+// build66 builds a podphase.Options with podphase.DefaultOptions.
+func build66(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptions(), nil
 }
 
-// build66 builds a podphase.Options with podphase.DefaultOptionsFor.
-func build66(ctx context.Context) (r podphase.Options, err error) {
-	a0, err := build3(ctx)
+// build67 builds a podphase.Options with podphase.DefaultOptionsFor.
+func build67(ctx context.Context) (r podphase.Options, err error) {
+	a0, err := build4(ctx)
 	if err != nil {
 		return r, err
 	}
 	return podphase.DefaultOptionsFor(a0), nil
 }
 
-// build67 builds a podrunner.Options with podrunner.DefaultOptions.
-func build67(ctx context.Context) (r podrunner.Options, err error) {
+// build68 builds a podphase.PodCgroup with podphase.PodCgroupOf.
+func build68(ctx context.Context) (r podphase.PodCgroup, err error) {
+	return podphase.PodCgroupOf(nil), nil
+}
+
+// build69 builds a podrunner.Options with podrunner.DefaultOptions.
+func build69(ctx context.Context) (r podrunner.Options, err error) {
 	return podrunner.DefaultOptions(), nil
 }
 
-// build68 builds a statussync.Options with statussync.DefaultOptions.
-func build68(ctx context.Context) (r statussync.Options, err error) {
+// build70 builds a statussync.Options with statussync.DefaultOptions.
+func build70(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptions(), nil
 }
 
-// build69 builds a *statussync.Cache with statussync.NewCache.
-func build69(ctx context.Context) (r *statussync.Cache, err error) {
-	a0, _ := build68(ctx)
+// build71 builds a *statussync.Cache with statussync.NewCache.
+func build71(ctx context.Context) (r *statussync.Cache, err error) {
+	a0, _ := build70(ctx)
 	return statussync.NewCache(a0)
 }
 
-// build70 builds a *podrunner.Runner with podrunner.New.
-func build70(ctx context.Context) (r *podrunner.Runner, err error) {
-	a0, _ := build67(ctx)
-	a1, err := build69(ctx)
+// build72 builds a *podrunner.Runner with podrunner.New.
+func build72(ctx context.Context) (r *podrunner.Runner, err error) {
+	a0, _ := build69(ctx)
+	a1, err := build71(ctx)
 	if err != nil {
 		return r, err
 	}
 	return podrunner.New(a0, a1, nil)
 }
 
-// build71 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
-func build71(ctx context.Context) (r *statussynctest.API, err error) {
+// build73 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
+func build73(ctx context.Context) (r *statussynctest.API, err error) {
 	return statussynctest.NewAPI(0), nil
 }
 
-// build72 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
-func build72(ctx context.Context) (r statussync.EngineOptions, err error) {
+// build74 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
+func build74(ctx context.Context) (r statussync.EngineOptions, err error) {
 	return statussync.DefaultEngineOptions(), nil
 }
 
-// build73 builds a *statussync.Engine with statussync.NewEngine.
-func build73(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, err := build69(ctx)
+// build75 builds a *statussync.Engine with statussync.NewEngine.
+func build75(ctx context.Context) (r *statussync.Engine, err error) {
+	a0, err := build71(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build71(ctx)
-	a2, _ := build72(ctx)
+	a1, _ := build73(ctx)
+	a2, _ := build74(ctx)
 	return statussync.NewEngine(a0, a1, a2)
 }
 
-// build74 builds a statussync.Options with statussync.DefaultOptionsFor.
-func build74(ctx context.Context) (r statussync.Options, err error) {
-	a0, err := build3(ctx)
+// build76 builds a statussync.Options with statussync.DefaultOptionsFor.
+func build76(ctx context.Context) (r statussync.Options, err error) {
+	a0, err := build4(ctx)
 	if err != nil {
 		return r, err
 	}
 	return statussync.DefaultOptionsFor(a0), nil
 }
 
-// build75 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
-func build75(ctx context.Context) (r statussync.PlannerOptions, err error) {
+// build77 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
+func build77(ctx context.Context) (r statussync.PlannerOptions, err error) {
 	return statussync.DefaultPlannerOptions(), nil
 }
 
-// build76 builds a *statussync.Planner with statussync.NewPlanner.
-func build76(ctx context.Context) (r *statussync.Planner, err error) {
-	a0, err := build69(ctx)
+// build78 builds a *statussync.Planner with statussync.NewPlanner.
+func build78(ctx context.Context) (r *statussync.Planner, err error) {
+	a0, err := build71(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build75(ctx)
+	a1, _ := build77(ctx)
 	return statussync.NewPlanner(a0, a1)
 }
 
-// build77 builds a statussynctest.APIOptions with statussync/statussynctest.DefaultAPIOptions.
-func build77(ctx context.Context) (r statussynctest.APIOptions, err error) {
+// build79 builds a statussynctest.APIOptions with statussync/statussynctest.DefaultAPIOptions.
+func build79(ctx context.Context) (r statussynctest.APIOptions, err error) {
 	return statussynctest.DefaultAPIOptions(), nil
 }
 
-// build78 builds a *statussynctest.API with statussync/statussynctest.NewAPIWithOptions.
-func build78(ctx context.Context) (r *statussynctest.API, err error) {
-	a0, _ := build77(ctx)
+// build80 builds a *statussynctest.API with statussync/statussynctest.NewAPIWithOptions.
+func build80(ctx context.Context) (r *statussynctest.API, err error) {
+	a0, _ := build79(ctx)
 	return statussynctest.NewAPIWithOptions(a0)
 }
 
-// build79 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build79(ctx context.Context) (r *statussynctest.History, err error) {
+// build81 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build81(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 

@@ -34,6 +34,7 @@ func Checks() []Check {
 		{"StatusTransitions", CheckStatusTransitions},
 		{"Wakeups", CheckWakeups},
 		{"StartsAnswered", CheckStartsAnswered},
+		{"StatusFields", CheckStatusFields},
 	}
 }
 
@@ -505,4 +506,97 @@ func CheckStartsAnswered(tr *Trace) error {
 		}
 		return nil
 	})
+}
+
+// CheckStatusFields: every status version's fields from the spec, the
+// allocation and the runtime are the kubelet's (spec/containerstate.md
+// sections 4.1 and 4.6, spec/podphase.md section 4.3): a container
+// status's volumeMounts are none or its spec's mounts by name, path and
+// readOnly in the spec's order; its allocatedResources are none or the
+// spec's requests, and with InPlacePodVerticalScaling present with the spec's
+// requests once it has a containerID; a status that is not Running has no
+// resources or the spec's; an imageID comes with a containerID; and with
+// InPlacePodLevelResourcesVerticalScaling the pod's allocatedResources are
+// podphase.PodRequests.
+func CheckStatusFields(tr *Trace) error {
+	if tr == nil || tr.Pod == nil {
+		return nil
+	}
+	gates := tr.Options.Machine.Features
+	for i := range tr.Steps {
+		s := &tr.Steps[i]
+		spec := &s.Pod.Spec
+		for j := range s.Result.Statuses {
+			st := &s.Result.Statuses[j]
+			for _, l := range [][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses} {
+				for k := range l {
+					c := specContainer(spec, l[k].Name)
+					if c == nil {
+						continue
+					}
+					if bad := fieldsOf(&l[k], c, gates.InPlacePodVerticalScaling); bad != "" {
+						return violation(tr, "StatusFields", i, "status version %d, container %s: %s", j, l[k].Name, bad)
+					}
+				}
+			}
+			if gates.InPlacePodLevelResourcesVerticalScaling && !sameList(st.AllocatedResources, podphase.PodRequests(s.Pod)) {
+				return violation(tr, "StatusFields", i, "status version %d: allocatedResources %v are not the pod's requests", j, st.AllocatedResources)
+			}
+		}
+	}
+	return nil
+}
+
+func specContainer(spec *v1.PodSpec, name string) *v1.Container {
+	for _, l := range [][]v1.Container{spec.InitContainers, spec.Containers} {
+		for i := range l {
+			if l[i].Name == name {
+				return &l[i]
+			}
+		}
+	}
+	for i := range spec.EphemeralContainers {
+		if spec.EphemeralContainers[i].Name == name {
+			return (*v1.Container)(&spec.EphemeralContainers[i].EphemeralContainerCommon)
+		}
+	}
+	return nil
+}
+
+// fieldsOf returns what is wrong with st's fields from the spec c, or "".
+func fieldsOf(st *v1.ContainerStatus, c *v1.Container, ippvs bool) string {
+	if st.VolumeMounts != nil {
+		if len(st.VolumeMounts) != len(c.VolumeMounts) {
+			return "volumeMounts do not follow the spec"
+		}
+		for i, m := range st.VolumeMounts {
+			if s := c.VolumeMounts[i]; m.Name != s.Name || m.MountPath != s.MountPath || m.ReadOnly != s.ReadOnly {
+				return "volumeMounts do not follow the spec"
+			}
+		}
+	}
+	if st.AllocatedResources != nil && !sameList(st.AllocatedResources, c.Resources.Requests) ||
+		ippvs && st.ContainerID != "" && !sameList(st.AllocatedResources, c.Resources.Requests) {
+		return "allocatedResources are not the spec's requests"
+	}
+	if r := st.Resources; st.State.Running == nil && r != nil && (!sameList(r.Requests, c.Resources.Requests) || !sameList(r.Limits, c.Resources.Limits)) {
+		return "a status that is not Running does not show the allocated resources"
+	}
+	if st.ImageID != "" && st.ContainerID == "" {
+		return "an imageID without a containerID"
+	}
+	return ""
+}
+
+// sameList compares resource lists by value; nil equals empty.
+func sameList(a, b v1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for n, q := range a {
+		if r, ok := b[n]; !ok || q.Cmp(r) != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
 	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -279,6 +280,32 @@ func TestChecksCatchViolations(t *testing.T) {
 			s := tr.Steps[len(tr.Steps)-1]
 			s.Observations, s.Result = nil, podlifecycle.Result{NextSync: s.At}
 			tr.Steps = append(tr.Steps, s)
+		},
+	}, {
+		name: "allocatedResources other than the requests", check: "StatusFields", base: initTr, want: "allocatedResources are not the spec's requests",
+		reason: "spec/containerstate.md section 4.6: allocatedResources are the spec's requests",
+		mutate: func(t *testing.T, tr *podlifecycletest.Trace) {
+			for i := range tr.Steps {
+				for j := range tr.Steps[i].Result.Statuses {
+					st := &tr.Steps[i].Result.Statuses[j]
+					st.ContainerStatuses = slices.Clone(st.ContainerStatuses)
+					st.ContainerStatuses[0].AllocatedResources = v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}
+					return
+				}
+			}
+		},
+	}, {
+		name: "volumeMounts out of the spec's order", check: "StatusFields", base: initTr, want: "volumeMounts do not follow the spec",
+		reason: "spec/containerstate.md section 4.1: the spec's mounts",
+		mutate: func(t *testing.T, tr *podlifecycletest.Trace) {
+			for i := range tr.Steps {
+				for j := range tr.Steps[i].Result.Statuses {
+					st := &tr.Steps[i].Result.Statuses[j]
+					st.ContainerStatuses = slices.Clone(st.ContainerStatuses)
+					st.ContainerStatuses[0].VolumeMounts = []v1.VolumeMountStatus{{Name: "ghost", MountPath: "/ghost"}}
+					return
+				}
+			}
 		},
 	}}
 	checks := map[string]podlifecycletest.Check{}

@@ -5,8 +5,10 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/containerstate/containerstatetest"
 	"github.com/nodestate/nodestate/podlifecycle"
 	"github.com/nodestate/nodestate/podlifecycle/simruntime"
+	"github.com/nodestate/nodestate/podphase/podphasetest"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"pgregory.net/rapid"
@@ -21,6 +23,10 @@ type GenOptions struct {
 	// RestartAllRules lets container restart rules have the action
 	// RestartAllContainers; otherwise their action is Restart.
 	RestartAllRules bool
+	// Resources gives containers CPU and memory requests and limits and
+	// read-only or writable volume mounts, and sometimes the pod pod-level
+	// resources (containerstatetest's and podphasetest's generators).
+	Resources bool
 }
 
 // DefaultGenOptions returns up to three init containers, up to three
@@ -61,6 +67,10 @@ func PodWith(o GenOptions) *rapid.Generator[*v1.Pod] {
 		}
 		for i := range rapid.IntRange(1, max(o.MaxRegular, 1)).Draw(t, "regulars") {
 			s.Containers = append(s.Containers, genContainer(t, o, fmt.Sprint("app", i), containerstate.Regular, false))
+		}
+		if o.Resources && rapid.IntRange(0, 3).Draw(t, "podLevel") == 0 {
+			r := podphasetest.Requirements().Draw(t, "podResources")
+			s.Resources = &r
 		}
 		return pod
 	})
@@ -136,6 +146,10 @@ func genContainer(t *rapid.T, o GenOptions, name string, kind containerstate.Kin
 			c.Lifecycle = &v1.Lifecycle{}
 		}
 		c.Lifecycle.PreStop = hook()
+	}
+	if o.Resources {
+		c.Resources = containerstatetest.Resources().Draw(t, name+"-resources")
+		c.VolumeMounts = containerstatetest.VolumeMounts().Draw(t, name+"-mounts")
 	}
 	return c
 }

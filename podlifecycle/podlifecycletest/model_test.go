@@ -55,3 +55,11 @@ func TestModelRestartAll(t *testing.T) {
 	gen.RestartAllRules = true
 	rapid.Check(t, func(t *rapid.T) { modelRun(t, gen) })
 }
+
+// TestModelResources is TestModel with container requests, limits and
+// volume mounts and pod-level resources, for CheckStatusFields.
+func TestModelResources(t *testing.T) {
+	gen := podlifecycletest.DefaultGenOptions()
+	gen.Resources = true
+	rapid.Check(t, func(t *rapid.T) { modelRun(t, gen) })
+}

@@ -48,7 +48,14 @@
 //
 // Container IDs are "sim://<container>-<n>" ([Options].Token puts a token
 // before the name); a ready sandbox reports [Options].IP (by default none:
-// the runner's address allocator gives the pod its IP).
+// the runner's address allocator gives the pod its IP). Every created
+// instance reports the ref of its image, pulled or present, as [ImageRef]
+// gives it ("<repository>@sha256:<SHA-256 of the name the kubelet pulls>",
+// the same in every run, as the oracle node's runtime gives it), and every
+// started one the resources the kubelet reads from a runtime that applied
+// the spec ([Applied]): the CPU shares, quota and memory limit it gave the
+// runtime (the pod-level limits where the container has none), read back,
+// and the memory request of its own record.
 //
 // # Differences from a CRI runtime
 //

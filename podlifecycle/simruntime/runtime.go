@@ -41,6 +41,9 @@ type simCtr struct {
 	b       Behaviour
 	pulls   int
 	insts   map[string]*simInst
+	// applied is what a runtime that applied the container's spec reports
+	// for a running instance.
+	applied *containerstate.ActuatedResources
 }
 
 type simInst struct {
@@ -80,7 +83,8 @@ func New(opts Options, pod *v1.Pod, bs Behaviours) (*Runtime, error) {
 		if !ok {
 			b = DefaultBehaviour(reg)
 		}
-		r.ctrs[c.Name] = &simCtr{name: c.Name, kind: kind, regInit: reg, b: b, insts: map[string]*simInst{}}
+		r.ctrs[c.Name] = &simCtr{name: c.Name, kind: kind, regInit: reg, b: b, insts: map[string]*simInst{},
+			applied: Applied(pod.Spec.Resources, c)}
 	}
 	for i := range pod.Spec.InitContainers {
 		add(&pod.Spec.InitContainers[i], containerstate.Init)
@@ -221,8 +225,10 @@ func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) error {
 			c.insts[in.id] = in
 			lastID[c.name] = in.id
 			in.seqs = append(in.seqs,
-				r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerCreated, At: cur, Container: c.name, ContainerID: in.id}),
-				r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerStarted, At: cur, Container: c.name, ContainerID: in.id}))
+				r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerCreated, At: cur, Container: c.name, ContainerID: in.id,
+					ImageRef: ImageRef(a.Image)}),
+				r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerStarted, At: cur, Container: c.name, ContainerID: in.id,
+					Resources: c.applied.DeepCopy()}))
 			if c.b.Exits {
 				in.exitAt = cur.Add(c.b.Run)
 				in.exitSeq = r.push(exitObs(c.name, in.id, in.exitAt, c.b.ExitCode))
