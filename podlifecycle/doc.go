@@ -81,7 +81,10 @@
 // A Machine is not safe for concurrent use: it has one owner. Bad input
 // (a nil pod, a pod without a UID, another pod's UID, duplicate or changed
 // container names, an observation for a container the spec lacks, an exit
-// for an instance that never started, a time earlier than one already
+// or a start of an instance that no start of the machine's waits for (the
+// answer to one may come first running or exited: its creation is then
+// implied, as a relist may first see a container in any state), a time
+// earlier than one already
 // accepted) returns an [*InputError] unwrapping to [ErrInvalidInput] or
 // [ErrTimeWentBackwards], and changes nothing. An observation about an
 // instance the machine once knew but no longer keeps (pushed out of its

@@ -124,6 +124,7 @@ type Machine struct {
 	// rest of it (section 4.1).
 	cont    bool
 	scratch []string // IDs created within one batch, for validation
+	implied []int    // indexes of a batch's observations whose creation is implied
 	// retired maps every instance the machine knew and no longer keeps
 	// (pushed out of its window, removed, purged with a lost sandbox) to
 	// its container's name, so that late observations of it are accepted
@@ -338,6 +339,12 @@ func (m *Machine) StepTo(now time.Time, pod *v1.Pod, obs []Observation, res *Res
 	}
 	m.started = true
 	for i := range obs {
+		if len(m.implied) > 0 && m.implied[0] == i {
+			m.implied = m.implied[1:]
+			created := Observation{Kind: ContainerCreated, At: obs[i].At, Container: obs[i].Container,
+				ContainerID: obs[i].ContainerID, ImageRef: obs[i].ImageRef, Resources: obs[i].Resources, User: obs[i].User}
+			m.apply(now, &created, res)
+		}
 		m.apply(now, &obs[i], res)
 	}
 	if m.state != Finished {
@@ -379,7 +386,7 @@ func (m *Machine) validate(now time.Time, pod *v1.Pod, obs []Observation) error 
 	if now.Before(m.last) {
 		return &InputError{Index: -1, At: now, Last: m.last, Err: ErrTimeWentBackwards}
 	}
-	m.scratch = m.scratch[:0]
+	m.scratch, m.implied = m.scratch[:0], m.implied[:0]
 	s := &pod.Spec
 	for i := range obs {
 		o := &obs[i]
@@ -435,6 +442,14 @@ func (m *Machine) validate(now time.Time, pod *v1.Pod, obs []Observation) error 
 		for j := 0; !known && j+1 < len(m.scratch); j += 2 {
 			known = m.scratch[j] == o.Container && m.scratch[j+1] == o.ContainerID
 		}
+		if !known && (o.Kind == ContainerStarted || o.Kind == ContainerExited) && m.impliesCreation(o.Container) {
+			// The answer to the start in flight, first seen running or
+			// exited: its creation is implied (a relist may first see a
+			// container in any state).
+			m.scratch = append(m.scratch, o.Container, o.ContainerID)
+			m.implied = append(m.implied, i)
+			known = true
+		}
 		if !known {
 			if o.Kind == ContainerExited {
 				return bad("exit of container ID " + o.ContainerID + " that never started")
@@ -443,6 +458,22 @@ func (m *Machine) validate(now time.Time, pod *v1.Pod, obs []Observation) error 
 		}
 	}
 	return nil
+}
+
+// impliesCreation reports whether an instance of container name the machine
+// has not seen created answers a start it issued: the container has a pull
+// or start in flight and no instance of this batch answered it yet.
+func (m *Machine) impliesCreation(name string) bool {
+	c := m.find(name)
+	if c == nil || !c.inFlight {
+		return false
+	}
+	for j := 0; j+1 < len(m.scratch); j += 2 {
+		if m.scratch[j] == name {
+			return false
+		}
+	}
+	return true
 }
 
 // ownerOf returns the name of the container with instance id, or "".

@@ -1,6 +1,7 @@
 package podlifecycle
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -173,4 +174,48 @@ func countKind(r *Result, k ActionKind) int {
 		}
 	}
 	return n
+}
+
+// TestStartedImpliesCreated: a runtime that answers a start with the
+// instance already running (or already exited), with no ContainerCreated
+// before it, as a relist may first see a container in any state: the
+// creation is implied, with its Created event; an instance of an ID no
+// start is waiting for is still refused.
+func TestStartedImpliesCreated(t *testing.T) {
+	for _, kind := range []ObservationKind{ContainerStarted, ContainerExited} {
+		m, err := New(DefaultOptions(), onePod("app:1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pod := onePod("app:1")
+		var res Result
+		step := func(at time.Duration, obs ...Observation) {
+			t.Helper()
+			if err := m.StepTo(t0.Add(at), pod, obs, &res); err != nil {
+				t.Fatalf("%v: %v", kind, err)
+			}
+		}
+		step(0)
+		step(0, Observation{Kind: SandboxReady, IP: "10.0.0.5"})
+		if countKind(&res, StartContainer) != 1 {
+			t.Fatalf("no start: %v", res.Actions)
+		}
+		step(time.Second, Observation{Kind: ImagePulled, Container: "foo1", Image: "app:1"},
+			Observation{Kind: kind, Container: "foo1", ContainerID: "rt://foo1-1", ExitCode: 1})
+		reasons := []string{}
+		for _, e := range res.Events {
+			reasons = append(reasons, e.Reason)
+		}
+		want := map[ObservationKind][]string{ContainerStarted: {ReasonPulled, ReasonCreated}, ContainerExited: {ReasonPulled, ReasonCreated}}[kind]
+		if len(reasons) < 2 || reasons[0] != want[0] || reasons[1] != want[1] {
+			t.Errorf("%v: events %v, want %v first", kind, reasons, want)
+		}
+		if kind != ContainerStarted {
+			continue // the exit restarted the container: a start waits again
+		}
+		err = m.StepTo(t0.Add(2*time.Second), pod, []Observation{{Kind: ContainerStarted, Container: "foo1", ContainerID: "rt://other-9"}}, &res)
+		if !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("%v: an instance no start waits for: %v", kind, err)
+		}
+	}
 }

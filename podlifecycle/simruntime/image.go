@@ -22,17 +22,26 @@ func ImageRef(image string) string {
 	if image == "" {
 		return ""
 	}
-	name, repo := image, image
+	name, repo := pulledName(image), image
 	if i := strings.LastIndexByte(image, '@'); i >= 0 {
 		repo = image[:i]
 	} else if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
 		repo = image[:i]
-	} else {
-		name = image + ":latest"
 	}
 	sum := sha256.Sum256([]byte(name))
 	return repo + "@sha256:" + hex.EncodeToString(sum[:])
 }
+
+// pulledName is the name the kubelet hands the runtime to pull: the image
+// as written, with the default tag ":latest" when it has neither a tag nor
+// a digest.
+func pulledName(image string) string {
+	if strings.LastIndexByte(image, '@') >= 0 || strings.LastIndexByte(image, ':') > strings.LastIndexByte(image, '/') {
+		return image
+	}
+	return image + ":latest"
+}
+
 
 // The kubelet's CPU arithmetic (pkg/kubelet/cm): shares per CPU and their
 // range, the CFS period and the smallest quota, in microseconds.

@@ -41,6 +41,7 @@ type simCtr struct {
 	b       Behaviour
 	pulls   int
 	insts   map[string]*simInst
+	probes  [3]*v1.Probe // the spec's startup, readiness and liveness probes
 	// applied is what a runtime that applied the container's spec reports
 	// for a running instance.
 	applied *containerstate.ActuatedResources
@@ -84,7 +85,7 @@ func New(opts Options, pod *v1.Pod, bs Behaviours) (*Runtime, error) {
 			b = DefaultBehaviour(reg)
 		}
 		r.ctrs[c.Name] = &simCtr{name: c.Name, kind: kind, regInit: reg, b: b, insts: map[string]*simInst{},
-			applied: Applied(pod.Spec.Resources, c)}
+			applied: Applied(pod.Spec.Resources, c), probes: [3]*v1.Probe{c.StartupProbe, c.ReadinessProbe, c.LivenessProbe}}
 	}
 	for i := range pod.Spec.InitContainers {
 		add(&pod.Spec.InitContainers[i], containerstate.Init)
@@ -207,7 +208,7 @@ func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) error {
 			cur = cur.Add(c.b.PullTime)
 			if c.b.PullAlwaysFails || c.pulls <= c.b.PullFailures {
 				r.push(podlifecycle.Observation{Kind: podlifecycle.ImagePullFailed, At: cur, Container: c.name, Image: a.Image,
-					Message: "rpc error: code = NotFound desc = failed to pull and unpack image \"" + a.Image + "\": not found"})
+					Message: "rpc error: code = NotFound desc = failed to pull and unpack image \"" + pulledName(a.Image) + "\": not found"})
 				skip = c.name
 				if c.regInit {
 					stopStarts = true
@@ -306,23 +307,50 @@ func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) error {
 				continue
 			}
 			o := podlifecycle.Observation{Kind: podlifecycle.ProbeResult, At: now, Container: c.name, ContainerID: in.id, Probe: a.Probe}
-			if !in.exitAt.IsZero() && !in.exitAt.After(now) {
+			exec := c.execProbe(a.Probe)
+			switch {
+			case !in.exitAt.IsZero() && !in.exitAt.After(now) && exec:
+				// The runtime refuses an exec in a container that has exited
+				// (containerd's error); the kubelet takes it as an error.
+				o.Outcome, o.Message = podlifecycle.ProbeError, rpcUnknown+"failed to exec in container: container is in CONTAINER_EXITED state"
+			case !in.exitAt.IsZero() && !in.exitAt.After(now):
 				o.Outcome, o.Message = podlifecycle.ProbeFailure, "container not running"
-			} else {
+			default:
 				o.Outcome = c.b.outcome(a.Probe, now.Sub(in.started))
 				switch o.Outcome {
 				case podlifecycle.ProbeFailure:
 					o.Message = "probe failed"
 				case podlifecycle.ProbeWarning:
+					if exec {
+						// Only an HTTP probe can pass with a warning.
+						o.Outcome = podlifecycle.ProbeSuccess
+						break
+					}
 					o.Message = "redirect"
 				case podlifecycle.ProbeError:
 					o.Message = "probe could not run"
+					if exec {
+						o.Message = rpcUnknown + o.Message // the exec call's gRPC error
+					}
 				}
 			}
 			r.push(o)
 		}
 	}
 	return nil
+}
+
+// rpcUnknown starts the text of a gRPC error of code Unknown, as a CRI
+// runtime's failed exec reaches the kubelet.
+const rpcUnknown = "rpc error: code = Unknown desc = "
+
+// execProbe reports whether the container's probe p runs a command.
+func (c *simCtr) execProbe(p podlifecycle.Probe) bool {
+	if p < podlifecycle.Startup || p > podlifecycle.Liveness {
+		return false
+	}
+	pr := c.probes[p-1]
+	return pr != nil && pr.Exec != nil
 }
 
 // stop ends instance in at now with code unless it already ended by then.

@@ -3,6 +3,7 @@ package simruntime_test
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,4 +170,56 @@ func describe(o pl.Observation) string {
 		}
 	}
 	return s
+}
+
+// TestProbeWordsAsTheKubeletGetsThem: what a probe of each handler reports,
+// in the words the kubelet's prober records: an exec probe never warns (only
+// HTTP can), its errors are the CRI exec call's gRPC errors, and an exec in
+// a container that exited is refused as containerd refuses it; a pull of an
+// untagged image names the default tag the kubelet pulls.
+func TestProbeWordsAsTheKubeletGetsThem(t *testing.T) {
+	exec := &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"check"}}}}
+	http := &v1.Probe{ProbeHandler: v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/"}}}
+	pod := onePod()
+	pod.Spec.Containers[0].Image = "app"
+	pod.Spec.Containers[0].ReadinessProbe, pod.Spec.Containers[0].LivenessProbe = exec, http
+	bs, _ := simruntime.ParseBehaviours("app: run 30s exit 1; pull fail 1; readiness warning 0s-5s; liveness warning 0s-5s; readiness error 5s-10s; liveness error 5s-10s")
+	rt, err := simruntime.New(simruntime.DefaultOptions(), pod, bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pullApp := pl.Action{Kind: pl.PullImage, Container: "app", ContainerKind: containerstate.Regular, Image: "app"}
+	_ = rt.Do(t0, []pl.Action{pullApp})
+	if obs := rt.Due(t0); len(obs) != 1 || !strings.Contains(obs[0].Message, `"app:latest"`) {
+		t.Fatalf("pull failure %+v", obs)
+	}
+	_ = rt.Do(t0, []pl.Action{pullApp, start})
+	rt.Due(t0)
+	probe := func(at time.Duration, p pl.Probe) pl.Observation {
+		t.Helper()
+		_ = rt.Do(t0.Add(at), []pl.Action{{Kind: pl.RunProbe, Container: "app", ContainerID: "sim://app-1", Probe: p}})
+		obs := rt.Due(t0.Add(at))
+		if len(obs) == 0 || obs[len(obs)-1].Kind != pl.ProbeResult {
+			t.Fatalf("+%v %v: %+v", at, p, obs)
+		}
+		return obs[len(obs)-1] // after the exit at +30s, when due
+	}
+	for _, tt := range []struct {
+		at      time.Duration
+		p       pl.Probe
+		outcome pl.ProbeOutcome
+		message string
+		reason  string
+	}{
+		{time.Second, pl.Readiness, pl.ProbeSuccess, "", "an exec probe cannot warn: a warning window passes"},
+		{time.Second, pl.Liveness, pl.ProbeWarning, "redirect", "an HTTP probe warns"},
+		{6 * time.Second, pl.Readiness, pl.ProbeError, "rpc error: code = Unknown desc = probe could not run", "an exec error is the CRI call's gRPC error"},
+		{6 * time.Second, pl.Liveness, pl.ProbeError, "probe could not run", "another handler's error is its own"},
+		{31 * time.Second, pl.Readiness, pl.ProbeError, "rpc error: code = Unknown desc = failed to exec in container: container is in CONTAINER_EXITED state", "containerd refuses an exec in an exited container"},
+		{31 * time.Second, pl.Liveness, pl.ProbeFailure, "container not running", "an HTTP probe of an exited container fails"},
+	} {
+		if o := probe(tt.at, tt.p); o.Outcome != tt.outcome || o.Message != tt.message {
+			t.Errorf("+%v %v: %v %q, want %v %q (%s)", tt.at, tt.p, o.Outcome, o.Message, tt.outcome, tt.message, tt.reason)
+		}
+	}
 }
