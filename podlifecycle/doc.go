@@ -84,8 +84,7 @@
 // or a start of an instance that no start of the machine's waits for (the
 // answer to one may come first running or exited: its creation is then
 // implied, as a relist may first see a container in any state), a time
-// earlier than one already
-// accepted) returns an [*InputError] unwrapping to [ErrInvalidInput] or
+// earlier than one already accepted) returns an [*InputError] unwrapping to [ErrInvalidInput] or
 // [ErrTimeWentBackwards], and changes nothing. An observation about an
 // instance the machine once knew but no longer keeps (pushed out of its
 // window, removed by a reset, purged with a lost sandbox) is no bad input:

@@ -42,7 +42,6 @@ func pulledName(image string) string {
 	return image + ":latest"
 }
 
-
 // The kubelet's CPU arithmetic (pkg/kubelet/cm): shares per CPU and their
 // range, the CFS period and the smallest quota, in microseconds.
 const (
