@@ -93,7 +93,9 @@ type Report struct {
 	// NextReport is when an unchanged status is next due.
 	NextReport time.Time
 	// Events are the Normal node events recorded for conditions that flipped
-	// (for example "NodeNotReady"); a condition created now records none.
+	// (for example "NodeNotReady"), and for pressure conditions created now
+	// (the kubelet creates them Unknown and flips them at once:
+	// "NodeHasSufficientMemory"); a Ready condition created now records none.
 	// Valid until the next call.
 	Events []string
 }
@@ -304,6 +306,12 @@ func (k *Kubelet) setCondition(i int, typ v1.NodeConditionType, st v1.ConditionS
 	c := &k.out[i]
 	if !k.hasSent[i] {
 		*c = v1.NodeCondition{Type: typ, Status: st, Reason: reason, Message: msg, LastHeartbeatTime: t, LastTransitionTime: t}
+		if !ready {
+			// The kubelet creates a missing pressure condition as Unknown
+			// and flips it in the same call, which records its event; a new
+			// Ready condition records none (spec/nodecondition.md section 2.3).
+			k.events = append(k.events, event)
+		}
 		return
 	}
 	*c = k.sent[i]

@@ -3,6 +3,7 @@ package nodecondition_test
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -131,8 +132,10 @@ func TestKubeletConditionRules(t *testing.T) {
 	if got := byType(r, v1.NodeMemoryPressure); got.Reason != nc.ReasonSufficientMemory || got.Message != "kubelet has sufficient memory available" {
 		t.Errorf("2.3 MemoryPressure False row: got %+v", got)
 	}
-	if !r.Send || r.Reason != nc.FirstReport || len(r.Events) != 0 {
-		t.Errorf("2.2/2.3: first computation: send=%v reason=%v events=%v, want sent as first report with no event", r.Send, r.Reason, r.Events)
+	// The pressure conditions are created Unknown and flipped at once, each
+	// with its event; the new Ready condition records none.
+	if !r.Send || r.Reason != nc.FirstReport || !slices.Equal(r.Events, []string{"NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID"}) {
+		t.Errorf("2.2/2.3: first computation: send=%v reason=%v events=%v, want sent as first report with the three pressure events", r.Send, r.Reason, r.Events)
 	}
 
 	// 2.3: the runtime goes down: Ready False with the error as message, a flip, an event.
@@ -630,9 +633,9 @@ func TestKubeletStartsFromAPIStatus(t *testing.T) {
 		},
 		{
 			id:         "2.3 only Ready on the node",
-			reason:     "Ready flips with its event; the pressure conditions the node lacks are created, with no event",
+			reason:     "Ready flips with its event; the pressure conditions the node lacks are created Unknown and flipped, each with its event",
 			api:        []v1.NodeCondition{unknown(v1.NodeReady), net},
-			wantEvents: []string{"NodeReady"},
+			wantEvents: []string{"NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID", "NodeReady"},
 		},
 	}
 	for i, tt := range tests {
