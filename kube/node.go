@@ -105,6 +105,18 @@ func DefaultNodeOptionsFor(name string, v kubeversion.Version) NodeOptions {
 	return opts
 }
 
+// noGetEngineOptions are the status engine's defaults in NoGet mode: the
+// node's watch delivers every pod it runs, so the engine knows the
+// server's copy and patches it without the kubelet's GET first; the
+// resourceVersion precondition on every patch keeps that safe (a stale copy
+// conflicts and is read again). A deliberate difference from the kubelet:
+// about one request per status version instead of two.
+func noGetEngineOptions() statussync.EngineOptions {
+	o := statussync.DefaultEngineOptions()
+	o.Planner.NoGet = true
+	return o
+}
+
 func lifecycleWithJitter() podlifecycle.Options {
 	o := podlifecycle.DefaultOptions()
 	o.Rand = processRand{}
@@ -121,7 +133,10 @@ func (processRand) Float64() float64 { return rand.Float64() }
 // DefaultNodeOptions returns the options of a node called name: 4 CPUs,
 // 16 GiB, 100 GiB of ephemeral storage and 110 pods, pod IPs from
 // 10.244.0.0/24, address 127.0.0.1 and port 10250, no Hostname address,
-// and the kubelet's defaults for everything else.
+// the kubelet's jitter of requeues and probe delays (from the process-wide
+// random source), the status engine in NoGet mode (no GET before a status
+// PATCH: the node's watch has the pod), and the kubelet's defaults for
+// everything else.
 func DefaultNodeOptions(name string) NodeOptions {
 	res := corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse("4"),
@@ -134,7 +149,7 @@ func DefaultNodeOptions(name string) NodeOptions {
 		PodCIDR: "10.244.0.0/24", Address: "127.0.0.1", Port: 10250,
 		Lifecycle: lifecycleWithJitter(),
 		Kubelet:   nodecondition.DefaultKubeletOptions(),
-		Status:    statussync.DefaultEngineOptions(),
+		Status:    noGetEngineOptions(),
 	}
 }
 
