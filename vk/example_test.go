@@ -3,6 +3,7 @@ package vk_test
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"time"
 
 	"github.com/virtual-kubelet/virtual-kubelet/node"
@@ -96,18 +97,18 @@ func Example() {
 	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		panic(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		got, _ := client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
 		cols, _ := podphase.Columns(got, time.Now())
 		n, _ := client.CoreV1().Nodes().Get(ctx, "vk-1", metav1.GetOptions{})
-		if cols.Ready == "1/1" && n != nil && len(n.Status.Conditions) == 4 {
-			ready := n.Status.Conditions[3]
-			fmt.Println("pod:", cols.Ready, cols.Status, cols.Restarts, got.Status.PodIP, got.Status.HostIP)
-			fmt.Println("node:", ready.Type, ready.Status, ready.Reason, ready.Message)
-			break
+		if cols.Ready != "1/1" || n == nil || len(n.Status.Conditions) != 4 {
+			return false, nil
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		ready := n.Status.Conditions[3]
+		fmt.Println("pod:", cols.Ready, cols.Status, cols.Restarts, got.Status.PodIP, got.Status.HostIP)
+		fmt.Println("node:", ready.Type, ready.Status, ready.Reason, ready.Message)
+		return true, nil
+	})
 	cancel()
 	<-done
 	// Output:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"strings"
 	"testing"
 	"time"
@@ -60,17 +61,14 @@ func TestRunNode(t *testing.T) {
 	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got, _ := client.CoreV1().Pods("default").Get(ctx, "job", metav1.GetOptions{})
-		node, _ := client.CoreV1().Nodes().Get(ctx, "vk-cmd", metav1.GetOptions{})
-		if got != nil && got.Status.Phase == v1.PodSucceeded && got.Status.PodIP == "10.244.7.2" && node != nil && node.Spec.PodCIDR == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the pod did not succeed on the node: %+v %+v", got, node)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var got *v1.Pod
+	var node *v1.Node
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, _ = client.CoreV1().Pods("default").Get(ctx, "job", metav1.GetOptions{})
+		node, _ = client.CoreV1().Nodes().Get(ctx, "vk-cmd", metav1.GetOptions{})
+		return got != nil && got.Status.Phase == v1.PodSucceeded && got.Status.PodIP == "10.244.7.2" && node != nil && node.Spec.PodCIDR == "", nil
+	}); err != nil {
+		t.Fatalf("the pod did not succeed on the node: %+v %+v", got, node)
 	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
