@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodestate/nodestate/internal/errs"
 	"github.com/nodestate/nodestate/kubeversion"
 )
 
@@ -114,34 +115,17 @@ func (e *InputError) Unwrap() error {
 	return orInput(e.Err)
 }
 
-// OptionError reports an option out of range. It matches ErrInvalidOptions
-// and, when set, Err.
-type OptionError struct {
-	// Field is the option's name.
-	Field string
-	// Reason says what is wrong with it, with the value.
-	Reason string
-	// Err is the underlying error, if any: for Field "Version", the
-	// *kubeversion.ValueError, so that errors.Is also matches
-	// kubeversion.ErrUnsupportedVersion.
-	Err error
-}
+// OptionError reports an option a constructor refused: the option's
+// name (Field), the refused value, what is wrong (Reason) and the error
+// behind it (Err), in the one shape of every package's (internal/errs). It
+// unwraps to ErrInvalidOptions and, when set, Err.
+type OptionError = errs.OptionError[errPkg]
 
-// Error names the option and what is wrong with it.
-func (e *OptionError) Error() string {
-	if e == nil {
-		return ErrInvalidOptions.Error()
-	}
-	return fmt.Sprintf("%v: %s: %s", ErrInvalidOptions, e.Field, e.Reason)
-}
+// errPkg names the package in its errors.
+type errPkg struct{}
 
-// Unwrap returns ErrInvalidOptions and, when set, Err.
-func (e *OptionError) Unwrap() []error {
-	if e == nil || e.Err == nil {
-		return []error{ErrInvalidOptions}
-	}
-	return []error{ErrInvalidOptions, e.Err}
-}
+func (errPkg) Name() string          { return "containerstate" }
+func (errPkg) InvalidOptions() error { return ErrInvalidOptions }
 
 // versionError returns nil for a valid v and otherwise the *OptionError of
 // field Version, wrapping the *kubeversion.ValueError.

@@ -154,7 +154,7 @@ func (b *Broadcaster) addSink(sink Sink, opts CorrelatorOptions, goroutine bool)
 		return ErrNotInitialized
 	}
 	if sink == nil {
-		return &OptionError{Field: "Sink", Value: "<nil>", Detail: "must not be nil"}
+		return &OptionError{Field: "Sink", Value: "<nil>", Reason: "must not be nil"}
 	}
 	qo := b.opts.Queue
 	qo.Rand = b.rand

@@ -84,25 +84,25 @@ func DefaultCorrelatorOptions() CorrelatorOptions {
 // ErrInvalidOptions).
 func (o CorrelatorOptions) Validate() error {
 	if o.CacheSize < 1 {
-		return &OptionError{Field: "CacheSize", Value: strconv.Itoa(o.CacheSize), Detail: "must be at least 1"}
+		return &OptionError{Field: "CacheSize", Value: strconv.Itoa(o.CacheSize), Reason: "must be at least 1"}
 	}
 	if o.CacheSize > math.MaxInt32 {
-		return &OptionError{Field: "CacheSize", Value: strconv.Itoa(o.CacheSize), Detail: "must fit in an int32"}
+		return &OptionError{Field: "CacheSize", Value: strconv.Itoa(o.CacheSize), Reason: "must fit in an int32"}
 	}
 	if !o.Aggregation.Disabled {
 		if o.Aggregation.MaxEvents < 1 || o.Aggregation.MaxEvents > maxMaxEvents {
-			return &OptionError{Field: "Aggregation.MaxEvents", Value: strconv.Itoa(o.Aggregation.MaxEvents), Detail: "must be between 1 and 1024 (set Disabled to switch aggregation off)"}
+			return &OptionError{Field: "Aggregation.MaxEvents", Value: strconv.Itoa(o.Aggregation.MaxEvents), Reason: "must be between 1 and 1024 (set Disabled to switch aggregation off)"}
 		}
 		if o.Aggregation.Window <= 0 {
-			return &OptionError{Field: "Aggregation.Window", Value: o.Aggregation.Window.String(), Detail: "must be positive (set Disabled to switch aggregation off)"}
+			return &OptionError{Field: "Aggregation.Window", Value: o.Aggregation.Window.String(), Reason: "must be positive (set Disabled to switch aggregation off)"}
 		}
 	}
 	if !o.SpamFilter.Disabled {
 		if o.SpamFilter.Burst < 1 {
-			return &OptionError{Field: "SpamFilter.Burst", Value: strconv.Itoa(o.SpamFilter.Burst), Detail: "must be at least 1 (set Disabled to switch the filter off)"}
+			return &OptionError{Field: "SpamFilter.Burst", Value: strconv.Itoa(o.SpamFilter.Burst), Reason: "must be at least 1 (set Disabled to switch the filter off)"}
 		}
 		if !(o.SpamFilter.QPS > 0) {
-			return &OptionError{Field: "SpamFilter.QPS", Value: strconv.FormatFloat(float64(o.SpamFilter.QPS), 'g', -1, 32), Detail: "must be positive (set Disabled to switch the filter off)"}
+			return &OptionError{Field: "SpamFilter.QPS", Value: strconv.FormatFloat(float64(o.SpamFilter.QPS), 'g', -1, 32), Reason: "must be positive (set Disabled to switch the filter off)"}
 		}
 	}
 	return nil

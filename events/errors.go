@@ -3,6 +3,8 @@ package events
 import (
 	"errors"
 	"fmt"
+
+	"github.com/nodestate/nodestate/internal/errs"
 )
 
 // The package's sentinels (docs/conventions.md section 3). Every typed error of the package
@@ -60,24 +62,14 @@ func (e *InvalidEventError) Error() string {
 // Unwrap returns ErrInvalidInput.
 func (e *InvalidEventError) Unwrap() error { return ErrInvalidInput }
 
-// OptionError reports an option the constructor refused, with the field and the value given.
-// It matches ErrInvalidOptions.
-type OptionError struct {
-	// Field is the option's name.
-	Field string
-	// Value is the refused value.
-	Value string
-	// Detail says what the option needs.
-	Detail string
-}
+// OptionError reports an option a constructor refused: the option's
+// name (Field), the refused value, what is wrong (Reason) and the error
+// behind it (Err), in the one shape of every package's (internal/errs). It
+// unwraps to ErrInvalidOptions and, when set, Err.
+type OptionError = errs.OptionError[errPkg]
 
-// Error returns "events: option <field>=<value>: <detail>".
-func (e *OptionError) Error() string {
-	if e == nil {
-		return "events: invalid options"
-	}
-	return fmt.Sprintf("events: option %s=%s: %s", e.Field, e.Value, e.Detail)
-}
+// errPkg names the package in its errors.
+type errPkg struct{}
 
-// Unwrap returns ErrInvalidOptions.
-func (e *OptionError) Unwrap() error { return ErrInvalidOptions }
+func (errPkg) Name() string          { return "events" }
+func (errPkg) InvalidOptions() error { return ErrInvalidOptions }

@@ -37,7 +37,7 @@ func TestBroadcasterOptions(t *testing.T) {
 		_, serr := events.NewSeriesBroadcaster(so, eventstest.NewSeriesSink(nil, 0))
 		for _, err := range []error{err, serr} {
 			var oe *events.OptionError
-			if !errors.As(err, &oe) || oe.Field != c.field || !errors.Is(err, events.ErrInvalidOptions) || !strings.HasPrefix(err.Error(), "events: option "+c.field) || strings.Count(err.Error(), "events:") != 1 {
+			if !errors.As(err, &oe) || oe.Field != c.field || !errors.Is(err, events.ErrInvalidOptions) || !strings.HasPrefix(err.Error(), "events: invalid options: "+c.field) || strings.Count(err.Error(), "events:") != 1 {
 				t.Errorf("%s: got %v", c.field, err)
 			}
 		}

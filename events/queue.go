@@ -84,11 +84,11 @@ func DefaultSinkQueueOptions() SinkQueueOptions {
 func (o SinkQueueOptions) validate(prefix string) error {
 	switch {
 	case o.QueueSize < 1:
-		return &OptionError{Field: prefix + "QueueSize", Value: strconv.Itoa(o.QueueSize), Detail: "must be at least 1"}
+		return &OptionError{Field: prefix + "QueueSize", Value: strconv.Itoa(o.QueueSize), Reason: "must be at least 1"}
 	case o.MaxTries < 1:
-		return &OptionError{Field: prefix + "MaxTries", Value: strconv.Itoa(o.MaxTries), Detail: "must be at least 1"}
+		return &OptionError{Field: prefix + "MaxTries", Value: strconv.Itoa(o.MaxTries), Reason: "must be at least 1"}
 	case o.Sleep < 0:
-		return &OptionError{Field: prefix + "Sleep", Value: o.Sleep.String(), Detail: "must not be negative"}
+		return &OptionError{Field: prefix + "Sleep", Value: o.Sleep.String(), Reason: "must not be negative"}
 	}
 	return nil
 }

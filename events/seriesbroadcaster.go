@@ -105,7 +105,7 @@ func NewSeriesBroadcaster(opts SeriesBroadcasterOptions, sink SeriesSink) (*Seri
 		return nil, err
 	}
 	if sink == nil {
-		return nil, &OptionError{Field: "Sink", Value: "<nil>", Detail: "must not be nil"}
+		return nil, &OptionError{Field: "Sink", Value: "<nil>", Reason: "must not be nil"}
 	}
 	b := &SeriesBroadcaster{opts: opts, clock: opts.Clock}
 	if b.clock == nil {
@@ -409,10 +409,10 @@ func (b *SeriesBroadcaster) NewRecorder(reportingController, reportingInstance s
 		return nil, ErrNotInitialized
 	}
 	if reportingController == "" {
-		return nil, &OptionError{Field: "reportingController", Value: `""`, Detail: "must not be empty"}
+		return nil, &OptionError{Field: "reportingController", Value: `""`, Reason: "must not be empty"}
 	}
 	if reportingInstance == "" {
-		return nil, &OptionError{Field: "reportingInstance", Value: `""`, Detail: "must not be empty"}
+		return nil, &OptionError{Field: "reportingInstance", Value: `""`, Reason: "must not be empty"}
 	}
 	return &SeriesRecorder{b: b, controller: reportingController, instance: reportingInstance, base: newRecorderBase(opts, b.clock, b.opts.Logger)}, nil
 }

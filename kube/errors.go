@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/nodestate/nodestate/internal/errs"
 	"github.com/nodestate/nodestate/kubeversion"
 )
 
@@ -29,29 +30,17 @@ func invalid(typ, method, what string) error {
 	return fmt.Errorf("%w: %s.%s: %s", ErrInvalidInput, typ, method, what)
 }
 
-// OptionError is the error NewNode and NewFleet return for a field of their
-// options they refuse; it unwraps to ErrInvalidOptions and, when set, Err.
-type OptionError struct {
-	// Field names the field ("Nodes", "Node.PodCIDR"); Value is its value as
-	// text; Reason says what is wrong with it.
-	Field, Value, Reason string
-	// Err is the underlying error, if any: for a Version field
-	// ("Lifecycle.Version", "Kubelet.Version"), the *kubeversion.ValueError,
-	// so that errors.Is also matches kubeversion.ErrUnsupportedVersion.
-	Err error
-}
+// OptionError reports an option a constructor refused: the option's
+// name (Field), the refused value, what is wrong (Reason) and the error
+// behind it (Err), in the one shape of every package's (internal/errs). It
+// unwraps to ErrInvalidOptions and, when set, Err.
+type OptionError = errs.OptionError[errPkg]
 
-func (e *OptionError) Error() string {
-	return fmt.Sprintf("kube: invalid options: %s %s: %s", e.Field, e.Value, e.Reason)
-}
+// errPkg names the package in its errors.
+type errPkg struct{}
 
-// Unwrap returns ErrInvalidOptions and, when set, Err.
-func (e *OptionError) Unwrap() []error {
-	if e == nil || e.Err == nil {
-		return []error{ErrInvalidOptions}
-	}
-	return []error{ErrInvalidOptions, e.Err}
-}
+func (errPkg) Name() string          { return "kube" }
+func (errPkg) InvalidOptions() error { return ErrInvalidOptions }
 
 // versionError returns nil for a valid v and otherwise the *OptionError of
 // field, wrapping the *kubeversion.ValueError.

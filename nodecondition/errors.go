@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nodestate/nodestate/internal/errs"
 	"github.com/nodestate/nodestate/kubeversion"
 )
 
@@ -29,30 +30,17 @@ var (
 // prefix starts every message of the package, once.
 const prefix = "nodecondition: "
 
-// OptionError reports one rejected option. It matches ErrInvalidOptions
-// and, when set, Err.
-type OptionError struct {
-	Field  string // the option, for example "GracePeriod" or "Controller.GracePeriod"
-	Value  string // the rejected value as text
-	Reason string // why it was rejected
-	// Err is the underlying error, if any: for a Version field, the
-	// *kubeversion.ValueError, so that errors.Is also matches
-	// kubeversion.ErrUnsupportedVersion.
-	Err error
-}
+// OptionError reports an option a constructor refused: the option's
+// name (Field), the refused value, what is wrong (Reason) and the error
+// behind it (Err), in the one shape of every package's (internal/errs). It
+// unwraps to ErrInvalidOptions and, when set, Err.
+type OptionError = errs.OptionError[errPkg]
 
-// Error renders "nodecondition: invalid options: FIELD VALUE: REASON".
-func (e *OptionError) Error() string {
-	return fmt.Sprintf("%sinvalid options: %s %s: %s", prefix, e.Field, e.Value, e.Reason)
-}
+// errPkg names the package in its errors.
+type errPkg struct{}
 
-// Unwrap returns ErrInvalidOptions and, when set, Err.
-func (e *OptionError) Unwrap() []error {
-	if e == nil || e.Err == nil {
-		return []error{ErrInvalidOptions}
-	}
-	return []error{ErrInvalidOptions, e.Err}
-}
+func (errPkg) Name() string          { return "nodecondition" }
+func (errPkg) InvalidOptions() error { return ErrInvalidOptions }
 
 // versionError returns nil for a valid v and otherwise the *OptionError of
 // field Version, wrapping the *kubeversion.ValueError.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/nodestate/nodestate/internal/errs"
 )
 
 // The package's sentinel errors. Every error it returns wraps one of them.
@@ -31,32 +33,17 @@ func sentinelText(err error) string {
 	return strings.TrimPrefix(err.Error(), "podlifecycle: ")
 }
 
-// OptionError reports an option New refused. It unwraps to
-// ErrInvalidOptions and, when set, Err.
-type OptionError struct {
-	// Field is the option's name, Value its value.
-	Field string
-	Value any
-	// Reason says what is wrong with it.
-	Reason string
-	// Err is the underlying error, if any: for Field "Version", the
-	// *kubeversion.ValueError, so that errors.Is also matches
-	// kubeversion.ErrUnsupportedVersion.
-	Err error
-}
+// OptionError reports an option a constructor refused: the option's
+// name (Field), the refused value, what is wrong (Reason) and the error
+// behind it (Err), in the one shape of every package's (internal/errs). It
+// unwraps to ErrInvalidOptions and, when set, Err.
+type OptionError = errs.OptionError[errPkg]
 
-// Error names the option, its value and what is wrong with it.
-func (e *OptionError) Error() string {
-	return fmt.Sprintf("podlifecycle: invalid options: %s %v: %s", e.Field, e.Value, e.Reason)
-}
+// errPkg names the package in its errors.
+type errPkg struct{}
 
-// Unwrap returns ErrInvalidOptions and, when set, Err.
-func (e *OptionError) Unwrap() []error {
-	if e == nil || e.Err == nil {
-		return []error{ErrInvalidOptions}
-	}
-	return []error{ErrInvalidOptions, e.Err}
-}
+func (errPkg) Name() string          { return "podlifecycle" }
+func (errPkg) InvalidOptions() error { return ErrInvalidOptions }
 
 // InputError reports a pod or an observation Step refused; the machine is
 // unchanged. It unwraps to ErrInvalidInput or ErrTimeWentBackwards.

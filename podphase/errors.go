@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/nodestate/nodestate/internal/errs"
 	"github.com/nodestate/nodestate/kubeversion"
 )
 
@@ -18,6 +19,10 @@ var (
 	// ErrNilPod is returned (possibly wrapped) by the calls that take a pod
 	// when the pod is nil. It matches ErrInvalidInput.
 	ErrNilPod error = &sentinel{msg: "podphase: nil pod", parent: ErrInvalidInput}
+	// ErrInvalidOptions is matched by an *OptionError: Options a method
+	// with an error result refused. The Options are the method's receiver,
+	// an argument like any other, so it matches ErrInvalidInput too.
+	ErrInvalidOptions error = &sentinel{msg: "podphase: invalid options", parent: ErrInvalidInput}
 
 	// ErrIllegalTransition is matched (with errors.Is) by every
 	// [*TransitionError].
@@ -75,36 +80,17 @@ func (e *DuplicateStatusError) Error() string {
 // Unwrap returns ErrInvalidInput.
 func (e *DuplicateStatusError) Unwrap() error { return ErrInvalidInput }
 
-// OptionError reports Options that a method with an error result refused:
-// a Version that is none of kubeversion's constants. The Options are the
-// method's receiver, an argument like any other, so it matches
-// ErrInvalidInput; it also matches Err (errors.Is with
-// kubeversion.ErrUnsupportedVersion).
-type OptionError struct {
-	// Field is the option's name ("Version"); Value is its value as text.
-	Field, Value string
-	// Reason says what is wrong with it.
-	Reason string
-	// Err is the underlying error, if any: the *kubeversion.ValueError for
-	// Field "Version".
-	Err error
-}
+// OptionError reports an option a constructor refused: the option's
+// name (Field), the refused value, what is wrong (Reason) and the error
+// behind it (Err), in the one shape of every package's (internal/errs). It
+// unwraps to ErrInvalidOptions and, when set, Err.
+type OptionError = errs.OptionError[errPkg]
 
-// Error renders "podphase: invalid options: FIELD VALUE: REASON".
-func (e *OptionError) Error() string {
-	if e == nil {
-		return ErrInvalidInput.Error()
-	}
-	return fmt.Sprintf("podphase: invalid options: %s %s: %s", e.Field, e.Value, e.Reason)
-}
+// errPkg names the package in its errors.
+type errPkg struct{}
 
-// Unwrap returns ErrInvalidInput and, when set, Err.
-func (e *OptionError) Unwrap() []error {
-	if e == nil || e.Err == nil {
-		return []error{ErrInvalidInput}
-	}
-	return []error{ErrInvalidInput, e.Err}
-}
+func (errPkg) Name() string          { return "podphase" }
+func (errPkg) InvalidOptions() error { return ErrInvalidOptions }
 
 // validate returns nil for Options every method can use, and otherwise the
 // *OptionError of the methods that return an error.

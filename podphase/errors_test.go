@@ -56,12 +56,12 @@ func TestOptionErrorUnwrap(t *testing.T) {
 		want   []error
 		reason string
 	}{
-		{"no Err", &podphase.OptionError{Field: "Version", Value: "v", Reason: "r"}, []error{podphase.ErrInvalidInput},
-			"an OptionError without Err unwraps to ErrInvalidInput alone, with no nil entry"},
-		{"with Err", &podphase.OptionError{Field: "Version", Err: cause}, []error{podphase.ErrInvalidInput, cause},
-			"an OptionError with Err unwraps to ErrInvalidInput and Err"},
-		{"nil", nil, []error{podphase.ErrInvalidInput},
-			"a nil *OptionError unwraps to ErrInvalidInput (no exported method panics on nil)"},
+		{"no Err", &podphase.OptionError{Field: "Version", Value: "v", Reason: "r"}, []error{podphase.ErrInvalidOptions},
+			"an OptionError without Err unwraps to ErrInvalidOptions alone (which matches ErrInvalidInput), with no nil entry"},
+		{"with Err", &podphase.OptionError{Field: "Version", Err: cause}, []error{podphase.ErrInvalidOptions, cause},
+			"an OptionError with Err unwraps to ErrInvalidOptions and Err"},
+		{"nil", nil, []error{podphase.ErrInvalidOptions},
+			"a nil *OptionError unwraps to ErrInvalidOptions (no exported method panics on nil)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.err.Unwrap()

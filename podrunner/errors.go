@@ -2,9 +2,10 @@ package podrunner
 
 import (
 	"errors"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodestate/nodestate/internal/errs"
 )
 
 // The package's sentinel errors. Every error it returns wraps one of them.
@@ -29,31 +30,17 @@ var (
 	ErrNotInitialized = errors.New("podrunner: not initialized, use New")
 )
 
-// OptionError reports an option New refused. It unwraps to
-// ErrInvalidOptions and, when set, Err.
-type OptionError struct {
-	// Field is the option's name, Value its value.
-	Field string
-	Value any
-	// Reason says what is wrong with it.
-	Reason string
-	// Err is the error behind it, if any (a podlifecycle or statussync
-	// option error).
-	Err error
-}
+// OptionError reports an option a constructor refused: the option's
+// name (Field), the refused value, what is wrong (Reason) and the error
+// behind it (Err), in the one shape of every package's (internal/errs). It
+// unwraps to ErrInvalidOptions and, when set, Err.
+type OptionError = errs.OptionError[errPkg]
 
-// Error names the option, its value and what is wrong.
-func (e *OptionError) Error() string {
-	return fmt.Sprintf("podrunner: invalid options: %s %v: %s", e.Field, e.Value, e.Reason)
-}
+// errPkg names the package in its errors.
+type errPkg struct{}
 
-// Unwrap returns ErrInvalidOptions and Err.
-func (e *OptionError) Unwrap() []error {
-	if e.Err == nil {
-		return []error{ErrInvalidOptions}
-	}
-	return []error{ErrInvalidOptions, e.Err}
-}
+func (errPkg) Name() string          { return "podrunner" }
+func (errPkg) InvalidOptions() error { return ErrInvalidOptions }
 
 // PodError reports a call about one pod that the runner refused. It
 // unwraps to one of the sentinels (ErrInvalidInput, ErrUnknownPod,

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodestate/nodestate/internal/errs"
 )
 
 // The package's sentinels (docs/conventions.md section 3). Every error it
@@ -96,38 +98,18 @@ func (e *PodError) Unwrap() []error {
 	return []error{e.Err, ErrInvalidInput}
 }
 
-// OptionError reports an option a constructor refused. It wraps
-// ErrInvalidOptions and, when set, Err.
-type OptionError struct {
-	// Field is the option's name, as a Go selector from the options
-	// struct (Planner.RetryMax).
-	Field string
-	// Value is the refused value, printed.
-	Value string
-	// Reason says what is wrong.
-	Reason string
-	// Err is the underlying error, if any: for Field "Version", the
-	// *kubeversion.ValueError, so that errors.Is also matches
-	// kubeversion.ErrUnsupportedVersion.
-	Err error
-}
+// OptionError reports an option a constructor refused: the option's
+// name (Field), the refused value, what is wrong (Reason) and the error
+// behind it (Err), in the one shape of every package's (internal/errs). It
+// unwraps to ErrInvalidOptions and, when set, Err.
+type OptionError = errs.OptionError[errPkg]
+
+// errPkg names the package in its errors.
+type errPkg struct{}
+
+func (errPkg) Name() string          { return "statussync" }
+func (errPkg) InvalidOptions() error { return ErrInvalidOptions }
 
 func optionError(field, value, reason string) error {
 	return &OptionError{Field: field, Value: value, Reason: reason}
-}
-
-// Error names the option, its value and what is wrong with it.
-func (e *OptionError) Error() string {
-	if e == nil {
-		return prefix + "invalid options"
-	}
-	return fmt.Sprintf("%sinvalid options: %s = %s: %s", prefix, e.Field, e.Value, e.Reason)
-}
-
-// Unwrap returns ErrInvalidOptions and, when set, Err.
-func (e *OptionError) Unwrap() []error {
-	if e == nil || e.Err == nil {
-		return []error{ErrInvalidOptions}
-	}
-	return []error{ErrInvalidOptions, e.Err}
 }

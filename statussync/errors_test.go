@@ -46,7 +46,7 @@ func TestErrors(t *testing.T) {
 			t.Errorf("Patch with %s nil: %v, want ErrInvalidInput", st.what, err)
 		}
 	}
-	const wantOpt = "statussync: invalid options: FullSyncPeriod = 0s: must be positive"
+	const wantOpt = "statussync: invalid options: FullSyncPeriod 0s: must be positive"
 	if err == nil || err.Error() != wantOpt {
 		t.Errorf("OptionError names the option, its value and what is wrong: got %v, want %q", err, wantOpt)
 	}

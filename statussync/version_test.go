@@ -204,7 +204,7 @@ func TestInvalidVersionRefused(t *testing.T) {
 		}
 	}
 	if _, err := NewCache(set); err == nil ||
-		err.Error() != "statussync: invalid options: Version = kubeversion.Version(99): unsupported Kubernetes version, supported are 1.33 to 1.37" {
+		err.Error() != "statussync: invalid options: Version kubeversion.Version(99): unsupported Kubernetes version, supported are 1.33 to 1.37" {
 		t.Errorf("error text %v", err)
 	}
 	zero := set

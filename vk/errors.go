@@ -2,9 +2,10 @@ package vk
 
 import (
 	"errors"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodestate/nodestate/internal/errs"
 )
 
 // The package's sentinel errors. Every error it returns wraps one of them.
@@ -25,31 +26,17 @@ var (
 	ErrNotInitialized = errors.New("vk: not initialized, use NewProvider")
 )
 
-// OptionError reports an option NewProvider refused. It unwraps to
-// ErrInvalidOptions and, when set, Err.
-type OptionError struct {
-	// Field is the option's name ("Name", "Runner.PodCIDR"), Value its value.
-	Field string
-	Value any
-	// Reason says what is wrong with it.
-	Reason string
-	// Err is the error behind it, if any (the option error of the package
-	// the option belongs to).
-	Err error
-}
+// OptionError reports an option a constructor refused: the option's
+// name (Field), the refused value, what is wrong (Reason) and the error
+// behind it (Err), in the one shape of every package's (internal/errs). It
+// unwraps to ErrInvalidOptions and, when set, Err.
+type OptionError = errs.OptionError[errPkg]
 
-// Error names the option, its value and what is wrong.
-func (e *OptionError) Error() string {
-	return fmt.Sprintf("vk: invalid options: %s %v: %s", e.Field, e.Value, e.Reason)
-}
+// errPkg names the package in its errors.
+type errPkg struct{}
 
-// Unwrap returns ErrInvalidOptions and Err.
-func (e *OptionError) Unwrap() []error {
-	if e.Err == nil {
-		return []error{ErrInvalidOptions}
-	}
-	return []error{ErrInvalidOptions, e.Err}
-}
+func (errPkg) Name() string          { return "vk" }
+func (errPkg) InvalidOptions() error { return ErrInvalidOptions }
 
 // PodError reports a provider call about one pod that it refused. It
 // unwraps to its Kind (ErrInvalidInput or ErrUnknownPod) and, when set,

@@ -161,9 +161,11 @@ func TestCreateRunsPod(t *testing.T) {
 	if err := h.p.CreatePod(ctx, pod); err != nil {
 		t.Errorf("CreatePod again: %v", err)
 	}
-	if s := h.p.Stats(); s.Created != 1 || s.Updated != 1 || s.Runner.Added != 1 || s.Notified == 0 {
+	if s := h.p.Stats(); s.Created != 1 || s.Updated != 1 || s.Runner.Added != 1 {
 		t.Errorf("stats: %+v", s)
 	}
+	// The notifier runs on a goroutine of its own.
+	eventually(t, "a status notified", func() bool { return h.p.Stats().Notified > 0 })
 	// The events are written by the broadcaster's goroutine.
 	want := []string{podlifecycle.ReasonPulling, podlifecycle.ReasonPulled, podlifecycle.ReasonCreated, podlifecycle.ReasonStarted}
 	reasons := map[string]bool{}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/nodestate/nodestate/internal/errs"
 )
 
 // The package's sentinel errors. Every error it returns wraps one of them.
@@ -54,23 +56,17 @@ func (e *InputError) Error() string {
 // Unwrap returns ErrInvalidInput.
 func (e *InputError) Unwrap() error { return ErrInvalidInput }
 
-// OptionError reports an option Run refused. It unwraps to
-// ErrInvalidOptions.
-type OptionError struct {
-	// Field is the option's name, Value its value.
-	Field string
-	Value any
-	// Reason says what is wrong with it.
-	Reason string
-}
+// OptionError reports an option a constructor refused: the option's
+// name (Field), the refused value, what is wrong (Reason) and the error
+// behind it (Err), in the one shape of every package's (internal/errs). It
+// unwraps to ErrInvalidOptions and, when set, Err.
+type OptionError = errs.OptionError[errPkg]
 
-// Error names the option, its value and what is wrong.
-func (e *OptionError) Error() string {
-	return fmt.Sprintf("podlifecycletest: invalid options: %s %v: %s", e.Field, e.Value, e.Reason)
-}
+// errPkg names the package in its errors.
+type errPkg struct{}
 
-// Unwrap returns ErrInvalidOptions.
-func (e *OptionError) Unwrap() error { return ErrInvalidOptions }
+func (errPkg) Name() string          { return "podlifecycletest" }
+func (errPkg) InvalidOptions() error { return ErrInvalidOptions }
 
 // RunError reports why Run stopped early: the machine refused a Step (Err
 // wraps the machine's error and ErrStep) or made no progress
