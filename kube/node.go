@@ -304,7 +304,7 @@ func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
 			user.Synced(uid, version, latency)
 		}
 	}
-	if n.engine, err = statussync.NewEngine(n.cache, &StatusTransport{Client: client}, so); err != nil {
+	if n.engine, err = statussync.NewEngine(so, n.cache, &StatusTransport{Client: client}); err != nil {
 		return nil, err
 	}
 	bo := events.DefaultBroadcasterOptions()

@@ -47,7 +47,7 @@ func newNode(tb testing.TB, n int, noGet bool) *node {
 	nd := &node{api: statussynctest.NewAPI(1), cache: newCache(tb, statussync.DefaultOptions()), clock: clocktesting.NewFakeClock(epoch)}
 	opts := statussync.DefaultEngineOptions()
 	opts.Clock, opts.Planner.NoGet = nd.clock, noGet
-	e, err := statussync.NewEngine(nd.cache, nd.api, opts)
+	e, err := statussync.NewEngine(opts, nd.cache, nd.api)
 	if err != nil {
 		tb.Fatal(err)
 	}

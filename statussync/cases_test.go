@@ -643,7 +643,7 @@ func TestBadInput(t *testing.T) {
 	if err := h.cache.TerminatePod(nil, h.now()); !errors.Is(err, ErrNilPod) {
 		t.Errorf("TerminatePod(nil): %v", err)
 	}
-	if _, err := NewEngine(h.cache, h.api, EngineOptions{}); !errors.Is(err, ErrInvalidOption) {
+	if _, err := NewEngine(EngineOptions{}, h.cache, h.api); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("zero engine options: %v", err)
 	}
 }

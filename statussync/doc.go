@@ -141,7 +141,7 @@
 // # Usage
 //
 //	cache, err := statussync.NewCache(statussync.DefaultOptions())
-//	engine, err := statussync.NewEngine(cache, transport, statussync.DefaultEngineOptions())
+//	engine, err := statussync.NewEngine(statussync.DefaultEngineOptions(), cache, transport)
 //	go engine.Run(ctx)
 //	...
 //	cache.SetPodStatus(pod, status, time.Now())

@@ -87,7 +87,7 @@ type Engine struct {
 // NewEngine returns an engine that syncs cache through transport. It
 // returns an error wrapping ErrInvalidOptions for a nil cache or transport
 // or invalid options.
-func NewEngine(cache *Cache, transport Transport, opts EngineOptions) (*Engine, error) {
+func NewEngine(opts EngineOptions, cache *Cache, transport Transport) (*Engine, error) {
 	if transport == nil {
 		return nil, optionError("transport", "nil", "must be set")
 	}
@@ -97,7 +97,7 @@ func NewEngine(cache *Cache, transport Transport, opts EngineOptions) (*Engine, 
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
-	planner, err := NewPlanner(cache, opts.Planner)
+	planner, err := NewPlanner(opts.Planner, cache)
 	if err != nil {
 		return nil, err
 	}

@@ -38,11 +38,6 @@ var (
 	ErrNotCached error = &inputError{"pod status not cached"}
 )
 
-// ErrInvalidOption is the former name of ErrInvalidOptions.
-//
-// Deprecated: use ErrInvalidOptions.
-var ErrInvalidOption = ErrInvalidOptions
-
 const prefix = "statussync: "
 
 // inputError is a kind of invalid input.

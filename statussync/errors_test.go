@@ -24,12 +24,12 @@ func TestErrors(t *testing.T) {
 	if err == nil || err.Error() != want || !errors.Is(err, statussync.ErrInvalidInput) || !errors.Is(err, statussync.ErrUnknownContainer) {
 		t.Errorf("got %v, want %q wrapping ErrInvalidInput and ErrUnknownContainer", err, want)
 	}
-	_, err = statussync.NewEngine(cache, statussynctest.NewAPI(1), statussync.EngineOptions{})
+	_, err = statussync.NewEngine(statussync.EngineOptions{}, cache, statussynctest.NewAPI(1))
 	var oe *statussync.OptionError
 	if !errors.Is(err, statussync.ErrInvalidOptions) || !errors.As(err, &oe) || oe.Field != "FullSyncPeriod" || strings.Count(err.Error(), "statussync:") != 1 {
 		t.Errorf("zero EngineOptions: %v", err)
 	}
-	if _, err := statussync.NewPlanner(nil, statussync.DefaultPlannerOptions()); !errors.Is(err, statussync.ErrInvalidOptions) {
+	if _, err := statussync.NewPlanner(statussync.DefaultPlannerOptions(), nil); !errors.Is(err, statussync.ErrInvalidOptions) {
 		t.Errorf("a nil cache: %v", err)
 	}
 	if err := (&statussync.Engine{}).Run(context.Background()); !errors.Is(err, statussync.ErrNotInitialized) {

@@ -37,7 +37,7 @@ func ExampleEngine_SyncOnce() {
 	cache, _ := statussync.NewCache(statussync.DefaultOptions())
 	opts := statussync.DefaultEngineOptions()
 	opts.Clock = clock
-	engine, _ := statussync.NewEngine(cache, api, opts)
+	engine, _ := statussync.NewEngine(opts, cache, api)
 
 	for _, phase := range []v1.PodPhase{v1.PodPending, v1.PodRunning, v1.PodRunning} {
 		_, changed, _ := cache.SetPodStatus(pod, v1.PodStatus{Phase: phase}, clock.Now())
@@ -65,7 +65,7 @@ func ExampleCache_TerminatePod() {
 	cache, _ := statussync.NewCache(statussync.DefaultOptions())
 	opts := statussync.DefaultEngineOptions()
 	opts.Clock = clock
-	engine, _ := statussync.NewEngine(cache, api, opts)
+	engine, _ := statussync.NewEngine(opts, cache, api)
 
 	running := v1.PodStatus{Phase: v1.PodRunning, ContainerStatuses: []v1.ContainerStatus{{Name: "app",
 		State: v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: now}}}}}

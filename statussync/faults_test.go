@@ -38,7 +38,7 @@ func newScripted(t *testing.T, noGet bool) *scripted {
 	s.cache = newCache(t, statussync.DefaultOptions())
 	opts := statussync.DefaultEngineOptions()
 	opts.Clock, opts.Planner.NoGet = s.clock, noGet
-	e, err := statussync.NewEngine(s.cache, s.api, opts)
+	e, err := statussync.NewEngine(opts, s.cache, s.api)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestRunDoesNotSpinAfterBackOff(t *testing.T) {
 						cancel() // spinning: stop it so that time can move on
 					}
 				}
-				engine, err := statussync.NewEngine(cache, api, opts)
+				engine, err := statussync.NewEngine(opts, cache, api)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -321,7 +321,7 @@ func quietPasses(t *testing.T, wait time.Duration) (fast int64) {
 				cancel() // spinning: stop it so that time can move on
 			}
 		}
-		engine, err := statussync.NewEngine(cache, api, opts)
+		engine, err := statussync.NewEngine(opts, cache, api)
 		if err != nil {
 			t.Fatal(err)
 		}

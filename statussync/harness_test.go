@@ -40,7 +40,7 @@ func newHarness(t *testing.T, opts Options, mutate ...func(*EngineOptions)) *har
 	for _, m := range mutate {
 		m(&eo)
 	}
-	e, err := NewEngine(h.cache, h.api, eo)
+	e, err := NewEngine(eo, h.cache, h.api)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func newWorld(t *rapid.T, noGet bool, passes bool) *world {
 func (w *world) setup(t *rapid.T, opts statussync.EngineOptions, observe bool) {
 	w.api, w.hist = statussynctest.NewAPI(rapid.Int64().Draw(t, "seed")), statussynctest.NewHistory()
 	w.cache = newCache(t, statussync.DefaultOptions())
-	e, err := statussync.NewEngine(w.cache, w.api, opts)
+	e, err := statussync.NewEngine(opts, w.cache, w.api)
 	if err != nil {
 		t.Fatal(err)
 	}

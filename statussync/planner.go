@@ -201,7 +201,7 @@ type Planner struct {
 
 // NewPlanner returns a planner for the statuses of cache. It returns an
 // error wrapping ErrInvalidOptions for a nil cache or invalid options.
-func NewPlanner(cache *Cache, opts PlannerOptions) (*Planner, error) {
+func NewPlanner(opts PlannerOptions, cache *Cache) (*Planner, error) {
 	if cache == nil || cache.pods == nil {
 		return nil, optionError("cache", "nil", "must be a Cache from NewCache")
 	}

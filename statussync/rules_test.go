@@ -275,7 +275,7 @@ func TestVersionStoredDuringPass(t *testing.T) {
 			eo := DefaultEngineOptions()
 			eo.Clock = clk
 			eo.Hooks.Synced = func(_ types.UID, v uint64, _ time.Duration) { synced = append(synced, v) }
-			engine, err := NewEngine(cache, api, eo)
+			engine, err := NewEngine(eo, cache, api)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -334,7 +334,7 @@ func TestObserveIgnoresPodsWithoutIdentity(t *testing.T) {
 			}
 		}
 		// Planner.Observe has the same contract.
-		p, err := NewPlanner(h.cache, DefaultPlannerOptions())
+		p, err := NewPlanner(DefaultPlannerOptions(), h.cache)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -370,7 +370,7 @@ func TestRetryBackOff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := NewPlanner(cache, DefaultPlannerOptions())
+		p, err := NewPlanner(DefaultPlannerOptions(), cache)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -708,8 +708,8 @@ func TestOptionsValidationRule(t *testing.T) {
 		c := defaultCache(t)
 		eo := DefaultEngineOptions()
 		tt.change(&eo)
-		_, err := NewEngine(c, statussynctest.NewAPI(1), eo)
-		_, perr := NewPlanner(c, eo.Planner)
+		_, err := NewEngine(eo, c, statussynctest.NewAPI(1))
+		_, perr := NewPlanner(eo.Planner, c)
 		var oe *OptionError
 		switch {
 		case tt.wantField == "" && (err != nil || perr != nil):

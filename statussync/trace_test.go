@@ -42,7 +42,7 @@ func newTracer(t *testing.T, o statussync.Options, noGet bool) *tracer {
 	tr := &tracer{t: t, api: api, cache: newCache(t, o), now: epoch}
 	po := statussync.DefaultPlannerOptions()
 	po.NoGet = noGet
-	p, err := statussync.NewPlanner(tr.cache, po)
+	p, err := statussync.NewPlanner(po, tr.cache)
 	if err != nil {
 		t.Fatal(err)
 	}

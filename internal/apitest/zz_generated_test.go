@@ -5821,13 +5821,13 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.NewEngine", func(t *testing.T) {
 		guard(t, "statussync.NewEngine", func() string {
-			_, _ = statussync.NewEngine(nil, nil, statussync.EngineOptions{})
+			_, _ = statussync.NewEngine(statussync.EngineOptions{}, nil, nil)
 			return ""
 		})
 	})
 	t.Run("statussync.NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.NewPlanner", func() string {
-			_, _ = statussync.NewPlanner(nil, statussync.PlannerOptions{})
+			_, _ = statussync.NewPlanner(statussync.PlannerOptions{}, nil)
 			return ""
 		})
 	})
@@ -6070,7 +6070,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func() string {
-			r, err := build73(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6097,7 +6097,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPI", func() string {
-			r, err := build73(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6124,7 +6124,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPI", func() string {
-			r, err := build73(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6151,7 +6151,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPI", func() string {
-			r, err := build73(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6178,7 +6178,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPI", func() string {
-			r, err := build73(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6205,7 +6205,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPI", func() string {
-			r, err := build73(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6232,7 +6232,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func() string {
-			r, err := build73(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6259,7 +6259,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPI", func() string {
-			r, err := build73(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6286,7 +6286,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPI", func() string {
-			r, err := build73(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6313,7 +6313,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPI", func() string {
-			r, err := build73(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6340,7 +6340,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPI", func() string {
-			r, err := build73(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6367,7 +6367,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPI", func() string {
-			r, err := build73(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6394,7 +6394,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPI", func() string {
-			r, err := build73(ctx)
+			r, err := build74(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6965,23 +6965,23 @@ func build72(ctx context.Context) (r *podrunner.Runner, err error) {
 	return podrunner.New(a0, a1, nil)
 }
 
-// build73 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
-func build73(ctx context.Context) (r *statussynctest.API, err error) {
-	return statussynctest.NewAPI(0), nil
+// build73 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
+func build73(ctx context.Context) (r statussync.EngineOptions, err error) {
+	return statussync.DefaultEngineOptions(), nil
 }
 
-// build74 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
-func build74(ctx context.Context) (r statussync.EngineOptions, err error) {
-	return statussync.DefaultEngineOptions(), nil
+// build74 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
+func build74(ctx context.Context) (r *statussynctest.API, err error) {
+	return statussynctest.NewAPI(0), nil
 }
 
 // build75 builds a *statussync.Engine with statussync.NewEngine.
 func build75(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, err := build71(ctx)
+	a0, _ := build73(ctx)
+	a1, err := build71(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build73(ctx)
 	a2, _ := build74(ctx)
 	return statussync.NewEngine(a0, a1, a2)
 }
@@ -7002,11 +7002,11 @@ func build77(ctx context.Context) (r statussync.PlannerOptions, err error) {
 
 // build78 builds a *statussync.Planner with statussync.NewPlanner.
 func build78(ctx context.Context) (r *statussync.Planner, err error) {
-	a0, err := build71(ctx)
+	a0, _ := build77(ctx)
+	a1, err := build71(ctx)
 	if err != nil {
 		return r, err
 	}
-	a1, _ := build77(ctx)
 	return statussync.NewPlanner(a0, a1)
 }
 

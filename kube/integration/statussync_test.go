@@ -43,7 +43,7 @@ func newAgent(t *testing.T, identity string, noGet bool) *agent {
 	a := &agent{cache: cache, clock: clocktesting.NewFakeClock(epoch), calls: calls, client: cs}
 	opts := statussync.DefaultEngineOptions()
 	opts.Clock, opts.Planner.NoGet = a.clock, noGet
-	e, err := statussync.NewEngine(a.cache, &kube.StatusTransport{Client: cs}, opts)
+	e, err := statussync.NewEngine(opts, a.cache, &kube.StatusTransport{Client: cs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func newEngineWithHook(t *testing.T, a *agent, hook func(verb string, err error)
 	t.Helper()
 	opts := statussync.DefaultEngineOptions()
 	opts.Clock, opts.Hooks.Request = a.clock, hook
-	e, err := statussync.NewEngine(a.cache, &kube.StatusTransport{Client: a.client}, opts)
+	e, err := statussync.NewEngine(opts, a.cache, &kube.StatusTransport{Client: a.client})
 	if err != nil {
 		t.Fatal(err)
 	}

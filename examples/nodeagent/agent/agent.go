@@ -165,7 +165,7 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 			}
 		},
 	}
-	if a.engine, err = statussync.NewEngine(a.cache, transport, eo); err != nil {
+	if a.engine, err = statussync.NewEngine(eo, a.cache, transport); err != nil {
 		return nil, err
 	}
 
