@@ -69,6 +69,7 @@ test-short:
 lint:
 	@bash kube/hack/check-aligned.sh
 	@go run ./internal/cmd/specrefs
+	@go run ./internal/cmd/conventions . ./kube ./vk
 	@tmp=$$(mktemp); trap 'rm -f $$tmp' EXIT; go run ./internal/cmd/apigen -o $$tmp && \
 	  diff -u internal/apitest/zz_generated_test.go $$tmp || { echo "internal/apitest/zz_generated_test.go is stale: run go generate ./internal/apitest"; exit 1; }
 	@go run ./internal/cmd/genversions -check

@@ -32,7 +32,7 @@ const (
 
 // BackoffOptions shapes a [Backoff]: the first delay, the cap of the
 // doubling, and how long an entry may go without an update before it starts
-// over. [DefaultImagePullOptions] and [CrashLoopOptions.BackoffOptions] give
+// over. [DefaultBackoffOptions] and [CrashLoopOptions.BackoffOptions] give
 // the kubelet's two.
 type BackoffOptions struct {
 	// Initial is the first delay.
@@ -102,9 +102,10 @@ func (o CrashLoopOptions) BackoffOptions() (BackoffOptions, error) {
 	return c, nil
 }
 
-// DefaultImagePullOptions returns the image-pull back-off: 10s doubling to 300s,
-// reset after 10 minutes without an update.
-func DefaultImagePullOptions() BackoffOptions {
+// DefaultBackoffOptions returns the kubelet's image-pull back-off, which is
+// also the crash-loop back-off's shape: 10s doubling to 300s, reset after
+// 10 minutes without an update.
+func DefaultBackoffOptions() BackoffOptions {
 	return BackoffOptions{Initial: ImagePullInitial, Max: ImagePullMax, ResetAfter: 2 * ImagePullMax}
 }
 

@@ -166,7 +166,7 @@ func TestBackoffExpiredSinceUpdate(t *testing.T) {
 // TestImagePullAlternation traces section 11: the Waiting reason alternates
 // between ErrImagePull and ImagePullBackOff as the delay doubles.
 func TestImagePullAlternation(t *testing.T) {
-	b := mustBackoff(t, DefaultImagePullOptions(), nil)
+	b := mustBackoff(t, DefaultBackoffOptions(), nil)
 	pod := onePod(v1.RestartPolicyAlways, "a")
 	m := mustMachine(t, DefaultOptions(), pod, "a")
 	key := ImagePullKey(pod.UID, "img-a")

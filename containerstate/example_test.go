@@ -65,7 +65,7 @@ func ExampleMachine_crashLoop() {
 func ExampleMachine_imagePullBackOff() {
 	pod := containerstate.Pod{Spec: &v1.PodSpec{Containers: []v1.Container{{Name: "app", Image: "registry.example/app:missing"}}}, UID: "7f3c"}
 	m, _ := containerstate.NewMachine(containerstate.DefaultOptions(), pod, "app")
-	backoff, _ := containerstate.NewBackoff(containerstate.DefaultImagePullOptions())
+	backoff, _ := containerstate.NewBackoff(containerstate.DefaultBackoffOptions())
 	key := containerstate.ImagePullKey(pod.UID, "registry.example/app:missing")
 	last := ""
 	for sec := 0; sec <= 70; sec += 5 {

@@ -158,7 +158,11 @@ func (b *Broadcaster) addSink(sink Sink, opts CorrelatorOptions, goroutine bool)
 	}
 	qo := b.opts.Queue
 	qo.Rand = b.rand
-	q, err := NewSinkQueue(qo, opts)
+	c, err := NewCorrelator(opts)
+	if err != nil {
+		return err
+	}
+	q, err := NewSinkQueue(qo, c)
 	if err != nil {
 		return err
 	}

@@ -75,9 +75,21 @@ type SpamFilterOptions struct {
 func DefaultCorrelatorOptions() CorrelatorOptions {
 	return CorrelatorOptions{
 		CacheSize:   DefaultCacheSize,
-		Aggregation: AggregationOptions{MaxEvents: DefaultMaxEvents, Window: DefaultWindow},
-		SpamFilter:  SpamFilterOptions{Burst: DefaultBurst, QPS: DefaultQPS},
+		Aggregation: DefaultAggregationOptions(),
+		SpamFilter:  DefaultSpamFilterOptions(),
 	}
+}
+
+// DefaultAggregationOptions returns client-go's aggregation: DefaultMaxEvents distinct
+// messages within DefaultWindow.
+func DefaultAggregationOptions() AggregationOptions {
+	return AggregationOptions{MaxEvents: DefaultMaxEvents, Window: DefaultWindow}
+}
+
+// DefaultSpamFilterOptions returns client-go's spam filter: buckets of DefaultBurst tokens
+// refilled at DefaultQPS, keyed by source, object and type.
+func DefaultSpamFilterOptions() SpamFilterOptions {
+	return SpamFilterOptions{Burst: DefaultBurst, QPS: DefaultQPS}
 }
 
 // Validate reports the first invalid field of o as an *OptionError (matching

@@ -216,7 +216,11 @@ func ExampleBroadcaster_Flush() {
 
 // The pure queue: time is an argument, the caller makes the requests.
 func ExampleSinkQueue() {
-	q, err := events.NewSinkQueue(events.DefaultSinkQueueOptions(), events.DefaultCorrelatorOptions())
+	c, err := events.NewCorrelator(events.DefaultCorrelatorOptions())
+	if err != nil {
+		panic(err)
+	}
+	q, err := events.NewSinkQueue(events.DefaultSinkQueueOptions(), c)
 	if err != nil {
 		panic(err)
 	}

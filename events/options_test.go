@@ -41,7 +41,7 @@ func TestBroadcasterOptions(t *testing.T) {
 				t.Errorf("%s: got %v", c.field, err)
 			}
 		}
-		if _, err := events.NewSinkQueue(bo.Queue, events.DefaultCorrelatorOptions()); !errors.Is(err, events.ErrInvalidOptions) {
+		if _, err := events.NewSinkQueue(bo.Queue, mustCorrelator(t, events.DefaultCorrelatorOptions())); !errors.Is(err, events.ErrInvalidOptions) {
 			t.Errorf("%s: NewSinkQueue got %v", c.field, err)
 		}
 	}

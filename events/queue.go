@@ -321,15 +321,15 @@ type SinkQueue struct {
 	invalid    uint64
 }
 
-// NewSinkQueue returns an empty queue with its own Correlator, or an *OptionError (matching
-// ErrInvalidOptions) for invalid options of either.
-func NewSinkQueue(opts SinkQueueOptions, correlator CorrelatorOptions) (*SinkQueue, error) {
+// NewSinkQueue returns an empty queue that correlates its events with c, which it owns from
+// then on (a queue's correlator is its own: NewCorrelator), or an *OptionError (matching
+// ErrInvalidOptions) for invalid options or a nil correlator.
+func NewSinkQueue(opts SinkQueueOptions, c *Correlator) (*SinkQueue, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := NewCorrelator(correlator)
-	if err != nil {
-		return nil, err
+	if c == nil {
+		return nil, &OptionError{Field: "correlator", Reason: "a correlator is required (NewCorrelator)"}
 	}
 	if opts.Rand == nil {
 		opts.Rand = globalRand{}

@@ -57,7 +57,7 @@ func newQueue(t *testing.T, r events.Rand) *events.SinkQueue {
 	t.Helper()
 	o := events.DefaultSinkQueueOptions()
 	o.Rand = r
-	q, err := events.NewSinkQueue(o, events.DefaultCorrelatorOptions())
+	q, err := events.NewSinkQueue(o, mustCorrelator(t, events.DefaultCorrelatorOptions()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func fullQueueOf2(t *testing.T) (*events.SinkQueue, func(i int) error) {
 	t.Helper()
 	o := events.DefaultSinkQueueOptions()
 	o.QueueSize = 2
-	q, err := events.NewSinkQueue(o, events.DefaultCorrelatorOptions())
+	q, err := events.NewSinkQueue(o, mustCorrelator(t, events.DefaultCorrelatorOptions()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestSinkQueueFull(t *testing.T) {
 func TestSinkQueueSpamSkip(t *testing.T) {
 	co := events.DefaultCorrelatorOptions()
 	co.SpamFilter.Burst = 1
-	q, err := events.NewSinkQueue(events.DefaultSinkQueueOptions(), co)
+	q, err := events.NewSinkQueue(events.DefaultSinkQueueOptions(), mustCorrelator(t, co))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func TestSinkQueueModel(t *testing.T) {
 		o.Rand = half{}
 		co := events.DefaultCorrelatorOptions()
 		co.SpamFilter.Burst = 3
-		q, err := events.NewSinkQueue(o, co)
+		q, err := events.NewSinkQueue(o, mustCorrelator(rt, co))
 		if err != nil {
 			rt.Fatal(err)
 		}

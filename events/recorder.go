@@ -20,7 +20,7 @@ type RecorderOptions struct {
 	// with the core/v1 types.
 	Scheme *runtime.Scheme
 	// Clock stamps events (and names them); nil is the broadcaster's clock.
-	Clock clock.PassiveClock
+	Clock clock.Clock
 	// Rand draws the random UUIDs that name events whose object name makes no valid event
 	// name; nil is math/rand/v2's process-wide source.
 	Rand Rand

@@ -41,7 +41,7 @@
 // The default runtime, [SimulatedRuntime], runs no process: per container, the annotation
 // "sim.nodestate.io/<container>" holds how it behaves (simruntime's clauses: "run 30s
 // exit 1; pull fail 2; readiness fail 0s-20s; ignore-sigterm 10s"); without one a container
-// runs until it is killed and its probes pass. With [NodeOptions].Listen the node serves over
+// runs until it is killed and its probes pass. With [Options].Listen the node serves over
 // HTTPS what the API server and a scraper ask of a kubelet: kubectl logs of the simulated
 // containers, /healthz, and a Prometheus /metrics with the kubelet's series
 // (kubelet_running_pods, kubelet_running_containers, kubelet_started_pods_total,

@@ -16,7 +16,7 @@ var (
 	// ErrInvalidInput is wrapped by the errors of a call with a nil object or an empty name:
 	// nothing was sent.
 	ErrInvalidInput = errors.New("kube: invalid input")
-	// ErrInvalidOptions is wrapped by the errors NewNode returns for bad NodeOptions.
+	// ErrInvalidOptions is wrapped by the errors NewNode returns for bad Options.
 	ErrInvalidOptions = errors.New("kube: invalid options")
 )
 

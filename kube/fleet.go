@@ -49,7 +49,7 @@ type FleetOptions struct {
 	// (spec.podCIDR) wins, as for a single Node.
 	PodCIDR          string
 	NodeCIDRMaskSize int
-	// Listen is the host the nodes serve HTTPS on (see NodeOptions.Listen):
+	// Listen is the host the nodes serve HTTPS on (see Options.Listen):
 	// the k-th node of this fleet (from 0) listens on Listen:(Node.Port+k)
 	// and reports that port as its kubelet endpoint. Empty serves nothing,
 	// and every node reports Node.Port.
@@ -57,14 +57,14 @@ type FleetOptions struct {
 	// Node is every node's options. Its Name, PodCIDR and Listen must be
 	// empty: the fleet sets them per node. FleetShardLabel is added to its
 	// Labels, and its Logger gets the node's name as the value "node".
-	Node NodeOptions
+	Node Options
 }
 
 // DefaultFleetOptions returns the options of a fleet of n nodes called
 // prefix0 to prefix(n-1), shard "0", pod CIDRs the /24s of 10.244.0.0/16 (so
-// at most 256 nodes), serving nothing, each node with DefaultNodeOptions.
+// at most 256 nodes), serving nothing, each node with DefaultOptions.
 func DefaultFleetOptions(prefix string, n int) FleetOptions {
-	node := DefaultNodeOptions("")
+	node := DefaultOptions("")
 	node.PodCIDR = ""
 	return FleetOptions{NamePrefix: prefix, Nodes: n, Shard: "0",
 		PodCIDR: "10.244.0.0/16", NodeCIDRMaskSize: 24, Node: node}
@@ -117,7 +117,7 @@ type FleetStats struct {
 //
 // The client needs more than a node's identity, which may read and write
 // only its own Node, Lease and pods: see FleetClusterRole.
-func NewFleet(client kubernetes.Interface, opts FleetOptions) (*Fleet, error) {
+func NewFleet(opts FleetOptions, client kubernetes.Interface) (*Fleet, error) {
 	if client == nil {
 		return nil, optionError("client", "nil", "a client is required")
 	}
@@ -185,7 +185,7 @@ func NewFleet(client kubernetes.Interface, opts FleetOptions) (*Fleet, error) {
 			no.Listen = net.JoinHostPort(opts.Listen, strconv.Itoa(int(no.Port)))
 		}
 		no.Logger = opts.Node.Logger.WithValues("node", no.Name)
-		n, err := NewNode(client, no)
+		n, err := NewNode(no, client)
 		if err != nil {
 			var oe *OptionError
 			if errors.As(err, &oe) {

@@ -53,14 +53,14 @@ func TestNewFleetRefuses(t *testing.T) {
 		t.Run(tc.field, func(t *testing.T) {
 			opts := kube.DefaultFleetOptions("fleet-", 3)
 			tc.edit(&opts)
-			_, err := kube.NewFleet(cs, opts)
+			_, err := kube.NewFleet(opts, cs)
 			var oe *kube.OptionError
 			if !errors.Is(err, kube.ErrInvalidOptions) || !errors.As(err, &oe) || oe.Field != tc.field {
 				t.Fatalf("NewFleet: %v, want an *OptionError for %s", err, tc.field)
 			}
 		})
 	}
-	if _, err := kube.NewFleet(nil, kube.DefaultFleetOptions("fleet-", 3)); !errors.Is(err, kube.ErrInvalidOptions) {
+	if _, err := kube.NewFleet(kube.DefaultFleetOptions("fleet-", 3), nil); !errors.Is(err, kube.ErrInvalidOptions) {
 		t.Errorf("NewFleet(nil client): %v", err)
 	}
 	if err := new(kube.Fleet).Run(context.Background()); !errors.Is(err, kube.ErrNotInitialized) {
@@ -77,7 +77,7 @@ func TestFleetNodes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cs := fake.NewClientset()
-	f, err := kube.NewFleet(cs, opts)
+	f, err := kube.NewFleet(opts, cs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestFleetSlowNodeBlocksNoOther(t *testing.T) {
 	release := make(chan struct{})
 	opts := kube.DefaultFleetOptions("f-", 3)
 	opts.Node.Runtime = blockingRuntime("slow", release)
-	f, err := kube.NewFleet(cs, opts)
+	f, err := kube.NewFleet(opts, cs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestLeaseRenewedWithOnePut(t *testing.T) {
 func TestFleetRefusesAnotherShardsNode(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	cs := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "f-1", Labels: map[string]string{kube.FleetShardLabel: "other"}}})
-	f, err := kube.NewFleet(cs, kube.DefaultFleetOptions("f-", 2))
+	f, err := kube.NewFleet(kube.DefaultFleetOptions("f-", 2), cs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestFleetServes(t *testing.T) {
 		opts := kube.DefaultFleetOptions("s-", 2)
 		opts.Listen, opts.Node.Port = "127.0.0.1", int32(base)
 		var err error
-		if f, err = kube.NewFleet(cs, opts); err != nil {
+		if f, err = kube.NewFleet(opts, cs); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel = context.WithCancel(context.Background())
@@ -333,7 +333,7 @@ func TestFleetServes(t *testing.T) {
 
 // TestInvalidVersionRefused: NewNode and NewFleet refuse a Version in the
 // node options that is none of kubeversion's constants, whether set in
-// Lifecycle or Kubelet or kept by DefaultNodeOptionsFor, with an
+// Lifecycle or Kubelet or kept by DefaultOptionsFor, with an
 // *OptionError naming the field that matches ErrInvalidOptions and
 // kubeversion.ErrUnsupportedVersion, instead of running the node as 1.37.
 func TestInvalidVersionRefused(t *testing.T) {
@@ -342,12 +342,12 @@ func TestInvalidVersionRefused(t *testing.T) {
 	cases := []struct {
 		name  string
 		field string
-		edit  func(*kube.NodeOptions)
+		edit  func(*kube.Options)
 	}{
-		{"invalid Version refused (Lifecycle)", "Lifecycle.Version", func(o *kube.NodeOptions) { o.Lifecycle.Version = bad }},
-		{"invalid Version refused (Kubelet)", "Kubelet.Version", func(o *kube.NodeOptions) { o.Kubelet.Version = bad }},
-		{"invalid Version refused (DefaultNodeOptionsFor keeps it)", "Lifecycle.Version", func(o *kube.NodeOptions) {
-			*o = kube.DefaultNodeOptionsFor(o.Name, bad)
+		{"invalid Version refused (Lifecycle)", "Lifecycle.Version", func(o *kube.Options) { o.Lifecycle.Version = bad }},
+		{"invalid Version refused (Kubelet)", "Kubelet.Version", func(o *kube.Options) { o.Kubelet.Version = bad }},
+		{"invalid Version refused (DefaultOptionsFor keeps it)", "Lifecycle.Version", func(o *kube.Options) {
+			*o = kube.DefaultOptionsFor(o.Name, bad)
 		}},
 	}
 	check := func(call, name, field string, err error) {
@@ -360,9 +360,9 @@ func TestInvalidVersionRefused(t *testing.T) {
 		}
 	}
 	for _, tc := range cases {
-		node := kube.DefaultNodeOptions("node-1")
+		node := kube.DefaultOptions("node-1")
 		tc.edit(&node)
-		n, err := kube.NewNode(cs, node)
+		n, err := kube.NewNode(node, cs)
 		if n != nil {
 			t.Errorf("NewNode: %s: returned a node", tc.name)
 		}
@@ -371,13 +371,13 @@ func TestInvalidVersionRefused(t *testing.T) {
 		fleet := kube.DefaultFleetOptions("fleet-", 2)
 		tc.edit(&fleet.Node)
 		fleet.Node.Name, fleet.Node.PodCIDR = "", ""
-		_, err = kube.NewFleet(cs, fleet)
+		_, err = kube.NewFleet(fleet, cs)
 		check("NewFleet", tc.name, "Node."+tc.field, err)
 	}
-	node := kube.DefaultNodeOptions("node-1")
+	node := kube.DefaultOptions("node-1")
 	node.Kubelet.Version = bad
 	want := `kube: invalid options: Kubelet.Version "kubeversion.Version(99)": unsupported Kubernetes version, supported are 1.33 to 1.37`
-	if _, err := kube.NewNode(cs, node); err == nil || err.Error() != want {
+	if _, err := kube.NewNode(node, cs); err == nil || err.Error() != want {
 		t.Errorf("error text %v; want %s", err, want)
 	}
 }

@@ -44,9 +44,9 @@ func TestSlowVolumeLookupDelaysNoLease(t *testing.T) {
 		Spec: corev1.PodSpec{NodeName: "n", Volumes: []corev1.Volume{cmVol("cfg", "settings", nil)},
 			Containers: []corev1.Container{{Name: "app", Image: "app:1", VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/cfg"}}}}}}
 	cs := fake.NewClientset(pod)
-	opts := DefaultNodeOptions("n")
+	opts := DefaultOptions("n")
 	opts.Clock = clk
-	n, err := NewNode(cs, opts)
+	n, err := NewNode(opts, cs)
 	if err != nil {
 		t.Fatal(err)
 	}

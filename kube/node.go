@@ -30,16 +30,16 @@ import (
 
 // KubeletVersion is the version a Node reports in its nodeInfo by default:
 // the Kubernetes release whose kubelet nodestate follows. A node made with
-// DefaultNodeOptionsFor reports the release of its version instead.
+// DefaultOptionsFor reports the release of its version instead.
 const KubeletVersion = "v1.37.2"
 
-// NodeOptions configures a Node. Start from DefaultNodeOptions.
-type NodeOptions struct {
+// Options configures a Node. Start from DefaultOptions.
+type Options struct {
 	// Name is the node's name; the client should authenticate as
 	// system:node:<Name> in the group system:nodes.
 	Name string
 	// Clock is the node's time. Nil is the real clock.
-	Clock clock.WithTicker
+	Clock clock.Clock
 	// Capacity and Allocatable are the node's resources ("cpu", "memory",
 	// "pods", ...). Allocatable bounds what admission accepts.
 	Capacity, Allocatable corev1.ResourceList
@@ -88,7 +88,7 @@ type NodeOptions struct {
 	Logger logr.Logger
 }
 
-// DefaultNodeOptionsFor returns DefaultNodeOptions(name) for a node that
+// DefaultOptionsFor returns DefaultOptions(name) for a node that
 // behaves as the kubelet of Kubernetes minor v: its pods' lifecycle and pod
 // status cache take v's defaults (podlifecycle.DefaultOptionsFor, and
 // through Lifecycle statussync's), its node status loop takes
@@ -97,8 +97,8 @@ type NodeOptions struct {
 // version-dependent rule (docs/versions.md row EV-V1). A v that is none of
 // kubeversion's constants is kept in Lifecycle and Kubelet, so that NewNode
 // refuses it.
-func DefaultNodeOptionsFor(name string, v kubeversion.Version) NodeOptions {
-	opts := DefaultNodeOptions(name)
+func DefaultOptionsFor(name string, v kubeversion.Version) Options {
+	opts := DefaultOptions(name)
 	opts.Lifecycle = podlifecycle.DefaultOptionsFor(v)
 	opts.Lifecycle.Rand = processRand{}
 	opts.Kubelet = nodecondition.DefaultKubeletOptionsFor(v)
@@ -130,21 +130,21 @@ type processRand struct{}
 
 func (processRand) Float64() float64 { return rand.Float64() }
 
-// DefaultNodeOptions returns the options of a node called name: 4 CPUs,
+// DefaultOptions returns the options of a node called name: 4 CPUs,
 // 16 GiB, 100 GiB of ephemeral storage and 110 pods, pod IPs from
 // 10.244.0.0/24, address 127.0.0.1 and port 10250, no Hostname address,
 // the kubelet's jitter of requeues and probe delays (from the process-wide
 // random source), the status engine in NoGet mode (no GET before a status
 // PATCH: the node's watch has the pod), and the kubelet's defaults for
 // everything else.
-func DefaultNodeOptions(name string) NodeOptions {
+func DefaultOptions(name string) Options {
 	res := corev1.ResourceList{
 		corev1.ResourceCPU:              resource.MustParse("4"),
 		corev1.ResourceMemory:           resource.MustParse("16Gi"),
 		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
 		corev1.ResourcePods:             resource.MustParse("110"),
 	}
-	return NodeOptions{
+	return Options{
 		Name: name, Capacity: res, Allocatable: res.DeepCopy(),
 		PodCIDR: "10.244.0.0/24", Address: "127.0.0.1", Port: 10250,
 		Lifecycle: lifecycleWithJitter(),
@@ -168,8 +168,8 @@ func DefaultNodeOptions(name string) NodeOptions {
 type Node struct {
 	client  kubernetes.Interface
 	objects mountObjects // what pods' volumes and runtime classes name
-	opts    NodeOptions
-	clock   clock.WithTicker
+	opts    Options
+	clock   clock.Clock
 	log     logr.Logger
 
 	metrics *nodeMetrics
@@ -242,7 +242,7 @@ type NodeStats struct {
 // kubeversion's constants is refused as "Lifecycle.Version" or
 // "Kubelet.Version", and the error also matches
 // kubeversion.ErrUnsupportedVersion.
-func NewNode(client kubernetes.Interface, opts NodeOptions) (*Node, error) {
+func NewNode(opts Options, client kubernetes.Interface) (*Node, error) {
 	if client == nil {
 		return nil, optionError("client", "nil", "a client is required")
 	}
@@ -398,11 +398,11 @@ func (n *Node) claim() error {
 func (n *Node) Name() string { return n.opts.Name }
 
 // PodCIDR returns the range the node hands pod IPs out from: its
-// NodeOptions.PodCIDR, or the spec.podCIDR the cluster assigned its Node.
+// Options.PodCIDR, or the spec.podCIDR the cluster assigned its Node.
 func (n *Node) PodCIDR() string { return n.runner.PodCIDR() }
 
 // ServingAddress returns the address the node's HTTPS server listens on,
-// once Run started it ("" before, or without NodeOptions.Listen).
+// once Run started it ("" before, or without Options.Listen).
 func (n *Node) ServingAddress() string {
 	n.mu.Lock()
 	defer n.mu.Unlock()

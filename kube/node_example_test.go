@@ -32,7 +32,7 @@ func ExampleNode() {
 	}
 	defer w.Stop()
 
-	n, err := kube.NewNode(cs, kube.DefaultNodeOptions("node-1"))
+	n, err := kube.NewNode(kube.DefaultOptions("node-1"), cs)
 	if err != nil {
 		fmt.Println(err)
 		return

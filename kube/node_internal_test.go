@@ -184,7 +184,7 @@ func TestNodeVersionProfile(t *testing.T) {
 		{kubeversion.Default, KubeletVersion},
 	}
 	for _, c := range cases {
-		opts := DefaultNodeOptionsFor("n1", c.v)
+		opts := DefaultOptionsFor("n1", c.v)
 		want := podlifecycle.DefaultOptionsFor(c.v)
 		want.Rand = processRand{} // a node on a real clock jitters as the kubelet does
 		if diff := cmp.Diff(want, opts.Lifecycle, cmpopts.IgnoreUnexported(podlifecycle.Options{})); diff != "" {
@@ -193,7 +193,7 @@ func TestNodeVersionProfile(t *testing.T) {
 		if opts.Kubelet.Version != c.v {
 			t.Errorf("%v: node status loop behaves as %v", c.v, opts.Kubelet.Version)
 		}
-		n, err := NewNode(fake.NewClientset(), opts)
+		n, err := NewNode(opts, fake.NewClientset())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,8 +213,8 @@ func TestNodeVersionProfile(t *testing.T) {
 			t.Errorf("%v: nodeInfo reports kubelet %q, runtime %q; want %q", c.v, info.KubeletVersion, info.ContainerRuntimeVersion, c.want)
 		}
 	}
-	if d := DefaultNodeOptions("n1"); d.Lifecycle.Version != kubeversion.Default {
-		t.Errorf("DefaultNodeOptions behaves as %v, want %v", d.Lifecycle.Version, kubeversion.Default)
+	if d := DefaultOptions("n1"); d.Lifecycle.Version != kubeversion.Default {
+		t.Errorf("DefaultOptions behaves as %v, want %v", d.Lifecycle.Version, kubeversion.Default)
 	}
 }
 
@@ -240,8 +240,8 @@ func TestDeclaredFeatures(t *testing.T) {
 // Hostname address when one is set; ephemeral storage in its capacity; the
 // declared features; and no phase, which the kubelet never sets.
 func TestNodeObject(t *testing.T) {
-	opts := DefaultNodeOptions("n1")
-	n, err := NewNode(fake.NewClientset(), opts)
+	opts := DefaultOptions("n1")
+	n, err := NewNode(opts, fake.NewClientset())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestNodeObject(t *testing.T) {
 		t.Errorf("declared features %v", node.Status.DeclaredFeatures)
 	}
 	opts.Hostname = "n1"
-	n, _ = NewNode(fake.NewClientset(), opts)
+	n, _ = NewNode(opts, fake.NewClientset())
 	if got := n.nodeObject().Status.Addresses; len(got) != 2 || got[1].Type != corev1.NodeHostName || got[1].Address != "n1" {
 		t.Errorf("addresses with a hostname %v", got)
 	}

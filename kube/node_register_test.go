@@ -21,9 +21,9 @@ import (
 // Run's result.
 func runFakeNode(t *testing.T, name string, cs *fake.Clientset, fc *clocktesting.FakeClock) (*kube.Node, context.CancelFunc, <-chan error) {
 	t.Helper()
-	opts := kube.DefaultNodeOptions(name)
+	opts := kube.DefaultOptions(name)
 	opts.Clock = fc
-	n, err := kube.NewNode(cs, opts)
+	n, err := kube.NewNode(opts, cs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func (n *Node) nodeObject() *corev1.Node { return KubeletNode(n.opts) }
 // and leaves spec.podCIDR to the cluster's node IPAM controller. A node
 // agent of its own (the vk module's provider) registers the same Node; it
 // carries no conditions, which the first status report writes.
-func KubeletNode(opts NodeOptions) *corev1.Node {
+func KubeletNode(opts Options) *corev1.Node {
 	labels := map[string]string{
 		corev1.LabelHostname: opts.Name, corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
 		labelBetaOS: "linux", labelBetaArch: "amd64",
@@ -145,7 +145,7 @@ func KubeletNode(opts NodeOptions) *corev1.Node {
 
 // addresses are the node's addresses in the kubelet's order: the InternalIP,
 // then the Hostname when there is one.
-func addresses(opts NodeOptions) []corev1.NodeAddress {
+func addresses(opts Options) []corev1.NodeAddress {
 	out := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: opts.Address}}
 	if opts.Hostname != "" {
 		out = append(out, corev1.NodeAddress{Type: corev1.NodeHostName, Address: opts.Hostname})

@@ -251,7 +251,7 @@ func (n *Node) healthy() error {
 	return nil
 }
 
-// serve starts the node's HTTPS server on NodeOptions.Listen with a
+// serve starts the node's HTTPS server on Options.Listen with a
 // self-signed certificate for the node's address; stop ends it.
 func (n *Node) serve() (stop func(), addr string, err error) {
 	cert, err := selfSigned(n.opts.Name, n.opts.Address)

@@ -102,7 +102,7 @@ func DefaultOptionsFor(v kubeversion.Version) Options {
 	return Options{
 		Features:                 containerstate.DefaultFeaturesFor(v),
 		CrashLoop:                containerstate.DefaultCrashLoopOptionsFor(v),
-		ImagePullBackoff:         containerstate.DefaultImagePullOptions(),
+		ImagePullBackoff:         containerstate.DefaultBackoffOptions(),
 		EnsureSecretPulledImages: v.AtLeast(kubeversion.V1_35),
 		SyncFrequency:            DefaultSyncFrequency,
 		ErrorRequeue:             DefaultErrorRequeue,

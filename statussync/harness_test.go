@@ -30,7 +30,7 @@ func newHarness(t *testing.T, opts Options, mutate ...func(*EngineOptions)) *har
 		t.Fatal(err)
 	}
 	// The API server stands for the same minor and gates as the cache.
-	api, err := statussynctest.NewAPIWithOptions(statussynctest.APIOptions{Seed: 1, Features: opts.Features, Version: opts.Version})
+	api, err := statussynctest.NewAPIWithOptions(statussynctest.Options{Seed: 1, Features: opts.Features, Version: opts.Version})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ type tracer struct {
 }
 
 func newTracer(t *testing.T, o statussync.Options, noGet bool) *tracer {
-	api, err := statussynctest.NewAPIWithOptions(statussynctest.APIOptions{Seed: 1, Features: o.Features, Version: o.Version})
+	api, err := statussynctest.NewAPIWithOptions(statussynctest.Options{Seed: 1, Features: o.Features, Version: o.Version})
 	if err != nil {
 		t.Fatal(err)
 	}

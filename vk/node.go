@@ -57,7 +57,7 @@ func (p *Provider) Node() *v1.Node {
 		return nil
 	}
 	o := &p.opts
-	n := kube.KubeletNode(kube.NodeOptions{Name: o.Name, Labels: o.Labels, Taints: o.Taints,
+	n := kube.KubeletNode(kube.Options{Name: o.Name, Labels: o.Labels, Taints: o.Taints,
 		Capacity: o.Capacity, Allocatable: o.Allocatable, Address: o.Address, Port: o.Port, Lifecycle: o.Runner.Lifecycle})
 	info := &n.Status.NodeInfo
 	info.OSImage = "nodestate virtual-kubelet node"

@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if *d <= 0 || *d > maxDuration {
 		return fmt.Errorf("-duration %v: want more than 0 and at most %v", *d, maxDuration)
 	}
-	cfg := agent.Config{Pods: *pods, Seed: *seed, NoGet: *noGet}
+	cfg := agent.Options{Pods: *pods, Seed: *seed, NoGet: *noGet}
 	sim, err := agenttest.New(cfg)
 	if err != nil {
 		return err

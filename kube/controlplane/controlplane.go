@@ -69,6 +69,10 @@ type Options struct {
 	Ports func(n int) ([]int, error)
 }
 
+// DefaultOptions returns an etcd and kube-apiserver alone: no node
+// identities or users, no controllers, free ports.
+func DefaultOptions() Options { return Options{} }
+
 // Plane is a running etcd and kube-apiserver, with kube-controller-manager
 // and kube-scheduler when started with Options.Controllers.
 type Plane struct {

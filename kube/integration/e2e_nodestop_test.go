@@ -42,7 +42,7 @@ func TestNodeStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := kube.DefaultNodeOptions(gone)
+	opts := kube.DefaultOptions(gone)
 	opts.PodCIDR = "10.244.31.0/24"
 	n, stopNode := startStoppableNode(t, cs, opts)
 

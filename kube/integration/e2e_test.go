@@ -24,7 +24,7 @@ func runNodeOn(t *testing.T, p *controlplane.Plane, name, cidr string) *kube.Nod
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := kube.DefaultNodeOptions(name)
+	opts := kube.DefaultOptions(name)
 	opts.PodCIDR = cidr
 	return startNode(t, cs, opts)
 }

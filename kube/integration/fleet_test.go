@@ -70,7 +70,7 @@ func TestFleet(t *testing.T) {
 
 	opts := kube.DefaultFleetOptions("fleet-", 3)
 	opts.Shard = "t"
-	f, err := kube.NewFleet(cs, opts)
+	f, err := kube.NewFleet(opts, cs)
 	if err != nil {
 		t.Fatal(err)
 	}

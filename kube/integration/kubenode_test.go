@@ -35,10 +35,10 @@ import (
 
 // runNode runs a kube.Node called name as system:node:<name> until the test
 // ends.
-func runNode(t *testing.T, name string, edit ...func(*kube.NodeOptions)) *kube.Node {
+func runNode(t *testing.T, name string, edit ...func(*kube.Options)) *kube.Node {
 	t.Helper()
 	cs, _ := client(t, controlplane.NodeUser(name))
-	opts := kube.DefaultNodeOptions(name)
+	opts := kube.DefaultOptions(name)
 	for _, e := range edit {
 		e(&opts)
 	}
@@ -46,7 +46,7 @@ func runNode(t *testing.T, name string, edit ...func(*kube.NodeOptions)) *kube.N
 }
 
 // startNode runs a kube.Node with opts through cs until the test ends.
-func startNode(t *testing.T, cs kubernetes.Interface, opts kube.NodeOptions) *kube.Node {
+func startNode(t *testing.T, cs kubernetes.Interface, opts kube.Options) *kube.Node {
 	t.Helper()
 	n, stop := startStoppableNode(t, cs, opts)
 	t.Cleanup(func() {
@@ -59,9 +59,9 @@ func startNode(t *testing.T, cs kubernetes.Interface, opts kube.NodeOptions) *ku
 
 // startStoppableNode runs a kube.Node with opts through cs until stop is
 // called or the test ends; stop ends it and returns what Run returned.
-func startStoppableNode(t *testing.T, cs kubernetes.Interface, opts kube.NodeOptions) (*kube.Node, func() error) {
+func startStoppableNode(t *testing.T, cs kubernetes.Interface, opts kube.Options) (*kube.Node, func() error) {
 	t.Helper()
-	n, err := kube.NewNode(cs, opts)
+	n, err := kube.NewNode(opts, cs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestNodeRunsBoundPods(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cidr := netip.MustParsePrefix(kube.DefaultNodeOptions(node3).PodCIDR)
+	cidr := netip.MustParsePrefix(kube.DefaultOptions(node3).PodCIDR)
 	eventually(t, "web Running and Ready with a pod IP", func() bool {
 		p := getPod(t, admin, ns, "web")
 		ready := findCond(p.Status.Conditions, corev1.PodReady)
@@ -297,7 +297,7 @@ func TestNodeServes(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	n := runNode(t, node3, func(o *kube.NodeOptions) {
+	n := runNode(t, node3, func(o *kube.Options) {
 		o.Port = int32(port)
 		o.Listen = "127.0.0.1:" + strconv.Itoa(port)
 	})
@@ -402,7 +402,7 @@ func TestNodeRestartAdoptsPods(t *testing.T) {
 	ns := namespace(t, admin)
 	ctx := context.Background()
 	cs, _ := client(t, controlplane.NodeUser(node3))
-	first, err := kube.NewNode(cs, kube.DefaultNodeOptions(node3))
+	first, err := kube.NewNode(kube.DefaultOptions(node3), cs)
 	if err != nil {
 		t.Fatal(err)
 	}

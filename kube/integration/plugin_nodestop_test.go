@@ -37,7 +37,7 @@ func TestKubectlPluginPredictsNodeStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := kube.DefaultNodeOptions(gone)
+	opts := kube.DefaultOptions(gone)
 	opts.PodCIDR = "10.244.51.0/24"
 	_, stopNode := startStoppableNode(t, cs, opts)
 	runNodeOn(t, p, ok, "10.244.52.0/24")

@@ -33,11 +33,11 @@ func TestNodeScale(t *testing.T) {
 	ns := namespace(t, admin)
 	ctx := context.Background()
 	cs, calls := client(t, controlplane.NodeUser(name))
-	opts := kube.DefaultNodeOptions(name)
+	opts := kube.DefaultOptions(name)
 	opts.PodCIDR = "10.200.0.0/16"
 	opts.Allocatable[corev1.ResourcePods] = resource.MustParse(fmt.Sprint(*scalePods + 10))
 	opts.Capacity[corev1.ResourcePods] = resource.MustParse(fmt.Sprint(*scalePods + 10))
-	n, err := kube.NewNode(cs, opts)
+	n, err := kube.NewNode(opts, cs)
 	if err != nil {
 		t.Fatal(err)
 	}

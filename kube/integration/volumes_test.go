@@ -59,7 +59,7 @@ func TestNodeWaitsForVolumes(t *testing.T) {
 	admin, _ := client(t, controlplane.Admin)
 	ns := namespace(t, admin)
 	ctx := context.Background()
-	runNode(t, nodeVol, func(o *kube.NodeOptions) { o.PodCIDR = "10.244.61.0/24" })
+	runNode(t, nodeVol, func(o *kube.Options) { o.PodCIDR = "10.244.61.0/24" })
 
 	cfgVol := corev1.Volume{Name: "settings", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}

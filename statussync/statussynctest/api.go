@@ -97,7 +97,7 @@ func (f Fault) String() string {
 // API is an in-memory pod API. It is safe for simultaneous use. Its zero
 // value is an empty API whose faults draw from seed 0, standing for the
 // Kubernetes 1.37 API server with its default feature gates (as
-// [DefaultAPIOptions]).
+// [DefaultOptions]).
 type API struct {
 	mu       sync.Mutex
 	pods     map[string]*v1.Pod // by namespace/name
@@ -116,17 +116,17 @@ type API struct {
 
 // NewAPI returns an empty API whose faults draw from seed, standing for the
 // API server of Kubernetes 1.37 with its default feature gates:
-// [NewAPIWithOptions] with [DefaultAPIOptions] and Seed seed.
+// [NewAPIWithOptions] with [DefaultOptions] and Seed seed.
 func NewAPI(seed int64) *API {
-	o := DefaultAPIOptions()
+	o := DefaultOptions()
 	o.Seed = seed
 	return newAPI(o)
 }
 
-// APIOptions configures an [API]: the seed of its faults and the API server
-// it stands for. Start from [DefaultAPIOptions], or [DefaultAPIOptionsFor]
+// Options configures an [API]: the seed of its faults and the API server
+// it stands for. Start from [DefaultOptions], or [DefaultOptionsFor]
 // to stand for another Kubernetes minor.
-type APIOptions struct {
+type Options struct {
 	// Seed seeds the source the fault rates draw from; zero is seed 0.
 	Seed int64
 	// Features are the API server's feature gates its status validation
@@ -140,32 +140,32 @@ type APIOptions struct {
 	Version kubeversion.Version
 }
 
-// DefaultAPIOptions returns the options of the Kubernetes 1.37 API server
-// with its default feature gates, seed 0: [DefaultAPIOptionsFor] the zero
+// DefaultOptions returns the options of the Kubernetes 1.37 API server
+// with its default feature gates, seed 0: [DefaultOptionsFor] the zero
 // kubeversion.Version.
-func DefaultAPIOptions() APIOptions {
-	return DefaultAPIOptionsFor(kubeversion.Default)
+func DefaultOptions() Options {
+	return DefaultOptionsFor(kubeversion.Default)
 }
 
-// DefaultAPIOptionsFor returns the options of the API server of Kubernetes
+// DefaultOptionsFor returns the options of the API server of Kubernetes
 // minor v: the feature gates of containerstate.DefaultFeaturesFor(v),
 // Version v and seed 0. A Version that is none of kubeversion's constants
 // is kept as it is, so that [NewAPIWithOptions] refuses it.
-func DefaultAPIOptionsFor(v kubeversion.Version) APIOptions {
-	return APIOptions{Features: containerstate.DefaultFeaturesFor(v), Version: v}
+func DefaultOptionsFor(v kubeversion.Version) Options {
+	return Options{Features: containerstate.DefaultFeaturesFor(v), Version: v}
 }
 
 // NewAPIWithOptions returns an empty API configured by opts. It returns an
 // [*OptionError] (ErrInvalidOptions, and kubeversion.ErrUnsupportedVersion)
 // for a Version that is none of kubeversion's constants.
-func NewAPIWithOptions(opts APIOptions) (*API, error) {
+func NewAPIWithOptions(opts Options) (*API, error) {
 	if err := opts.Version.Validate(); err != nil {
 		return nil, &OptionError{Field: "Version", Value: opts.Version, Reason: "unsupported Kubernetes version", Err: err}
 	}
 	return newAPI(opts), nil
 }
 
-func newAPI(o APIOptions) *API {
+func newAPI(o Options) *API {
 	return &API{pods: map[string]*v1.Pod{}, rand: rand.New(rand.NewSource(o.Seed)), requests: map[string]int{},
 		server: containerstate.Options{Features: o.Features, Version: o.Version}}
 }

@@ -180,21 +180,21 @@ func TestAPIVersionTransitions(t *testing.T) {
 	never, onFailure := v1.ContainerRestartPolicyNever, v1.ContainerRestartPolicyOnFailure
 	tests := []struct {
 		name    string
-		opts    APIOptions
+		opts    Options
 		pod     v1.RestartPolicy
 		own     v1.ContainerRestartPolicy
 		allowed bool
 		reason  string
 	}{
-		{"containerstate spec section 12.1: 1.37, own policy Never in an Always pod", DefaultAPIOptions(), v1.RestartPolicyAlways, never, false,
+		{"containerstate spec section 12.1: 1.37, own policy Never in an Always pod", DefaultOptions(), v1.RestartPolicyAlways, never, false,
 			"1.37 asks ContainerShouldRestart, and the container's own policy Never forbids the restart"},
-		{"containerstate spec section 12.1: 1.34, own policy Never in an Always pod", DefaultAPIOptionsFor(kubeversion.V1_34), v1.RestartPolicyAlways, never, true,
+		{"containerstate spec section 12.1: 1.34, own policy Never in an Always pod", DefaultOptionsFor(kubeversion.V1_34), v1.RestartPolicyAlways, never, true,
 			"1.34 with ContainerRestartRules off (its default) reads the pod's policy Always; the field stayed in the spec from when the gate was on"},
-		{"containerstate spec section 12.1: 1.37, own policy OnFailure in a Never pod", DefaultAPIOptions(), v1.RestartPolicyNever, onFailure, true,
+		{"containerstate spec section 12.1: 1.37, own policy OnFailure in a Never pod", DefaultOptions(), v1.RestartPolicyNever, onFailure, true,
 			"the container's own policy OnFailure allows a restart after exit 1"},
-		{"containerstate spec section 12.1: 1.34, own policy OnFailure in a Never pod", DefaultAPIOptionsFor(kubeversion.V1_34), v1.RestartPolicyNever, onFailure, false,
+		{"containerstate spec section 12.1: 1.34, own policy OnFailure in a Never pod", DefaultOptionsFor(kubeversion.V1_34), v1.RestartPolicyNever, onFailure, false,
 			"1.34 with the gate off reads the pod's policy Never"},
-		{"containerstate spec section 12.1: zero options are 1.37's minor with every gate off", APIOptions{}, v1.RestartPolicyNever, onFailure, true,
+		{"containerstate spec section 12.1: zero options are 1.37's minor with every gate off", Options{}, v1.RestartPolicyNever, onFailure, true,
 			"from 1.35 an old spec that already uses a container policy is validated by ContainerShouldRestart, gate or not"},
 	}
 	ctx := context.Background()
@@ -223,12 +223,12 @@ func TestAPIVersionTransitions(t *testing.T) {
 // TestNewAPIWithOptionsRefusesVersion: a Version that is none of
 // kubeversion's constants is refused, not treated as 1.37.
 func TestNewAPIWithOptionsRefusesVersion(t *testing.T) {
-	api, err := NewAPIWithOptions(APIOptions{Version: kubeversion.Version(99)})
+	api, err := NewAPIWithOptions(Options{Version: kubeversion.Version(99)})
 	var oe *OptionError
 	if api != nil || !errors.Is(err, ErrInvalidOptions) || !errors.Is(err, kubeversion.ErrUnsupportedVersion) || !errors.As(err, &oe) || oe.Field != "Version" {
 		t.Errorf("NewAPIWithOptions(Version 99) = %v, %v; want an *OptionError on Version", api, err)
 	}
-	if d := DefaultAPIOptionsFor(kubeversion.V1_35); d.Features != containerstate.DefaultFeaturesFor(kubeversion.V1_35) || d.Version != kubeversion.V1_35 || d.Seed != 0 {
-		t.Errorf("DefaultAPIOptionsFor(1.35) = %+v", d)
+	if d := DefaultOptionsFor(kubeversion.V1_35); d.Features != containerstate.DefaultFeaturesFor(kubeversion.V1_35) || d.Version != kubeversion.V1_35 || d.Seed != 0 {
+		t.Errorf("DefaultOptionsFor(1.35) = %+v", d)
 	}
 }

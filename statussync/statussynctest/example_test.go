@@ -20,7 +20,7 @@ func ExampleNewAPIWithOptions() {
 	ctx := context.Background()
 	onFailure := v1.ContainerRestartPolicyOnFailure
 	for _, v := range []kubeversion.Version{kubeversion.V1_34, kubeversion.V1_37} {
-		api, err := statussynctest.NewAPIWithOptions(statussynctest.DefaultAPIOptionsFor(v))
+		api, err := statussynctest.NewAPIWithOptions(statussynctest.DefaultOptionsFor(v))
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -75,9 +75,9 @@ func runKubeNode(t *testing.T, p *controlplane.Plane, name, cidr string) *kube.N
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := kube.DefaultNodeOptions(name)
+	opts := kube.DefaultOptions(name)
 	opts.PodCIDR = cidr
-	n, err := kube.NewNode(cs, opts)
+	n, err := kube.NewNode(opts, cs)
 	if err != nil {
 		t.Fatal(err)
 	}

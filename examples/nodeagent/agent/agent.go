@@ -34,8 +34,8 @@ type Cluster interface {
 	RenewLease(ctx context.Context, lease *coordinationv1.Lease) error
 }
 
-// Config configures an Agent. The zero value of a field means its default.
-type Config struct {
+// Options configures an Agent. The zero value of a field means its default.
+type Options struct {
 	// NodeName is the node the agent runs ("node-1").
 	NodeName string
 	// Namespace holds the pods ("default").
@@ -56,13 +56,19 @@ type Config struct {
 // DefaultPods is the default number of pods.
 const DefaultPods = 8
 
+// DefaultOptions returns the options whose fields are all at their defaults: node-1, the
+// default namespace, DefaultPods pods, seed 0, the kubelet's GET and PATCH.
+func DefaultOptions() Options {
+	return Options{NodeName: "node-1", Namespace: "default", Pods: DefaultPods}
+}
+
 // Limits on the configuration, so that a flag cannot make a run unbounded.
 const (
 	MaxPods = 1000
 )
 
-// ErrInvalidOptions is matched (errors.Is) by the errors New returns for a bad Config.
-var ErrInvalidOptions = errors.New("agent: invalid configuration")
+// ErrInvalidOptions is matched (errors.Is) by the errors New returns for bad Options.
+var ErrInvalidOptions = errors.New("agent: invalid options")
 
 // Stats counts what the agent did.
 type Stats struct {
@@ -98,7 +104,7 @@ func (s Stats) Coalesced() int { return s.Versions - s.Synced }
 // (k8s.io/utils/clock/testing) Run moves it from one due instant to the next, so ten minutes
 // pass in a moment; with a real clock Run waits.
 type Agent struct {
-	cfg       Config
+	opts      Options
 	clock     clock.WithTicker
 	cluster   Cluster
 	transport statussync.Transport
@@ -123,27 +129,27 @@ type Agent struct {
 	stats   Stats
 }
 
-// New returns an agent for cfg that syncs pod statuses through transport, writes core/v1
+// New returns an agent for opts that syncs pod statuses through transport, writes core/v1
 // events to sink, creates its node, lease and pods through cluster, and reads time from clk.
-func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink events.Sink, cluster Cluster) (*Agent, error) {
-	if cfg.NodeName == "" {
-		cfg.NodeName = "node-1"
+func New(opts Options, clk clock.WithTicker, transport statussync.Transport, sink events.Sink, cluster Cluster) (*Agent, error) {
+	if opts.NodeName == "" {
+		opts.NodeName = "node-1"
 	}
-	if cfg.Namespace == "" {
-		cfg.Namespace = "default"
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
 	}
-	if cfg.Pods == 0 {
-		cfg.Pods = DefaultPods
+	if opts.Pods == 0 {
+		opts.Pods = DefaultPods
 	}
-	if cfg.Pods < 0 || cfg.Pods > MaxPods {
-		return nil, fmt.Errorf("%w: pods %d, want 1 to %d", ErrInvalidOptions, cfg.Pods, MaxPods)
+	if opts.Pods < 0 || opts.Pods > MaxPods {
+		return nil, fmt.Errorf("%w: pods %d, want 1 to %d", ErrInvalidOptions, opts.Pods, MaxPods)
 	}
 	if clk == nil || transport == nil || sink == nil || cluster == nil {
 		return nil, fmt.Errorf("%w: clock, transport, sink and cluster are required", ErrInvalidOptions)
 	}
 	a := &Agent{
-		cfg: cfg, clock: clk, cluster: cluster, transport: transport,
-		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x6e6f646561676e74)),
+		opts: opts, clock: clk, cluster: cluster, transport: transport,
+		rng:   rand.New(rand.NewPCG(opts.Seed, 0x6e6f646561676e74)),
 		byUID: map[types.UID]*pod{},
 		stats: Stats{Requests: map[string]int{}},
 	}
@@ -154,7 +160,7 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 	}
 	eo := statussync.DefaultEngineOptions()
 	eo.Clock = clk
-	eo.Planner.NoGet = cfg.NoGet
+	eo.Planner.NoGet = opts.NoGet
 	eo.Hooks = statussync.Hooks{
 		Request: func(verb string, _ error) { a.stats.Requests[verb]++ },
 		Synced:  func(types.UID, uint64, time.Duration) { a.stats.Synced++ },
@@ -169,7 +175,7 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 		return nil, err
 	}
 
-	jitter := rand.New(rand.NewPCG(cfg.Seed, 0x6a6974746572))
+	jitter := rand.New(rand.NewPCG(opts.Seed, 0x6a6974746572))
 	bo := events.DefaultBroadcasterOptions()
 	bo.Clock, bo.Queue.Rand = clk, jitter
 	bcast, err := events.NewBroadcaster(bo)
@@ -181,8 +187,8 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 		return nil, err
 	}
 	var nameSeed [32]byte
-	copy(nameSeed[:], fmt.Sprintf("nodeagent-%d", cfg.Seed))
-	rec, err := bcast.NewRecorder(v1.EventSource{Component: "kubelet", Host: cfg.NodeName},
+	copy(nameSeed[:], fmt.Sprintf("nodeagent-%d", opts.Seed))
+	rec, err := bcast.NewRecorder(v1.EventSource{Component: "kubelet", Host: opts.NodeName},
 		events.RecorderOptions{Rand: rand.New(rand.NewChaCha8(nameSeed))})
 	if err != nil {
 		return nil, err
@@ -190,7 +196,7 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 	a.events = &eventRecorder{b: bcast, rec: rec}
 	ro := podrunner.DefaultOptions()
 	// The kubelet's jitter of requeues and first probe delays, drawn from the seed.
-	ro.Lifecycle.Rand = rand.New(rand.NewPCG(cfg.Seed, 0x6c6966656379636c))
+	ro.Lifecycle.Rand = rand.New(rand.NewPCG(opts.Seed, 0x6c6966656379636c))
 	ro.Clock, ro.PodCIDR, ro.HostIPs = clk, "10.244.0.0/16", []string{"192.0.2.10"}
 	ro.Hooks = podrunner.Hooks{Synced: a.synced, Finished: a.finished}
 	if a.runner, err = podrunner.New(ro, a.cache, a.events); err != nil {
@@ -202,10 +208,10 @@ func New(cfg Config, clk clock.WithTicker, transport statussync.Transport, sink 
 	if a.kubelet, err = nodecondition.NewKubelet(kopts); err != nil {
 		return nil, err
 	}
-	if a.lease, err = nodecondition.NewLeaseRenewer(kopts, cfg.NodeName); err != nil {
+	if a.lease, err = nodecondition.NewLeaseRenewer(kopts, opts.NodeName); err != nil {
 		return nil, err
 	}
-	a.plans = workloads(cfg.Pods, cfg.NodeName, cfg.Namespace, a.rng)
+	a.plans = workloads(opts.Pods, opts.NodeName, opts.Namespace, a.rng)
 	return a, nil
 }
 
@@ -217,8 +223,8 @@ func (a *Agent) Start(ctx context.Context) error {
 	a.started = true
 	now := a.clock.Now()
 	a.node = &v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, CreationTimestamp: metav1.NewTime(now), Labels: map[string]string{
-			v1.LabelHostname: a.cfg.NodeName, v1.LabelOSStable: "linux", v1.LabelArchStable: "amd64",
+		ObjectMeta: metav1.ObjectMeta{Name: a.opts.NodeName, CreationTimestamp: metav1.NewTime(now), Labels: map[string]string{
+			v1.LabelHostname: a.opts.NodeName, v1.LabelOSStable: "linux", v1.LabelArchStable: "amd64",
 		}},
 		Status: v1.NodeStatus{
 			Capacity:    v1.ResourceList{v1.ResourceCPU: resource.MustParse("4"), v1.ResourceMemory: resource.MustParse("16Gi"), v1.ResourcePods: resource.MustParse("110")},
@@ -352,9 +358,9 @@ func (a *Agent) nodeStatus(ctx context.Context, now time.Time) error {
 		return err
 	}
 	a.nextNode = now.Add(nodecondition.DefaultKubeletOptions().StatusUpdateFrequency)
-	ref := &v1.ObjectReference{Kind: "Node", Name: a.cfg.NodeName, UID: types.UID(a.cfg.NodeName)}
+	ref := &v1.ObjectReference{Kind: "Node", Name: a.opts.NodeName, UID: types.UID(a.opts.NodeName)}
 	for _, reason := range r.Events {
-		a.events.record(ctx, ref, v1.EventTypeNormal, reason, fmt.Sprintf("Node %s status is now: %s", a.cfg.NodeName, reason))
+		a.events.record(ctx, ref, v1.EventTypeNormal, reason, fmt.Sprintf("Node %s status is now: %s", a.opts.NodeName, reason))
 	}
 	if !r.Send {
 		return nil
@@ -374,11 +380,11 @@ func (a *Agent) nodeStatus(ctx context.Context, now time.Time) error {
 // (Renewed resets its failure count, Failed raises it), so the spec to write is built here,
 // as Renewed builds it, and the renewer told only once the write's outcome is known.
 func (a *Agent) renew(ctx context.Context, now time.Time) error {
-	holder := a.cfg.NodeName
+	holder := a.opts.NodeName
 	secs := int32(nodecondition.DefaultKubeletOptions().LeaseDuration / time.Second)
 	renewTime := metav1.NewMicroTime(now)
 	lease := &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: a.cfg.NodeName, Namespace: nodecondition.LeaseNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: a.opts.NodeName, Namespace: nodecondition.LeaseNamespace},
 		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: &renewTime},
 	}
 	if err := a.cluster.RenewLease(ctx, lease); err != nil {

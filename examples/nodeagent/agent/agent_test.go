@@ -27,7 +27,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // run runs a default agent with seed for d and returns it.
-func run(t *testing.T, cfg agent.Config, d time.Duration) *agenttest.Sim {
+func run(t *testing.T, cfg agent.Options, d time.Duration) *agenttest.Sim {
 	t.Helper()
 	sim, err := agenttest.New(cfg)
 	if err != nil {
@@ -40,7 +40,7 @@ func run(t *testing.T, cfg agent.Config, d time.Duration) *agenttest.Sim {
 }
 
 // stepwise runs the agent for d one due instant at a time and calls observe after each step.
-func stepwise(t *testing.T, cfg agent.Config, d time.Duration, observe func(now time.Time, sim *agenttest.Sim)) *agenttest.Sim {
+func stepwise(t *testing.T, cfg agent.Options, d time.Duration, observe func(now time.Time, sim *agenttest.Sim)) *agenttest.Sim {
 	t.Helper()
 	sim, err := agenttest.New(cfg)
 	if err != nil {
@@ -100,7 +100,7 @@ func TestCrashLoopRestartsWithBackOff(t *testing.T) {
 	type start struct{ started, prevFinished time.Time }
 	starts := map[int32]start{}
 	sawBackOff := false
-	sim := stepwise(t, agent.Config{Seed: 1}, 15*time.Minute, func(now time.Time, sim *agenttest.Sim) {
+	sim := stepwise(t, agent.Options{Seed: 1}, 15*time.Minute, func(now time.Time, sim *agenttest.Sim) {
 		p := podNamed(t, sim, "worker-")
 		if len(p.Status.ContainerStatuses) != 1 {
 			return
@@ -165,7 +165,7 @@ func TestCrashLoopRestartsWithBackOff(t *testing.T) {
 }
 
 func TestJobWithSidecarSucceeds(t *testing.T) {
-	sim := run(t, agent.Config{Seed: 3}, 5*time.Minute)
+	sim := run(t, agent.Options{Seed: 3}, 5*time.Minute)
 	p := podNamed(t, sim, "report-")
 	if p.Status.Phase != v1.PodSucceeded {
 		t.Fatalf("phase %s, want Succeeded", p.Status.Phase)
@@ -201,7 +201,7 @@ func TestJobWithSidecarSucceeds(t *testing.T) {
 
 func TestImagePullFailureBacksOff(t *testing.T) {
 	reasons := map[string]string{}
-	sim := stepwise(t, agent.Config{Seed: 1}, 5*time.Minute, func(_ time.Time, sim *agenttest.Sim) {
+	sim := stepwise(t, agent.Options{Seed: 1}, 5*time.Minute, func(_ time.Time, sim *agenttest.Sim) {
 		p := podNamed(t, sim, "cache-")
 		for _, cs := range p.Status.ContainerStatuses {
 			if w := cs.State.Waiting; w != nil {
@@ -246,7 +246,7 @@ func TestImagePullFailureBacksOff(t *testing.T) {
 }
 
 func TestInitContainersRunInOrder(t *testing.T) {
-	sim := run(t, agent.Config{Seed: 5}, 3*time.Minute)
+	sim := run(t, agent.Options{Seed: 5}, 3*time.Minute)
 	for _, prefix := range []string{"db-0", "api-"} {
 		p := podNamed(t, sim, prefix)
 		prev := p.CreationTimestamp.Time
@@ -280,7 +280,7 @@ func TestInitContainersRunInOrder(t *testing.T) {
 
 func TestReadinessProbes(t *testing.T) {
 	var notReadyWhileRunning bool
-	sim := stepwise(t, agent.Config{Seed: 1}, 2*time.Minute, func(_ time.Time, sim *agenttest.Sim) {
+	sim := stepwise(t, agent.Options{Seed: 1}, 2*time.Minute, func(_ time.Time, sim *agenttest.Sim) {
 		p := podNamed(t, sim, "api-")
 		for _, cs := range p.Status.ContainerStatuses {
 			if cs.State.Running != nil && !cs.Ready {
@@ -306,7 +306,7 @@ func TestReadinessProbes(t *testing.T) {
 // podphase's for that very status.
 func TestAPIHoldsWhatPodphaseComputed(t *testing.T) {
 	for _, noGet := range []bool{false, true} {
-		sim := run(t, agent.Config{Seed: 7, Pods: 12, NoGet: noGet}, 6*time.Minute)
+		sim := run(t, agent.Options{Seed: 7, Pods: 12, NoGet: noGet}, 6*time.Minute)
 		now := sim.Clock.Now()
 		opts := statussync.DefaultOptions()
 		for _, st := range sim.Agent.Pods() {
@@ -345,8 +345,8 @@ func TestAPIHoldsWhatPodphaseComputed(t *testing.T) {
 }
 
 func TestNoGetSavesRequests(t *testing.T) {
-	def := run(t, agent.Config{Seed: 2}, 5*time.Minute)
-	noGet := run(t, agent.Config{Seed: 2, NoGet: true}, 5*time.Minute)
+	def := run(t, agent.Options{Seed: 2}, 5*time.Minute)
+	noGet := run(t, agent.Options{Seed: 2, NoGet: true}, 5*time.Minute)
 	for i, p := range def.Pods() {
 		q := noGet.Pods()[i]
 		if !statussync.DefaultOptions().EqualByKubelet(&p.Status, &q.Status) {
@@ -369,7 +369,7 @@ func TestNoGetSavesRequests(t *testing.T) {
 }
 
 func TestNodeStaysHealthy(t *testing.T) {
-	sim := run(t, agent.Config{Seed: 1, NodeName: "edge-7"}, 10*time.Minute)
+	sim := run(t, agent.Options{Seed: 1, NodeName: "edge-7"}, 10*time.Minute)
 	node := sim.Cluster.Node()
 	if node == nil || node.Name != "edge-7" {
 		t.Fatalf("node %+v", node)
@@ -408,7 +408,7 @@ func TestNodeStaysHealthy(t *testing.T) {
 }
 
 func TestEventsAreCountedAndFiltered(t *testing.T) {
-	sim := run(t, agent.Config{Seed: 1}, 10*time.Minute)
+	sim := run(t, agent.Options{Seed: 1}, 10*time.Minute)
 	s := sim.Agent.Stats().Events
 	if s.Recorded != s.Created+s.Patched+s.DroppedSpam+s.DroppedFailed()+s.Pending {
 		t.Errorf("events %+v: recorded is not the sum of outcomes", s)
@@ -469,7 +469,7 @@ func TestEventWriteFailures(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sim, err := agenttest.New(agent.Config{Seed: 1, Pods: 3})
+			sim, err := agenttest.New(agent.Options{Seed: 1, Pods: 3})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -491,7 +491,7 @@ func TestEventWriteFailures(t *testing.T) {
 // TestEventRetryTiming checks the waits between the attempts at one event: a random part of
 // 10 s before the second, 10 s before each later one (spec/events.md A.5).
 func TestEventRetryTiming(t *testing.T) {
-	sim, err := agenttest.New(agent.Config{Seed: 1, Pods: 1})
+	sim, err := agenttest.New(agent.Options{Seed: 1, Pods: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -524,7 +524,7 @@ func TestEventRetryTiming(t *testing.T) {
 }
 
 func TestStatusSyncSurvivesFaults(t *testing.T) {
-	sim, err := agenttest.New(agent.Config{Seed: 1, Pods: 3})
+	sim, err := agenttest.New(agent.Options{Seed: 1, Pods: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -546,18 +546,18 @@ func TestStatusSyncSurvivesFaults(t *testing.T) {
 	}
 }
 
-func TestNewRefusesBadConfig(t *testing.T) {
+func TestNewRefusesBadOptions(t *testing.T) {
 	api := statussynctest.NewAPI(1)
 	clk := clocktesting.NewFakeClock(agenttest.Epoch())
 	sink := eventstest.NewSink(clk, 0)
 	cluster := agenttest.NewCluster(api)
 	for _, tc := range []struct {
 		name   string
-		cfg    agent.Config
+		cfg    agent.Options
 		nilDep bool
 	}{
-		{name: "negative pods", cfg: agent.Config{Pods: -1}},
-		{name: "too many pods", cfg: agent.Config{Pods: agent.MaxPods + 1}},
+		{name: "negative pods", cfg: agent.Options{Pods: -1}},
+		{name: "too many pods", cfg: agent.Options{Pods: agent.MaxPods + 1}},
 		{name: "no transport", nilDep: true},
 	} {
 		var err error
@@ -573,15 +573,15 @@ func TestNewRefusesBadConfig(t *testing.T) {
 }
 
 func TestSameSeedSameRun(t *testing.T) {
-	a := run(t, agent.Config{Seed: 11, Pods: 10}, 4*time.Minute)
-	b := run(t, agent.Config{Seed: 11, Pods: 10}, 4*time.Minute)
+	a := run(t, agent.Options{Seed: 11, Pods: 10}, 4*time.Minute)
+	b := run(t, agent.Options{Seed: 11, Pods: 10}, 4*time.Minute)
 	if diff := cmp.Diff(a.Pods(), b.Pods()); diff != "" {
 		t.Errorf("two runs with one seed differ (-first +second):\n%s", diff)
 	}
 	if diff := cmp.Diff(a.Sink.Events(), b.Sink.Events()); diff != "" {
 		t.Errorf("events differ (-first +second):\n%s", diff)
 	}
-	c := run(t, agent.Config{Seed: 12, Pods: 10}, 4*time.Minute)
+	c := run(t, agent.Options{Seed: 12, Pods: 10}, 4*time.Minute)
 	if cmp.Equal(a.Pods()[0].Name, c.Pods()[0].Name) {
 		t.Error("seeds 11 and 12 named the first pod alike")
 	}
@@ -590,7 +590,7 @@ func TestSameSeedSameRun(t *testing.T) {
 func BenchmarkRun(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		sim, err := agenttest.New(agent.Config{Seed: 1})
+		sim, err := agenttest.New(agent.Options{Seed: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -632,7 +632,7 @@ func TestClusterOutage(t *testing.T) {
 	clk := clocktesting.NewFakeClock(agenttest.Epoch())
 	api := statussynctest.NewAPI(1)
 	fc := &flakyCluster{Cluster: agenttest.NewCluster(api), clockNow: clk.Now}
-	a, err := agent.New(agent.Config{Seed: 1, Pods: 1}, clk, api, eventstest.NewSink(clk, 0), fc)
+	a, err := agent.New(agent.Options{Seed: 1, Pods: 1}, clk, api, eventstest.NewSink(clk, 0), fc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -674,7 +674,7 @@ func TestClusterOutage(t *testing.T) {
 // is in (spec/podlifecycle.md section 10), and the db pod's containers were started in spec
 // order, init containers first (section 4.1), as its Started events say.
 func TestEventsFollowTheMachine(t *testing.T) {
-	sim := run(t, agent.Config{Seed: 5}, 3*time.Minute)
+	sim := run(t, agent.Options{Seed: 5}, 3*time.Minute)
 	paths := map[string]bool{}
 	for _, st := range sim.Agent.Pods() {
 		for _, c := range st.Pod.Spec.InitContainers {
@@ -705,5 +705,20 @@ func TestEventsFollowTheMachine(t *testing.T) {
 	want := []string{"spec.initContainers{init-permissions}", "spec.initContainers{wait-for-config}", "spec.containers{postgres}"}
 	if !cmp.Equal(order, want) {
 		t.Errorf("db-0 Started events for %q, want %q", order, want)
+	}
+}
+
+// TestDefaultOptionsAreTheZeroDefaults: DefaultOptions spells out what the zero Options
+// means, so the two run alike.
+func TestDefaultOptionsAreTheZeroDefaults(t *testing.T) {
+	def := agent.DefaultOptions()
+	def.Seed = 11
+	a := run(t, def, 2*time.Minute)
+	b := run(t, agent.Options{Seed: 11}, 2*time.Minute)
+	if diff := cmp.Diff(a.Pods(), b.Pods()); diff != "" {
+		t.Errorf("DefaultOptions and the zero Options differ (-default +zero):\n%s", diff)
+	}
+	if len(a.Pods()) != agent.DefaultPods {
+		t.Errorf("DefaultOptions ran %d pods, want %d", len(a.Pods()), agent.DefaultPods)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // consecutive repeats folded).
 func TestStatusColumnOverTime(t *testing.T) {
 	seen := map[string][]string{}
-	stepwise(t, agent.Config{Seed: 4}, 6*time.Minute, func(_ time.Time, sim *agenttest.Sim) {
+	stepwise(t, agent.Options{Seed: 4}, 6*time.Minute, func(_ time.Time, sim *agenttest.Sim) {
 		for _, p := range sim.Pods() {
 			prefix, _, _ := strings.Cut(p.Name, "-")
 			s := podphase.DisplayStatus(p)

@@ -4,12 +4,12 @@
 //
 // # What it runs
 //
-// New hands out Config.Pods pods in order of interest: a crash-looping worker, a cache whose
+// New hands out Options.Pods pods in order of interest: a crash-looping worker, a cache whose
 // image tag does not exist, a Job pod with a log-shipping sidecar, an API Deployment with a
 // migration init container and a readiness probe that fails while it warms up, a StatefulSet
 // pod with two init containers, and web replicas with readiness probes; then the same again
 // with new replicas. Every name, UID, duration and jitter is drawn from
-// Config.Seed, so a seed decides a run.
+// Options.Seed, so a seed decides a run.
 //
 // # How the library is used
 //
@@ -21,10 +21,10 @@
 //     workload's behaviours), its events to the events recorder with the field path the
 //     machine gives, its status versions to statussync's cache; a finished pod is
 //     TerminatePod'ed. The agent syncs a pod when the runtime has something to report or at
-//     the machine's NextSync, with the kubelet's jitter drawn from Config.Seed.
+//     the machine's NextSync, with the kubelet's jitter drawn from Options.Seed.
 //   - statussync: the status goes to a Cache; an Engine writes it through the given Transport,
 //     a fast pass when the cache changed and a full pass every 10 s (SyncOnce in the agent's
-//     time), with the kubelet's GET and PATCH or, with Config.NoGet, the no-GET mode.
+//     time), with the kubelet's GET and PATCH or, with Options.NoGet, the no-GET mode.
 //   - events: the machine's events are built by an events.Recorder and written to the given
 //     Sink by an events.Broadcaster, whose queue correlates them (aggregation, counts, spam
 //     filter) and retries failed writes as client-go does.
@@ -62,7 +62,7 @@
 //
 // # Usage
 //
-//	a, err := agent.New(agent.Config{Pods: 8, Seed: 1}, clk, transport, sink, cluster)
+//	a, err := agent.New(agent.Options{Pods: 8, Seed: 1}, clk, transport, sink, cluster)
 //	...
 //	err = a.Run(ctx, 10*time.Minute)
 //	agent.WriteTable(os.Stdout, podsFromTheAPI, clk.Now())

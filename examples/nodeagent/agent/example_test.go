@@ -16,7 +16,7 @@ import (
 // again at the back-off's end (clamped to the 1 min resync), so until then its status is the
 // exited instance's, Error, and kubectl's "(2m2s ago)" is the exit before it.
 func ExampleAgent() {
-	sim, err := agenttest.New(agent.Config{Pods: 3, Seed: 1})
+	sim, err := agenttest.New(agent.Options{Pods: 3, Seed: 1})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -37,7 +37,7 @@ func ExampleAgent() {
 
 // The events of the Job pod, as `kubectl describe` lists them.
 func ExampleWriteEvents() {
-	sim, err := agenttest.New(agent.Config{Pods: 3, Seed: 1})
+	sim, err := agenttest.New(agent.Options{Pods: 3, Seed: 1})
 	if err != nil {
 		fmt.Println(err)
 		return

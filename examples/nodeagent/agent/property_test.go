@@ -20,7 +20,7 @@ import (
 func checkRun(t interface {
 	Helper()
 	Fatalf(string, ...any)
-}, cfg agent.Config, d time.Duration) {
+}, cfg agent.Options, d time.Duration) {
 	t.Helper()
 	sim, err := agenttest.New(cfg)
 	if err != nil {
@@ -76,7 +76,7 @@ func checkRun(t interface {
 
 func TestPropertyRuns(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		cfg := agent.Config{
+		cfg := agent.Options{
 			Pods:  rapid.IntRange(1, 9).Draw(t, "pods"),
 			Seed:  rapid.Uint64().Draw(t, "seed"),
 			NoGet: rapid.Bool().Draw(t, "noGet"),
@@ -91,7 +91,7 @@ func FuzzAgent(f *testing.F) {
 	f.Add(uint64(7), uint8(1), uint16(5), true)
 	f.Add(uint64(0), uint8(17), uint16(90), false)
 	f.Fuzz(func(t *testing.T, seed uint64, pods uint8, seconds uint16, noGet bool) {
-		cfg := agent.Config{Seed: seed, Pods: 1 + int(pods)%24, NoGet: noGet}
+		cfg := agent.Options{Seed: seed, Pods: 1 + int(pods)%24, NoGet: noGet}
 		checkRun(t, cfg, time.Duration(1+int(seconds)%900)*time.Second)
 	})
 }

@@ -53,7 +53,7 @@ func main() {
 		fmt.Println(p)
 	}
 	if len(problems) > 0 {
-		fmt.Fprintf(os.Stderr, "conventions: %d places break docs/conventions.md\n", len(problems))
+		fmt.Fprintf(os.Stderr, "conventions: %d place(s) break docs/conventions.md\n", len(problems))
 		os.Exit(1)
 	}
 }

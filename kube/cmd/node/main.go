@@ -113,7 +113,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--kubernetes-version: %w", err)
 	}
-	opts := kube.DefaultNodeOptionsFor(*name, version)
+	opts := kube.DefaultOptionsFor(*name, version)
 	if *nodes > 0 {
 		opts.Name = ""
 	}
@@ -159,7 +159,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if listen != "" {
 		opts.Listen = net.JoinHostPort(listen, strconv.Itoa(*port))
 	}
-	n, err := kube.NewNode(client, opts)
+	n, err := kube.NewNode(opts, client)
 	if err != nil {
 		return err
 	}
@@ -195,7 +195,7 @@ func startCPUProfile(path string) (func(), error) {
 
 // runFleet runs a fleet until ctx ends and says what it did.
 func runFleet(ctx context.Context, client kubernetes.Interface, opts kube.FleetOptions, out io.Writer) error {
-	f, err := kube.NewFleet(client, opts)
+	f, err := kube.NewFleet(opts, client)
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	a, err := agent.New(agent.Config{NodeName: *node, Namespace: *namespace, Pods: *pods, Seed: *seed, NoGet: *noGet},
+	a, err := agent.New(agent.Options{NodeName: *node, Namespace: *namespace, Pods: *pods, Seed: *seed, NoGet: *noGet},
 		clock.RealClock{}, &kube.StatusTransport{Client: client}, &kube.CoreEventSink{Client: client.CoreV1()}, &kube.Cluster{Client: client})
 	if err != nil {
 		return err

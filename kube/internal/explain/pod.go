@@ -275,7 +275,7 @@ func crashLoopDelay(restarts int32, started, finished time.Time) time.Duration {
 
 // imagePullDelay is the image-pull back-off after pulls failed pulls.
 func imagePullDelay(pulls int) time.Duration {
-	return replay(containerstate.DefaultImagePullOptions(), pulls)
+	return replay(containerstate.DefaultBackoffOptions(), pulls)
 }
 
 // replay records n failures in a fresh back-off and returns its delay.

@@ -124,7 +124,7 @@ type Sim struct {
 }
 
 // New returns an agent for cfg wired to fresh in-memory APIs, its clock at Epoch.
-func New(cfg agent.Config) (*Sim, error) {
+func New(cfg agent.Options) (*Sim, error) {
 	s := &Sim{Clock: clocktesting.NewFakeClock(Epoch()), API: statussynctest.NewAPI(int64(cfg.Seed))}
 	s.Sink = eventstest.NewSink(s.Clock, 0)
 	s.Cluster = NewCluster(s.API)
