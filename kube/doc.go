@@ -12,8 +12,6 @@
 //     that takes client-go's recorder interface.
 //   - [LeaseLookup]: the live Lease lookup (nodecondition.LeaseLookup) of the node-lifecycle
 //     controller's lease circuit breaker.
-//   - [Cluster]: the node and lease writers of a node agent (register the Node or write its
-//     status, create or renew its Lease in kube-node-lease) and pod creation.
 //   - [Node]: a node that runs the pods bound to it, built from all of the above and the root
 //     module's machines (see below); cmd/node runs one from the command line.
 //   - [Fleet]: many nodes in one process on one client and one pod informer, each with its
@@ -98,9 +96,9 @@
 //
 // A node's own identity (user system:node:NAME in group system:nodes, under the Node
 // authorizer and the NodeRestriction admission plugin) is enough for StatusTransport (for
-// the pods bound to that node), both event sinks, LeaseLookup of its own Lease and the Node and
-// Lease writes of Cluster. Cluster.CreatePod needs more: a node may only create mirror pods.
-// A [Fleet] needs more too, since a node's identity sees only its own Node, Lease and pods:
+// the pods bound to that node), both event sinks, LeaseLookup of its own Lease, and a Node's
+// registration, status and Lease writes.
+// A [Fleet] needs more, since a node's identity sees only its own Node, Lease and pods:
 // its client must be bound to the ClusterRole [FleetClusterRole] returns (nodes get and
 // create, nodes/status update and patch, pods get, list, watch and delete, pods/status patch,
 // leases get, create and update, events create and patch); cmd/node --print-rbac prints it.

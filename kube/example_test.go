@@ -8,13 +8,11 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/record"
 	testingclock "k8s.io/utils/clock/testing"
-	"k8s.io/utils/ptr"
 
 	"github.com/nodestate/nodestate/events"
 	"github.com/nodestate/nodestate/kube"
@@ -159,47 +157,6 @@ func ExampleLeaseLookup() {
 	// Output:
 	// node-1: found true, resourceVersion "42", err <nil>
 	// node-2: found false, resourceVersion "", err <nil>
-}
-
-// Cluster registers a node and keeps it alive: the first UpdateNode creates the Node with its
-// capacity, later ones write its conditions; RenewLease creates the Lease, then renews it.
-func ExampleCluster() {
-	ctx := context.Background()
-	cs := fake.NewClientset()
-	c := &kube.Cluster{Client: cs}
-	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-
-	ready := func(at time.Time) []corev1.NodeCondition {
-		return []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-			LastHeartbeatTime: metav1.NewTime(at), LastTransitionTime: metav1.NewTime(t0)}}
-	}
-	capacity := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")}
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"},
-		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity, Conditions: ready(t0)}}
-	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Namespace: nodecondition.LeaseNamespace},
-		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("node-1"), LeaseDurationSeconds: ptr.To[int32](40)}}
-
-	for i, at := range []time.Time{t0, t0.Add(10 * time.Second)} {
-		node.Status.Conditions = ready(at)
-		lease.Spec.RenewTime = &metav1.MicroTime{Time: at}
-		if err := c.UpdateNode(ctx, node); err != nil {
-			fmt.Println(err)
-			return
-		}
-		if err := c.RenewLease(ctx, lease); err != nil {
-			fmt.Println(err)
-			return
-		}
-		n, _ := cs.CoreV1().Nodes().Get(ctx, "node-1", metav1.GetOptions{})
-		l, _ := cs.CoordinationV1().Leases(nodecondition.LeaseNamespace).Get(ctx, "node-1", metav1.GetOptions{})
-		pods := n.Status.Allocatable[corev1.ResourcePods]
-		fmt.Printf("write %d: Ready=%s heartbeat %s, pods %s, lease renewed %s\n", i+1,
-			n.Status.Conditions[0].Status, n.Status.Conditions[0].LastHeartbeatTime.Format(time.TimeOnly),
-			pods.String(), l.Spec.RenewTime.Format(time.TimeOnly))
-	}
-	// Output:
-	// write 1: Ready=True heartbeat 10:00:00, pods 110, lease renewed 10:00:00
-	// write 2: Ready=True heartbeat 10:00:10, pods 110, lease renewed 10:00:10
 }
 
 // An adapter without a client sends nothing and says so; an event sink's error is also

@@ -4,8 +4,10 @@ import (
 	"context"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	typedcoordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 
 	"github.com/nodestate/nodestate/nodecondition"
@@ -52,4 +54,21 @@ func (l *LeaseLookup) LiveLease(node string) (resourceVersion string, found bool
 		return "", false, err
 	}
 	return lease.ResourceVersion, true, nil
+}
+
+// renewLease writes lease's spec to the Lease of its namespace and name, creating the Lease
+// when missing, and returns what the server stored. The update carries the resourceVersion
+// just read, so a concurrent writer makes it fail with 409 Conflict rather than be
+// overwritten unseen.
+func renewLease(ctx context.Context, client kubernetes.Interface, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	leases := client.CoordinationV1().Leases(lease.Namespace)
+	cur, err := leases.Get(ctx, lease.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return leases.Create(ctx, lease, metav1.CreateOptions{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	cur.Spec = lease.Spec
+	return leases.Update(ctx, cur, metav1.UpdateOptions{})
 }

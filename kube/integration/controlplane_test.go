@@ -21,7 +21,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/nodestate/nodestate/kube"
 	"github.com/nodestate/nodestate/kube/controlplane"
 	"github.com/nodestate/nodestate/nodecondition"
 	"github.com/nodestate/nodestate/podphase"
@@ -59,7 +58,7 @@ func fullPlaneWith(t *testing.T, opts controlplane.Options) *controlplane.Plane 
 	return p
 }
 
-// registerNode registers name through kube.Cluster as the node itself
+// registerNode registers name through client-go as the node itself
 // (system:node:NAME): a Ready Node with room for 110 pods, and its Lease.
 func registerNode(t *testing.T, p *controlplane.Plane, name string) {
 	t.Helper()
@@ -68,7 +67,6 @@ func registerNode(t *testing.T, p *controlplane.Plane, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &kube.Cluster{Client: cs}
 	now := metav1.Now()
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("4"),
@@ -81,14 +79,14 @@ func registerNode(t *testing.T, p *controlplane.Plane, name string) {
 			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
 			Message: "kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now}}},
 	}
-	if err := c.UpdateNode(ctx, node); err != nil {
+	if _, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("registering node %s: %v", name, err)
 	}
 	renew := metav1.NewMicroTime(now.Time)
-	if err := c.RenewLease(ctx, &coordinationv1.Lease{
+	if _, err := cs.CoordinationV1().Leases(nodecondition.LeaseNamespace).Create(ctx, &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: nodecondition.LeaseNamespace},
 		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(name), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &renew},
-	}); err != nil {
+	}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating the Lease of node %s: %v", name, err)
 	}
 }
@@ -119,7 +117,7 @@ func namespaceWithServiceAccount(t *testing.T, admin kubernetes.Interface) strin
 
 // TestSchedulerBindsDeploymentPod: on a control plane with the real
 // kube-controller-manager and kube-scheduler, a Node registered through
-// kube.Cluster with the node's own identity receives the pod of a one-replica
+// client-go with the node's own identity receives the pod of a one-replica
 // Deployment: the Deployment controller creates a ReplicaSet, the ReplicaSet
 // controller its pod, the scheduler binds that pod to the node (spec.nodeName,
 // a Scheduled event), and the real kubectl's `get pods -o wide` shows it there

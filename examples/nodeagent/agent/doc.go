@@ -36,8 +36,9 @@
 //
 // The agent asks for a statussync.Transport (pod GET, status PATCH, DELETE), an events.Sink
 // (core/v1 event create and patch), a Cluster (create pod, write node, renew lease) and a
-// k8s.io/utils clock. Package agenttest wires it to in-memory APIs on a fake clock; a client-go
-// program can drive the same agent against a real cluster with a real clock.
+// k8s.io/utils clock. Package agenttest wires it to in-memory APIs on a fake clock. Against a
+// real cluster, kube.Node (kube/cmd/node) runs the pods the cluster binds to it on the same
+// parts; kube's StatusTransport and CoreEventSink are client-go's Transport and Sink.
 //
 // # Time and concurrency
 //
