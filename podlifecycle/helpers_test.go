@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/nodestate/nodestate/containerstate"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -118,9 +120,21 @@ type planOf struct {
 	R     []string // reset list, "*" = kill before remove
 }
 
+// plan decides the snapshot's plan, twice: computePodActions only reads the
+// machine, so the second plan, from the same view into the first's storage,
+// is the same.
 func (s *snap) plan() planOf {
-	s.m.computePodActions()
-	p := &s.m.plan
+	s.t.Helper()
+	first := shorthand(s.m.computePodActions(plan{}))
+	again := shorthand(s.m.computePodActions(s.m.plan))
+	if d := cmp.Diff(first, again, cmpopts.EquateEmpty()); d != "" {
+		s.t.Fatalf("a second computePodActions on the same view differs (-first +second):\n%s", d)
+	}
+	return first
+}
+
+// shorthand is p in the section 13 shorthand.
+func shorthand(p plan) planOf {
 	out := planOf{K: p.killPod, S: p.createSandbox, Att: p.attempt,
 		I: append([]int(nil), p.initToStart...), C: append([]int(nil), p.toStart...), E: append([]int(nil), p.ephToStart...)}
 	for _, k := range p.toKill {

@@ -120,6 +120,8 @@ type Machine struct {
 	marked     bool  // AllContainersRestarting was True at the start of the sync (3.2)
 
 	plan plan
+	// prog is how far the sync has carried plan out.
+	prog progress
 	// cont: the sync of plan waits for its kills; resume carries out the
 	// rest of it (section 4.1).
 	cont    bool

@@ -8,41 +8,17 @@ import (
 
 // apply takes one validated observation into the machine's view of the
 // runtime, recording the events the kubelet records when the runtime call
-// behind it returns.
+// behind it returns. Each kind of report has its handler below: the
+// sandbox's, the image's, a start's failure, a container instance's state,
+// a probe's result and a hook's.
 func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 	at := o.At
 	if at.IsZero() {
 		at = now
 	}
 	switch o.Kind {
-	case SandboxReady:
-		if !m.sb.exists || o.Attempt >= m.sb.attempt {
-			m.sb.attempt, m.sb.exists, m.sb.ready, m.sb.ip = o.Attempt, true, true, o.IP
-			m.sb.creating, m.sb.changed, m.sb.stopping = false, false, false
-			m.dirty = true
-		}
-		return
-	case SandboxNotReady:
-		// A sandbox that was not ready already changes nothing: the
-		// answer to a KillSandbox of a stopped sandbox is no runtime
-		// event, and the kubelet's relist finds nothing to sync.
-		if o.Attempt == m.sb.attempt && (m.sb.ready || m.sb.stopping || m.sb.creating && m.sb.pending == o.Attempt) {
-			m.sb.ready, m.sb.stopping = false, false
-			// The old sandbox's stop does not end the creation of a new
-			// one issued after it in the same sync.
-			if m.sb.creating && m.sb.pending == o.Attempt {
-				m.sb.creating = false
-			}
-			m.dirty = true
-		}
-		return
-	case SandboxCreateFailed:
-		m.sb.creating = false
-		m.clearPurgedRC()
-		if m.pod.DeletionTimestamp == nil {
-			res.Events = append(res.Events, warning(ReasonFailedCreatePodSandBox, FailedCreatePodSandBoxMessage(o.Message), ""))
-		}
-		m.failedSync(at)
+	case SandboxReady, SandboxNotReady, SandboxCreateFailed:
+		m.applySandbox(at, o, res)
 		return
 	case ImagePresent:
 		if !m.images[o.Image] {
@@ -59,40 +35,112 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		return
 	}
 	switch o.Kind {
-	case ImagePulled:
-		img := o.Image
-		if img == "" {
-			img = c.spec.Image
+	case ImagePulled, ImagePullFailed:
+		// A pull is a step of the sync that asked for it, not a runtime
+		// event: the start after it decides whether the sync ended well
+		// (a relist at once, rule 4.1) or with an error (the requeue,
+		// rule 4.5).
+		m.applyPull(c, at, o, fp, res)
+	case ContainerCreateFailed, ContainerStartFailed:
+		m.applyStartFailure(c, at, o, fp, res)
+	case ProbeResult:
+		in := c.instance(o.ContainerID)
+		if in != &c.insts[0] || in.state != containerstate.RuntimeRunning {
+			return // a result for an instance that is no longer current counts for nothing
 		}
+		if m.probeResult(c, in, o, fp, res) {
+			m.dirty = true
+		}
+	case HookResult:
+		m.applyHook(c, at, o, fp, res)
+		m.dirty = true
+	default:
+		m.applyInstance(c, at, o, fp, res)
+		m.dirty = true
+	}
+}
+
+// applySandbox takes a report about the pod's sandbox.
+func (m *Machine) applySandbox(at time.Time, o *Observation, res *Result) {
+	switch o.Kind {
+	case SandboxReady:
+		if !m.sb.exists || o.Attempt >= m.sb.attempt {
+			m.sb.attempt, m.sb.exists, m.sb.ready, m.sb.ip = o.Attempt, true, true, o.IP
+			m.sb.creating, m.sb.changed, m.sb.stopping = false, false, false
+			m.dirty = true
+		}
+	case SandboxNotReady:
+		// A sandbox that was not ready already changes nothing: the
+		// answer to a KillSandbox of a stopped sandbox is no runtime
+		// event, and the kubelet's relist finds nothing to sync.
+		if o.Attempt == m.sb.attempt && (m.sb.ready || m.sb.stopping || m.sb.creating && m.sb.pending == o.Attempt) {
+			m.sb.ready, m.sb.stopping = false, false
+			// The old sandbox's stop does not end the creation of a new
+			// one issued after it in the same sync.
+			if m.sb.creating && m.sb.pending == o.Attempt {
+				m.sb.creating = false
+			}
+			m.dirty = true
+		}
+	case SandboxCreateFailed:
+		m.sb.creating = false
+		m.clearPurgedRC()
+		if m.pod.DeletionTimestamp == nil {
+			res.Events = append(res.Events, warning(ReasonFailedCreatePodSandBox, FailedCreatePodSandBoxMessage(o.Message), ""))
+		}
+		m.failedSync(at)
+	}
+}
+
+// applyPull takes the answer to a PullImage of c's image.
+func (m *Machine) applyPull(c *ctr, at time.Time, o *Observation, fp string, res *Result) {
+	img := o.Image
+	if img == "" {
+		img = c.spec.Image
+	}
+	if o.Kind == ImagePulled {
 		if !m.images[img] {
 			m.images[img] = true
 		}
 		res.Events = append(res.Events, normal(ReasonPulled, PulledMessage(img, o.Duration, o.Duration, o.Size), fp))
 		m.pulls.GC(at)
-		// A pull is a step of the sync that asked for it, not a runtime
-		// event: the start after it decides whether the sync ended well
-		// (a relist at once, rule 4.1) or with an error (the requeue,
-		// rule 4.5).
 		return
-	case ImagePullFailed:
-		img := o.Image
-		if img == "" {
-			img = c.spec.Image
+	}
+	ev := containerstate.PullErrorEvent(at, img, o.Message)
+	res.Events = append(res.Events,
+		warning(ReasonFailed, PullFailedMessage(img, o.Message), fp),
+		warning(ReasonFailed, ErrorMessage(ev.Reason), fp))
+	if len(o.MissingSecrets) > 0 && ev.Reason == containerstate.ReasonErrImagePull {
+		res.Events = append(res.Events, warning(ReasonFailedToRetrieveImagePullSecret,
+			FailedToRetrieveImagePullSecretMessage(o.MissingSecrets), ""))
+	}
+	c.setStartErr(ev.Reason, ev.Message)
+	c.lastPull = c.startErr
+	m.pulls.Next(containerstate.ImagePullKey(m.uid, img), at, at)
+	c.inFlight = false
+	m.failedSync(at)
+}
+
+// applyStartFailure takes a refused create or start of c: the start's
+// error shows in c's status and the sync ends with it (the requeue).
+func (m *Machine) applyStartFailure(c *ctr, at time.Time, o *Observation, fp string, res *Result) {
+	reason := containerstate.ReasonRunContainerError
+	if o.Kind == ContainerCreateFailed {
+		reason = o.Reason
+		if reason == "" {
+			reason = containerstate.ReasonCreateContainerError
 		}
-		ev := containerstate.PullErrorEvent(at, img, o.Message)
-		res.Events = append(res.Events,
-			warning(ReasonFailed, PullFailedMessage(img, o.Message), fp),
-			warning(ReasonFailed, ErrorMessage(ev.Reason), fp))
-		if len(o.MissingSecrets) > 0 && ev.Reason == containerstate.ReasonErrImagePull {
-			res.Events = append(res.Events, warning(ReasonFailedToRetrieveImagePullSecret,
-				FailedToRetrieveImagePullSecretMessage(o.MissingSecrets), ""))
-		}
-		c.setStartErr(ev.Reason, ev.Message)
-		c.lastPull = c.startErr
-		m.pulls.Next(containerstate.ImagePullKey(m.uid, img), at, at)
-		c.inFlight = false
-		m.failedSync(at)
-		return
+	}
+	c.setStartErr(reason, o.Message)
+	res.Events = append(res.Events, warning(ReasonFailed, ErrorMessage(o.Message), fp))
+	c.inFlight = false
+	m.failedSync(at)
+}
+
+// applyInstance takes a change of state of one of c's instances: created,
+// started, exited, unknown or removed.
+func (m *Machine) applyInstance(c *ctr, at time.Time, o *Observation, fp string, res *Result) {
+	switch o.Kind {
 	case ContainerCreated:
 		if c.instance(o.ContainerID) == nil {
 			rc := int32(0)
@@ -110,16 +158,6 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 			res.Events = append(res.Events, normal(ReasonCreated, CreatedMessage(c.name, m.opts.Version), fp))
 		}
 		c.instance(o.ContainerID).report(o)
-	case ContainerCreateFailed:
-		reason := o.Reason
-		if reason == "" {
-			reason = containerstate.ReasonCreateContainerError
-		}
-		c.setStartErr(reason, o.Message)
-		res.Events = append(res.Events, warning(ReasonFailed, ErrorMessage(o.Message), fp))
-		c.inFlight = false
-		m.failedSync(at)
-		return
 	case ContainerStarted:
 		in := c.instance(o.ContainerID)
 		in.report(o)
@@ -131,12 +169,6 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 			}
 		}
 		c.hasStartErr, c.inFlight, c.everStarted, c.removedByReset = false, false, true, false
-	case ContainerStartFailed:
-		c.setStartErr(containerstate.ReasonRunContainerError, o.Message)
-		res.Events = append(res.Events, warning(ReasonFailed, ErrorMessage(o.Message), fp))
-		c.inFlight = false
-		m.failedSync(at)
-		return
 	case ContainerExited:
 		in := c.instance(o.ContainerID)
 		if in.state != containerstate.RuntimeExited {
@@ -165,37 +197,30 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		if c.remove(o.ContainerID) {
 			m.retire(c.name, o.ContainerID)
 		}
-	case ProbeResult:
-		in := c.instance(o.ContainerID)
-		if in != &c.insts[0] || in.state != containerstate.RuntimeRunning {
-			return // a result for an instance that is no longer current counts for nothing
+	}
+}
+
+// applyHook takes the result of a PostStart or PreStop hook of c.
+func (m *Machine) applyHook(c *ctr, at time.Time, o *Observation, fp string, res *Result) {
+	in := c.instance(o.ContainerID)
+	switch o.Hook {
+	case PostStart:
+		if o.Failed && in.state == containerstate.RuntimeRunning && !in.kill.active {
+			res.Events = append(res.Events, warning(ReasonFailedPostStartHook, MessagePostStartHookFailed, fp))
+			c.setStartErr(containerstate.ReasonPostStartHookError, o.Message)
+			m.beginKill(c, in, KillFailedPostStartHook, MessageKillFailedPostStartHook,
+				m.podGrace(c, KillFailedPostStartHook), false, false, at, res)
 		}
-		if m.probeResult(c, in, o, fp, res) {
-			m.dirty = true
+	case PreStop:
+		if o.Failed {
+			res.Events = append(res.Events, warning(ReasonFailedPreStopHook, MessagePreStopHookFailed, fp))
 		}
-		return
-	case HookResult:
-		in := c.instance(o.ContainerID)
-		switch o.Hook {
-		case PostStart:
-			if o.Failed && in.state == containerstate.RuntimeRunning && !in.kill.active {
-				res.Events = append(res.Events, warning(ReasonFailedPostStartHook, MessagePostStartHookFailed, fp))
-				c.setStartErr(containerstate.ReasonPostStartHookError, o.Message)
-				m.beginKill(c, in, KillFailedPostStartHook, MessageKillFailedPostStartHook,
-					m.podGrace(c, KillFailedPostStartHook), false, false, at, res)
-			}
-		case PreStop:
-			if o.Failed {
-				res.Events = append(res.Events, warning(ReasonFailedPreStopHook, MessagePreStopHookFailed, fp))
-			}
-			if k := &in.kill; k.active && k.hook {
-				k.hook = false
-				k.g -= wholeSeconds(at.Sub(k.begin))
-				k.waitFrom = at
-			}
+		if k := &in.kill; k.active && k.hook {
+			k.hook = false
+			k.g -= wholeSeconds(at.Sub(k.begin))
+			k.waitFrom = at
 		}
 	}
-	m.dirty = true
 }
 
 // report keeps what the runtime reports about instance in with o: its

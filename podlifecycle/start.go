@@ -1,0 +1,171 @@
+package podlifecycle
+
+import (
+	"strings"
+	"time"
+
+	"github.com/nodestate/nodestate/containerstate"
+	v1 "k8s.io/api/core/v1"
+)
+
+// prune carries out section 4.1 step 3: it removes the init container
+// instances the plan prunes. The machine drops them at once, as it does
+// with a purge: the next sync's status no longer has them, as the
+// kubelet's does not.
+func (m *Machine) prune(res *Result) {
+	for _, r := range m.plan.prune {
+		c := &m.ctrs[r.c]
+		if c.instance(r.id) == nil {
+			continue
+		}
+		res.Actions = append(res.Actions, Action{Kind: RemoveContainer, Container: c.name, ContainerKind: c.kind, ContainerID: r.id})
+		c.remove(r.id)
+		m.retire(c.name, r.id)
+	}
+}
+
+// startPhase is the rest of SyncPod once the kills are over (section 4.1
+// steps 3, 5 to 7): the prune, then the ephemeral, init and regular starts.
+// It returns the earliest crash-loop expiry that held a start.
+func (m *Machine) startPhase(now time.Time, res *Result) (crashExpiry time.Time) {
+	p := &m.plan
+	m.prune(res)
+	start := func(c *ctr) bool {
+		if c.busyAtPlan {
+			// Its start was under way when the plan was decided: done for
+			// this plan, even if it was answered while the kills ran.
+			return true
+		}
+		if n := newest(c); n != nil && n.kill.active && n.state != containerstate.RuntimeExited {
+			return true // started once the kill is done
+		}
+		ok, until := m.start(c, now, res)
+		crashExpiry = earliest(crashExpiry, until)
+		return ok
+	}
+	es := m.ephemerals()
+	for _, i := range p.ephToStart {
+		start(&es[i])
+	}
+	is := m.inits()
+	for _, i := range p.initToStart {
+		if !start(&is[i]) && !is[i].sidecar {
+			break // a regular init container that cannot start ends the sync (4.1 step 6)
+		}
+	}
+	rs := m.regulars()
+	for _, i := range p.toStart {
+		start(&rs[i])
+	}
+	m.clearPurgedRC()
+	return crashExpiry
+}
+
+// clearPurgedRC ends the validity of the purged instances' restart
+// counts: only the starts of the sync that purged them read them; later
+// ones find no instance (the purge removed their logs too).
+func (m *Machine) clearPurgedRC() {
+	for i := range m.ctrs {
+		m.ctrs[i].hasPurgedRC = false
+	}
+}
+
+// defaultPullPolicy is the API server's default imagePullPolicy (section 5).
+func defaultPullPolicy(image string) v1.PullPolicy {
+	name := image
+	if strings.IndexByte(name, '@') >= 0 {
+		return v1.PullIfNotPresent
+	}
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		name = name[i+1:]
+	}
+	i := strings.LastIndexByte(name, ':')
+	if i < 0 || name[i+1:] == "latest" {
+		return v1.PullAlways
+	}
+	return v1.PullIfNotPresent
+}
+
+// start is one StartContainer (section 4.2): crash-loop back-off, the image
+// under its pull policy and pull back-off, then create and start. It
+// reports whether the start was issued (or is already under way) and the
+// crash-loop expiry that held it.
+func (m *Machine) start(c *ctr, now time.Time, res *Result) (bool, time.Time) {
+	if c.inFlight {
+		return true, time.Time{}
+	}
+	fp := FieldPath(c.kind, c.name)
+	// 4.2 step 1: crash-loop back-off against the newest exited instance.
+	var ref time.Time
+	switch {
+	case c.restartAfterKill:
+		ref = c.backoffRef
+	case c.removedByReset:
+	default:
+		for j := range c.insts {
+			if c.insts[j].state == containerstate.RuntimeExited {
+				ref = c.insts[j].finished
+				break
+			}
+		}
+		if len(c.insts) == 0 && c.hasPurgedRC {
+			ref = c.purgedRef // the status the purging sync began with still had it
+		}
+	}
+	if !ref.IsZero() {
+		key := containerstate.CrashLoopKey(m.name, m.ns, m.uid, c.spec)
+		if delay, until, blocked := m.crash.CrashLoop(key, ref, now); blocked {
+			res.Events = append(res.Events, warning(ReasonBackOff, CrashLoopBackOffMessage(c.name, m.name, m.ns, m.uid), fp))
+			ev := containerstate.BackOffEvent(now, delay, c.name, m.name, m.ns, m.uid)
+			c.setStartErr(ev.Reason, ev.Message)
+			return false, until
+		}
+	}
+	// Section 5: the image.
+	img := c.spec.Image
+	policy := c.spec.ImagePullPolicy
+	if policy == "" {
+		policy = defaultPullPolicy(img)
+	}
+	pull := false
+	switch {
+	case policy != v1.PullAlways && m.images[img]:
+		res.Events = append(res.Events, normal(ReasonPulled, AlreadyPresentMessage(img, m.opts.EnsureSecretPulledImages), fp))
+	case policy == v1.PullNever:
+		ev := containerstate.NeverPullEvent(now, img)
+		res.Events = append(res.Events, warning(ReasonErrImageNeverPull, ev.Message, fp),
+			warning(ReasonFailed, ErrorMessage(ev.Reason), fp))
+		c.setStartErr(ev.Reason, ev.Message)
+		m.pendingErr = true
+		return false, time.Time{}
+	default:
+		if m.pulls.ImagePull(containerstate.ImagePullKey(m.uid, img), now) {
+			ev := containerstate.PullBackOffEvent(now, img, c.lastPull.Reason, c.lastPull.Message)
+			res.Events = append(res.Events, normal(ReasonBackOff, PullBackOffMessage(img), fp),
+				warning(ReasonFailed, ErrorMessage(ev.Reason), fp))
+			c.setStartErr(ev.Reason, ev.Message)
+			m.pendingErr = true
+			return false, time.Time{}
+		}
+		res.Events = append(res.Events, normal(ReasonPulling, PullingMessage(img), fp))
+		pull = true
+	}
+	if pull {
+		res.Actions = append(res.Actions, Action{Kind: PullImage, Container: c.name, ContainerKind: c.kind, Image: img, PullPolicy: policy})
+	}
+	// 4.2 step 3: the newest instance's restart count + 1.
+	rc := int32(0)
+	if n := newest(c); n != nil {
+		rc = n.restartCount + 1
+	} else if c.hasPurgedRC {
+		rc = c.purgedRC
+	}
+	c.startRC = rc
+	res.Actions = append(res.Actions, Action{Kind: StartContainer, Container: c.name, ContainerKind: c.kind,
+		Image: img, PullPolicy: policy, RestartCount: rc})
+	if c.spec.Lifecycle != nil && c.spec.Lifecycle.PostStart != nil {
+		res.Actions = append(res.Actions, Action{Kind: RunHook, Container: c.name, ContainerKind: c.kind, Hook: PostStart})
+	}
+	c.inFlight, c.restartAfterKill, c.backoffRef = true, false, time.Time{}
+	return true, time.Time{}
+}
