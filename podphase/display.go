@@ -227,10 +227,26 @@ func (d *display) compute(pod *v1.Pod, failedReason bool) {
 		}
 	}
 
-	// 9.5: the init loop.
-	var sidecarRestarts int
-	var sidecarLast time.Time
-	initializing := false
+	initializing, sidecarRestarts, sidecarLast := d.initLoop(spec, status)
+	if !initializing || firstConditionTrue(status.Conditions, v1.PodInitialized) {
+		d.restarts, d.lastRestart = sidecarRestarts, sidecarLast
+		d.regulars(status, failedReason)
+	}
+
+	// 9.7
+	if pod.DeletionTimestamp != nil {
+		if status.Reason == ReasonNodeLost {
+			d.set(string(v1.PodUnknown))
+		} else if status.Phase != v1.PodSucceeded && status.Phase != v1.PodFailed {
+			d.set("Terminating")
+		}
+	}
+}
+
+// initLoop is rule 9.5, the init loop: it reports whether an init container
+// still initializes the pod, and the restarts of the sidecars (and the
+// latest of them), which rule 9.6 counts again.
+func (d *display) initLoop(spec *v1.PodSpec, status *v1.PodStatus) (initializing bool, sidecarRestarts int, sidecarLast time.Time) {
 	for i := range status.InitContainerStatuses {
 		st := &status.InitContainerStatuses[i]
 		d.restarts += int(st.RestartCount)
@@ -255,61 +271,53 @@ func (d *display) compute(pod *v1.Pod, failedReason bool) {
 		default:
 			d.setNumbered("Init:", i, len(spec.InitContainers))
 		}
-		initializing = true
-		break
+		return true, sidecarRestarts, sidecarLast
 	}
+	return false, sidecarRestarts, sidecarLast
+}
 
-	// 9.6: regular containers, last to first, so the first reason wins.
-	if !initializing || firstConditionTrue(status.Conditions, v1.PodInitialized) {
-		d.restarts, d.lastRestart = sidecarRestarts, sidecarLast
-		hasRunning := false
-		var errReason string
-		var errNumber int
-		var errNumbered, hasErr bool
-		for i := len(status.ContainerStatuses) - 1; i >= 0; i-- {
-			st := &status.ContainerStatuses[i]
-			d.restarts += int(st.RestartCount)
-			d.lastRestart = laterRestart(d.lastRestart, st)
-			s := &st.State
-			switch {
-			case s.Waiting != nil && s.Waiting.Reason != "":
-				d.set(s.Waiting.Reason)
-			case s.Terminated != nil:
-				d.setTerminated("", s.Terminated)
-				if s.Terminated.ExitCode != 0 {
-					errReason, errNumber, errNumbered = terminatedReason("", s.Terminated)
-					hasErr = true
-				}
-			case st.Ready && s.Running != nil:
-				hasRunning = true
-				d.ready++
+// regulars is rule 9.6: the regular containers, last to first, so the
+// first reason wins, then what replaces Completed.
+func (d *display) regulars(status *v1.PodStatus, failedReason bool) {
+	hasRunning := false
+	var errReason string
+	var errNumber int
+	var errNumbered, hasErr bool
+	for i := len(status.ContainerStatuses) - 1; i >= 0; i-- {
+		st := &status.ContainerStatuses[i]
+		d.restarts += int(st.RestartCount)
+		d.lastRestart = laterRestart(d.lastRestart, st)
+		s := &st.State
+		switch {
+		case s.Waiting != nil && s.Waiting.Reason != "":
+			d.set(s.Waiting.Reason)
+		case s.Terminated != nil:
+			d.setTerminated("", s.Terminated)
+			if s.Terminated.ExitCode != 0 {
+				errReason, errNumber, errNumbered = terminatedReason("", s.Terminated)
+				hasErr = true
 			}
-		}
-		if d.kind == plainReason && d.reason == "Completed" {
-			switch {
-			case hasRunning && anyConditionTrue(status.Conditions, v1.PodReady):
-				d.set(string(v1.PodRunning))
-			case !failedReason:
-				if hasRunning {
-					d.set("NotReady")
-				}
-			case hasErr && errNumbered:
-				d.setNumbered(errReason, errNumber, -1)
-			case hasErr:
-				d.set(errReason)
-			case hasRunning:
-				d.set("NotReady")
-			}
+		case st.Ready && s.Running != nil:
+			hasRunning = true
+			d.ready++
 		}
 	}
-
-	// 9.7
-	if pod.DeletionTimestamp != nil {
-		if status.Reason == ReasonNodeLost {
-			d.set(string(v1.PodUnknown))
-		} else if status.Phase != v1.PodSucceeded && status.Phase != v1.PodFailed {
-			d.set("Terminating")
+	if d.kind != plainReason || d.reason != "Completed" {
+		return
+	}
+	switch {
+	case hasRunning && anyConditionTrue(status.Conditions, v1.PodReady):
+		d.set(string(v1.PodRunning))
+	case !failedReason:
+		if hasRunning {
+			d.set("NotReady")
 		}
+	case hasErr && errNumbered:
+		d.setNumbered(errReason, errNumber, -1)
+	case hasErr:
+		d.set(errReason)
+	case hasRunning:
+		d.set("NotReady")
 	}
 }
 

@@ -161,44 +161,54 @@ func (sc *Scenario) directive(fields []string) error {
 		}
 		sc.NoDefaultTolerationSeconds = fields[1] == "off"
 	case "node":
-		if len(fields) < 2 {
-			return invalid("node needs a name")
+		var n Node
+		if n, err = parseNode(fields[1:]); err == nil {
+			sc.Nodes = append(sc.Nodes, n)
 		}
-		n := Node{Name: fields[1]}
-		for _, kv := range fields[2:] {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
-				return invalid("want key=value, got " + strconv.Quote(kv))
-			}
-			switch k {
-			case "zone":
-				n.Zone = v
-			case "down":
-				n.Down, err = ParseIntervals(v)
-			case "lease":
-				n.LeaseDown, err = ParseIntervals(v)
-			case "status":
-				n.StatusDown, err = ParseIntervals(v)
-			case "network":
-				n.NetworkDown, err = ParseIntervals(v)
-			case "runtime":
-				n.RuntimeDown, err = ParseIntervals(v)
-			case "memory":
-				n.Signals, err = parseMemory(v)
-			case "pods":
-				n.Pods, err = parsePods(v)
-			default:
-				return invalid("unknown node key " + strconv.Quote(k))
-			}
-			if err != nil {
-				return err
-			}
-		}
-		sc.Nodes = append(sc.Nodes, n)
 	default:
 		return invalid("unknown directive " + strconv.Quote(fields[0]))
 	}
 	return err
+}
+
+// parseNode reads a "node" line after its directive: the name, then
+// key=value pairs.
+func parseNode(fields []string) (Node, error) {
+	if len(fields) < 1 {
+		return Node{}, invalid("node needs a name")
+	}
+	n := Node{Name: fields[0]}
+	for _, kv := range fields[1:] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return Node{}, invalid("want key=value, got " + strconv.Quote(kv))
+		}
+		var err error
+		switch k {
+		case "zone":
+			n.Zone = v
+		case "down":
+			n.Down, err = ParseIntervals(v)
+		case "lease":
+			n.LeaseDown, err = ParseIntervals(v)
+		case "status":
+			n.StatusDown, err = ParseIntervals(v)
+		case "network":
+			n.NetworkDown, err = ParseIntervals(v)
+		case "runtime":
+			n.RuntimeDown, err = ParseIntervals(v)
+		case "memory":
+			n.Signals, err = parseMemory(v)
+		case "pods":
+			n.Pods, err = parsePods(v)
+		default:
+			return Node{}, invalid("unknown node key " + strconv.Quote(k))
+		}
+		if err != nil {
+			return Node{}, err
+		}
+	}
+	return n, nil
 }
 
 func parseMemory(s string) ([]SignalStep, error) {

@@ -258,6 +258,9 @@ func parseLine(line string) (string, Behaviour, *ParseError) {
 	return name, b, nil
 }
 
+// parseClauses reads the clauses of one container's behaviour, separated
+// by semicolons; each kind of clause may be given once, a probe's windows
+// as many times as it has windows.
 func parseClauses(text string) (Behaviour, *ParseError) {
 	var b Behaviour
 	seen := map[string]bool{}
@@ -267,107 +270,133 @@ func parseClauses(text string) (Behaviour, *ParseError) {
 			continue
 		}
 		f := strings.Fields(cl)
-		bad := func(reason string) *ParseError { return &ParseError{Clause: cl, Reason: reason} }
 		key := f[0]
 		if key == "pull" && len(f) > 1 {
 			key += " " + f[1]
 		}
 		if _, isProbe := probeWords[f[0]]; !isProbe {
 			if seen[key] {
-				return b, bad("given twice")
+				return b, &ParseError{Clause: cl, Reason: "given twice"}
 			}
 			seen[key] = true
 		}
-		switch f[0] {
-		case "run":
-			switch {
-			case len(f) == 2 && f[1] == "forever":
-			case len(f) == 4 && f[2] == "exit":
-				d, err := parseDuration(f[1])
-				if err != "" {
-					return b, bad(err)
-				}
-				code, perr := strconv.ParseInt(f[3], 10, 32)
-				if perr != nil {
-					return b, bad("exit code " + strconv.Quote(f[3]) + " is not a 32-bit integer")
-				}
-				b.Exits, b.Run, b.ExitCode = true, d, int32(code)
-			default:
-				return b, bad(`want "run forever" or "run <duration> exit <code>"`)
-			}
-		case "pull":
-			switch {
-			case len(f) == 3 && f[1] == "fail" && f[2] == "always":
-				b.PullAlwaysFails = true
-			case len(f) == 3 && f[1] == "fail":
-				n, err := strconv.Atoi(f[2])
-				if err != nil || n < 0 || n > 1_000_000 {
-					return b, bad("failure count " + strconv.Quote(f[2]) + " is not an integer from 0 to 1000000")
-				}
-				b.PullFailures = n
-			case len(f) == 3 && f[1] == "slow":
-				d, err := parseDuration(f[2])
-				if err != "" {
-					return b, bad(err)
-				}
-				b.PullTime = d
-			default:
-				return b, bad(`want "pull fail <n>", "pull fail always" or "pull slow <duration>"`)
-			}
-		case "startup", "readiness", "liveness":
-			if len(f) != 3 {
-				return b, bad(`want "<probe> <outcome> <from>-[<to>]"`)
-			}
-			o, ok := outcomeWords[f[1]]
-			if !ok {
-				return b, bad("unknown outcome " + strconv.Quote(f[1]) + " (success, warning, fail, error)")
-			}
-			from, to, ok := strings.Cut(f[2], "-")
-			if !ok {
-				return b, bad("window " + strconv.Quote(f[2]) + " is not <from>-[<to>]")
-			}
-			w := ProbeWindow{Probe: probeWords[f[0]], Outcome: o}
-			var err string
-			if w.From, err = parseDuration(from); err != "" {
-				return b, bad(err)
-			}
-			if to != "" {
-				if w.To, err = parseDuration(to); err != "" {
-					return b, bad(err)
-				}
-				if w.To <= w.From {
-					return b, bad("window ends at or before it begins")
-				}
-			}
-			b.Probes = append(b.Probes, w)
-		case "ignore-sigterm":
-			if len(f) != 2 {
-				return b, bad(`want "ignore-sigterm <duration>"`)
-			}
-			d, err := parseDuration(f[1])
-			if err != "" {
-				return b, bad(err)
-			}
-			b.IgnoreSigterm = d
-		case "poststart", "prestop":
-			if len(f) < 2 || len(f) > 3 || (len(f) == 3 && f[2] != "fail") {
-				return b, bad(`want "` + f[0] + ` <duration> [fail]"`)
-			}
-			d, err := parseDuration(f[1])
-			if err != "" {
-				return b, bad(err)
-			}
-			h := HookBehaviour{Duration: d, Fail: len(f) == 3}
-			if f[0] == "poststart" {
-				b.PostStart = h
-			} else {
-				b.PreStop = h
-			}
-		default:
-			return b, bad("unknown clause " + strconv.Quote(f[0]))
+		if reason := parseClause(&b, f); reason != "" {
+			return b, &ParseError{Clause: cl, Reason: reason}
 		}
 	}
 	return b, nil
+}
+
+// parseClause sets what the clause of words f says in b, or returns what is
+// wrong with it.
+func parseClause(b *Behaviour, f []string) string {
+	switch f[0] {
+	case "run":
+		return parseRun(b, f)
+	case "pull":
+		return parsePull(b, f)
+	case "startup", "readiness", "liveness":
+		return parseProbe(b, f)
+	case "ignore-sigterm":
+		if len(f) != 2 {
+			return `want "ignore-sigterm <duration>"`
+		}
+		d, err := parseDuration(f[1])
+		if err != "" {
+			return err
+		}
+		b.IgnoreSigterm = d
+	case "poststart", "prestop":
+		if len(f) < 2 || len(f) > 3 || (len(f) == 3 && f[2] != "fail") {
+			return `want "` + f[0] + ` <duration> [fail]"`
+		}
+		d, err := parseDuration(f[1])
+		if err != "" {
+			return err
+		}
+		h := HookBehaviour{Duration: d, Fail: len(f) == 3}
+		if f[0] == "poststart" {
+			b.PostStart = h
+		} else {
+			b.PreStop = h
+		}
+	default:
+		return "unknown clause " + strconv.Quote(f[0])
+	}
+	return ""
+}
+
+// parseRun reads "run forever" or "run <duration> exit <code>".
+func parseRun(b *Behaviour, f []string) string {
+	switch {
+	case len(f) == 2 && f[1] == "forever":
+	case len(f) == 4 && f[2] == "exit":
+		d, err := parseDuration(f[1])
+		if err != "" {
+			return err
+		}
+		code, perr := strconv.ParseInt(f[3], 10, 32)
+		if perr != nil {
+			return "exit code " + strconv.Quote(f[3]) + " is not a 32-bit integer"
+		}
+		b.Exits, b.Run, b.ExitCode = true, d, int32(code)
+	default:
+		return `want "run forever" or "run <duration> exit <code>"`
+	}
+	return ""
+}
+
+// parsePull reads "pull fail <n>", "pull fail always" or "pull slow <duration>".
+func parsePull(b *Behaviour, f []string) string {
+	switch {
+	case len(f) == 3 && f[1] == "fail" && f[2] == "always":
+		b.PullAlwaysFails = true
+	case len(f) == 3 && f[1] == "fail":
+		n, err := strconv.Atoi(f[2])
+		if err != nil || n < 0 || n > 1_000_000 {
+			return "failure count " + strconv.Quote(f[2]) + " is not an integer from 0 to 1000000"
+		}
+		b.PullFailures = n
+	case len(f) == 3 && f[1] == "slow":
+		d, err := parseDuration(f[2])
+		if err != "" {
+			return err
+		}
+		b.PullTime = d
+	default:
+		return `want "pull fail <n>", "pull fail always" or "pull slow <duration>"`
+	}
+	return ""
+}
+
+// parseProbe reads one window of a probe: "<probe> <outcome> <from>-[<to>]".
+func parseProbe(b *Behaviour, f []string) string {
+	if len(f) != 3 {
+		return `want "<probe> <outcome> <from>-[<to>]"`
+	}
+	o, ok := outcomeWords[f[1]]
+	if !ok {
+		return "unknown outcome " + strconv.Quote(f[1]) + " (success, warning, fail, error)"
+	}
+	from, to, ok := strings.Cut(f[2], "-")
+	if !ok {
+		return "window " + strconv.Quote(f[2]) + " is not <from>-[<to>]"
+	}
+	w := ProbeWindow{Probe: probeWords[f[0]], Outcome: o}
+	var err string
+	if w.From, err = parseDuration(from); err != "" {
+		return err
+	}
+	if to != "" {
+		if w.To, err = parseDuration(to); err != "" {
+			return err
+		}
+		if w.To <= w.From {
+			return "window ends at or before it begins"
+		}
+	}
+	b.Probes = append(b.Probes, w)
+	return ""
 }
 
 // parseDuration returns the duration or what is wrong with it.

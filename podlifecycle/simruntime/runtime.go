@@ -165,179 +165,221 @@ func (r *Runtime) Do(now time.Time, actions []podlifecycle.Action) error {
 	if r == nil || r.ctrs == nil {
 		return ErrNotInitialized
 	}
-	cur := now          // the sync's own clock: pulls and postStart hooks block it
-	skip := ""          // a container whose pull failed: its start is skipped
-	stopStarts := false // a regular init container failed to start
-	lastID := map[string]string{}
+	s := syncCalls{now: now, cur: now, lastID: map[string]string{}}
 	for _, a := range actions {
-		c := r.ctrs[a.Container]
 		switch a.Kind {
 		case podlifecycle.CreateSandbox:
-			r.attempt, r.ready = a.Attempt, true
-			ip := ""
-			if !r.host {
-				ip = r.opts.IP
-			}
-			r.push(podlifecycle.Observation{Kind: podlifecycle.SandboxReady, At: now, Attempt: a.Attempt, IP: ip})
+			r.createSandbox(now, a)
+			continue
 		case podlifecycle.KillSandbox:
-			// Whatever still runs in the sandbox dies with it; a start
-			// still to come (behind a slow pull or hook) fails.
-			for _, name := range r.names() {
-				sc := r.ctrs[name]
-				for _, in := range sc.sortedInsts() {
-					if in.started.After(now) {
-						for _, seq := range append(in.seqs, in.exitSeq) {
-							r.cancel(seq)
-						}
-						in.gone, in.exitSeq = true, 0
-						delete(sc.insts, in.id)
-						r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerCreateFailed, At: in.started, Container: name,
-							Message: "failed to create containerd container: sandbox " + strconv.Itoa(int(r.attempt)) + " is not ready"})
-						continue
-					}
-					r.stop(sc, in, now, 137)
-				}
-			}
-			r.ready = false
-			r.push(podlifecycle.Observation{Kind: podlifecycle.SandboxNotReady, At: now, Attempt: a.Attempt})
+			r.killSandbox(now, a)
+			continue
+		}
+		c := r.ctrs[a.Container]
+		if c == nil {
+			continue
+		}
+		switch a.Kind {
 		case podlifecycle.PullImage:
-			if c == nil {
-				continue
-			}
-			c.pulls++
-			cur = cur.Add(c.b.PullTime)
-			if c.b.PullAlwaysFails || c.pulls <= c.b.PullFailures {
-				r.push(podlifecycle.Observation{Kind: podlifecycle.ImagePullFailed, At: cur, Container: c.name, Image: a.Image,
-					Message: "rpc error: code = NotFound desc = failed to pull and unpack image \"" + pulledName(a.Image) + "\": not found"})
-				skip = c.name
-				if c.regInit {
-					stopStarts = true
-				}
-				continue
-			}
-			r.push(podlifecycle.Observation{Kind: podlifecycle.ImagePulled, At: cur, Container: c.name, Image: a.Image,
-				Duration: c.b.PullTime, Size: r.opts.ImageSize})
+			r.pull(&s, c, a)
 		case podlifecycle.StartContainer:
-			if c == nil || stopStarts || skip == c.name {
-				continue
-			}
-			r.ids++
-			in := &simInst{id: r.idBase + c.name + "-" + strconv.Itoa(r.ids), started: cur}
-			c.insts[in.id] = in
-			lastID[c.name] = in.id
-			in.seqs = append(in.seqs,
-				r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerCreated, At: cur, Container: c.name, ContainerID: in.id,
-					ImageRef: ImageRef(a.Image)}),
-				r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerStarted, At: cur, Container: c.name, ContainerID: in.id,
-					Resources: c.applied.DeepCopy()}))
-			if c.b.Exits {
-				in.exitAt = cur.Add(c.b.Run)
-				in.exitSeq = r.push(exitObs(c.name, in.id, in.exitAt, c.b.ExitCode))
-			}
+			r.start(&s, c, a)
 		case podlifecycle.RunHook:
-			if c == nil {
-				continue
-			}
-			id, h := a.ContainerID, c.b.PreStop
-			at := now
-			if a.Hook == podlifecycle.PostStart {
-				id, h = lastID[c.name], c.b.PostStart
-				if id == "" {
-					continue // its start was skipped
-				}
-				cur = cur.Add(h.Duration)
-				at = cur
-			} else {
-				at = now.Add(h.Duration)
-			}
-			in := c.insts[id]
-			if in == nil || in.gone {
-				continue
-			}
-			o := podlifecycle.Observation{Kind: podlifecycle.HookResult, At: at, Container: c.name, ContainerID: id, Hook: a.Hook, Failed: h.Fail}
-			if h.Fail {
-				o.Message = "Exec lifecycle hook ([/hook]) for Container \"" + c.name + "\" failed - error: command '/hook' exited with 1, message: \"\""
-			}
-			if a.Hook == podlifecycle.PreStop {
-				// A hook cannot outlive its container: it fails when the
-				// container stops first.
-				if !in.exitAt.IsZero() && in.exitAt.Before(o.At) {
-					o.At, o.Failed, o.Message = in.exitAt, true, "container stopped before the hook finished"
-				}
-				in.preStop, in.hookAt = r.push(o), o.At
-				continue
-			}
-			in.seqs = append(in.seqs, r.push(o))
+			r.runHook(&s, c, a)
 		case podlifecycle.KillContainer:
-			if c == nil {
-				continue
-			}
-			in := c.insts[a.ContainerID]
-			if in == nil || in.gone || (!in.exitAt.IsZero() && !in.exitAt.After(now)) {
-				continue // already stopped; its exit is reported
-			}
-			at, code := now.Add(a.Grace), int32(137)
-			if c.b.IgnoreSigterm < a.Grace {
-				at, code = now.Add(c.b.IgnoreSigterm), 143
-			}
-			if in.exitAt.IsZero() || at.Before(in.exitAt) {
-				r.exit(c, in, at, code)
-			}
+			r.kill(now, c, a)
 		case podlifecycle.RemoveContainer:
-			if c == nil {
-				continue
-			}
-			at := now
-			if in := c.insts[a.ContainerID]; in != nil {
-				if !in.exitAt.IsZero() && in.exitAt.After(at) {
-					at = in.exitAt
-				}
-				// A hook still running reports its result late, about
-				// an instance the machine has retired; the machine
-				// accepts and ignores it.
-				in.gone = true
-			}
-			r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerRemoved, At: at, Container: c.name, ContainerID: a.ContainerID})
+			r.remove(now, c, a)
 		case podlifecycle.RunProbe:
-			if c == nil {
-				continue
-			}
-			in := c.insts[a.ContainerID]
-			if in == nil {
-				continue
-			}
-			o := podlifecycle.Observation{Kind: podlifecycle.ProbeResult, At: now, Container: c.name, ContainerID: in.id, Probe: a.Probe}
-			exec := c.execProbe(a.Probe)
-			switch {
-			case !in.exitAt.IsZero() && !in.exitAt.After(now) && exec:
-				// The runtime refuses an exec in a container that has exited
-				// (containerd's error); the kubelet takes it as an error.
-				o.Outcome, o.Message = podlifecycle.ProbeError, rpcUnknown+"failed to exec in container: container is in CONTAINER_EXITED state"
-			case !in.exitAt.IsZero() && !in.exitAt.After(now):
-				o.Outcome, o.Message = podlifecycle.ProbeFailure, "container not running"
-			default:
-				o.Outcome = c.b.outcome(a.Probe, now.Sub(in.started))
-				switch o.Outcome {
-				case podlifecycle.ProbeFailure:
-					o.Message = "probe failed"
-				case podlifecycle.ProbeWarning:
-					if exec {
-						// Only an HTTP probe can pass with a warning.
-						o.Outcome = podlifecycle.ProbeSuccess
-						break
-					}
-					o.Message = "redirect"
-				case podlifecycle.ProbeError:
-					o.Message = "probe could not run"
-					if exec {
-						o.Message = rpcUnknown + o.Message // the exec call's gRPC error
-					}
-				}
-			}
-			r.push(o)
+			r.probe(now, c, a)
 		}
 	}
 	return nil
+}
+
+// syncCalls is what one Do carries from an action to the next, as the
+// runtime calls of one kubelet sync follow each other.
+type syncCalls struct {
+	now        time.Time
+	cur        time.Time         // the sync's own clock: pulls and postStart hooks block it
+	skip       string            // a container whose pull failed: its start is skipped
+	stopStarts bool              // a regular init container failed to start
+	lastID     map[string]string // each container's instance started by this Do
+}
+
+// createSandbox makes the sandbox of attempt a.Attempt, ready at once.
+func (r *Runtime) createSandbox(now time.Time, a podlifecycle.Action) {
+	r.attempt, r.ready = a.Attempt, true
+	ip := ""
+	if !r.host {
+		ip = r.opts.IP
+	}
+	r.push(podlifecycle.Observation{Kind: podlifecycle.SandboxReady, At: now, Attempt: a.Attempt, IP: ip})
+}
+
+// killSandbox stops the sandbox: whatever still runs in it dies with it; a
+// start still to come (behind a slow pull or hook) fails.
+func (r *Runtime) killSandbox(now time.Time, a podlifecycle.Action) {
+	for _, name := range r.names() {
+		sc := r.ctrs[name]
+		for _, in := range sc.sortedInsts() {
+			if in.started.After(now) {
+				for _, seq := range append(in.seqs, in.exitSeq) {
+					r.cancel(seq)
+				}
+				in.gone, in.exitSeq = true, 0
+				delete(sc.insts, in.id)
+				r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerCreateFailed, At: in.started, Container: name,
+					Message: "failed to create containerd container: sandbox " + strconv.Itoa(int(r.attempt)) + " is not ready"})
+				continue
+			}
+			r.stop(sc, in, now, 137)
+		}
+	}
+	r.ready = false
+	r.push(podlifecycle.Observation{Kind: podlifecycle.SandboxNotReady, At: now, Attempt: a.Attempt})
+}
+
+// pull pulls c's image, blocking the sync for its pull time; a failed pull
+// skips c's start, and every later start when c is a regular init container.
+func (r *Runtime) pull(s *syncCalls, c *simCtr, a podlifecycle.Action) {
+	c.pulls++
+	s.cur = s.cur.Add(c.b.PullTime)
+	if c.b.PullAlwaysFails || c.pulls <= c.b.PullFailures {
+		r.push(podlifecycle.Observation{Kind: podlifecycle.ImagePullFailed, At: s.cur, Container: c.name, Image: a.Image,
+			Message: "rpc error: code = NotFound desc = failed to pull and unpack image \"" + pulledName(a.Image) + "\": not found"})
+		s.skip = c.name
+		if c.regInit {
+			s.stopStarts = true
+		}
+		return
+	}
+	r.push(podlifecycle.Observation{Kind: podlifecycle.ImagePulled, At: s.cur, Container: c.name, Image: a.Image,
+		Duration: c.b.PullTime, Size: r.opts.ImageSize})
+}
+
+// start creates and starts a new instance of c, which exits after its run
+// time when c's behaviour exits.
+func (r *Runtime) start(s *syncCalls, c *simCtr, a podlifecycle.Action) {
+	if s.stopStarts || s.skip == c.name {
+		return
+	}
+	r.ids++
+	in := &simInst{id: r.idBase + c.name + "-" + strconv.Itoa(r.ids), started: s.cur}
+	c.insts[in.id] = in
+	s.lastID[c.name] = in.id
+	in.seqs = append(in.seqs,
+		r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerCreated, At: s.cur, Container: c.name, ContainerID: in.id,
+			ImageRef: ImageRef(a.Image)}),
+		r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerStarted, At: s.cur, Container: c.name, ContainerID: in.id,
+			Resources: c.applied.DeepCopy()}))
+	if c.b.Exits {
+		in.exitAt = s.cur.Add(c.b.Run)
+		in.exitSeq = r.push(exitObs(c.name, in.id, in.exitAt, c.b.ExitCode))
+	}
+}
+
+// runHook runs a PostStart hook (of the instance this sync started; it
+// blocks the sync) or a PreStop hook (of the instance being killed).
+func (r *Runtime) runHook(s *syncCalls, c *simCtr, a podlifecycle.Action) {
+	id, h := a.ContainerID, c.b.PreStop
+	var at time.Time
+	if a.Hook == podlifecycle.PostStart {
+		id, h = s.lastID[c.name], c.b.PostStart
+		if id == "" {
+			return // its start was skipped
+		}
+		s.cur = s.cur.Add(h.Duration)
+		at = s.cur
+	} else {
+		at = s.now.Add(h.Duration)
+	}
+	in := c.insts[id]
+	if in == nil || in.gone {
+		return
+	}
+	o := podlifecycle.Observation{Kind: podlifecycle.HookResult, At: at, Container: c.name, ContainerID: id, Hook: a.Hook, Failed: h.Fail}
+	if h.Fail {
+		o.Message = "Exec lifecycle hook ([/hook]) for Container \"" + c.name + "\" failed - error: command '/hook' exited with 1, message: \"\""
+	}
+	if a.Hook == podlifecycle.PreStop {
+		// A hook cannot outlive its container: it fails when the
+		// container stops first.
+		if !in.exitAt.IsZero() && in.exitAt.Before(o.At) {
+			o.At, o.Failed, o.Message = in.exitAt, true, "container stopped before the hook finished"
+		}
+		in.preStop, in.hookAt = r.push(o), o.At
+		return
+	}
+	in.seqs = append(in.seqs, r.push(o))
+}
+
+// kill stops an instance of c after the grace, or at once on SIGTERM when
+// c does not ignore it for longer.
+func (r *Runtime) kill(now time.Time, c *simCtr, a podlifecycle.Action) {
+	in := c.insts[a.ContainerID]
+	if in == nil || in.gone || (!in.exitAt.IsZero() && !in.exitAt.After(now)) {
+		return // already stopped; its exit is reported
+	}
+	at, code := now.Add(a.Grace), int32(137)
+	if c.b.IgnoreSigterm < a.Grace {
+		at, code = now.Add(c.b.IgnoreSigterm), 143
+	}
+	if in.exitAt.IsZero() || at.Before(in.exitAt) {
+		r.exit(c, in, at, code)
+	}
+}
+
+// remove removes an instance of c, once it has exited.
+func (r *Runtime) remove(now time.Time, c *simCtr, a podlifecycle.Action) {
+	at := now
+	if in := c.insts[a.ContainerID]; in != nil {
+		if !in.exitAt.IsZero() && in.exitAt.After(at) {
+			at = in.exitAt
+		}
+		// A hook still running reports its result late, about an instance
+		// the machine has retired; the machine accepts and ignores it.
+		in.gone = true
+	}
+	r.push(podlifecycle.Observation{Kind: podlifecycle.ContainerRemoved, At: at, Container: c.name, ContainerID: a.ContainerID})
+}
+
+// probe runs one probe of an instance of c and reports its result as a CRI
+// runtime words it.
+func (r *Runtime) probe(now time.Time, c *simCtr, a podlifecycle.Action) {
+	in := c.insts[a.ContainerID]
+	if in == nil {
+		return
+	}
+	o := podlifecycle.Observation{Kind: podlifecycle.ProbeResult, At: now, Container: c.name, ContainerID: in.id, Probe: a.Probe}
+	exec := c.execProbe(a.Probe)
+	switch {
+	case !in.exitAt.IsZero() && !in.exitAt.After(now) && exec:
+		// The runtime refuses an exec in a container that has exited
+		// (containerd's error); the kubelet takes it as an error.
+		o.Outcome, o.Message = podlifecycle.ProbeError, rpcUnknown+"failed to exec in container: container is in CONTAINER_EXITED state"
+	case !in.exitAt.IsZero() && !in.exitAt.After(now):
+		o.Outcome, o.Message = podlifecycle.ProbeFailure, "container not running"
+	default:
+		o.Outcome = c.b.outcome(a.Probe, now.Sub(in.started))
+		switch o.Outcome {
+		case podlifecycle.ProbeFailure:
+			o.Message = "probe failed"
+		case podlifecycle.ProbeWarning:
+			if exec {
+				// Only an HTTP probe can pass with a warning.
+				o.Outcome = podlifecycle.ProbeSuccess
+				break
+			}
+			o.Message = "redirect"
+		case podlifecycle.ProbeError:
+			o.Message = "probe could not run"
+			if exec {
+				o.Message = rpcUnknown + o.Message // the exec call's gRPC error
+			}
+		}
+	}
+	r.push(o)
 }
 
 // rpcUnknown starts the text of a gRPC error of code Unknown, as a CRI

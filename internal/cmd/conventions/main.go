@@ -13,7 +13,9 @@
 //     Field string, Value any, Reason string and Err error in that order,
 //     and the methods Error and Unwrap; every exported error type
 //     (a type named *Error) has an Unwrap method, so that errors.Is finds
-//     its package's sentinel (section 3); nothing exported is Deprecated.
+//     its package's sentinel (section 3); nothing exported is Deprecated;
+//   - size: no file of a package, tests included, over 600 lines, and no
+//     function of its non-test code over 100 lines (section 9).
 //
 // It reads the sources (no build), one directory tree per argument, and
 // skips tests, commands (package main), internal/, testdata/,
@@ -23,6 +25,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -117,11 +120,17 @@ func checkDir(dir string) ([]string, error) {
 		if name == "main" {
 			continue
 		}
+		ps, err := checkFileSizes(dir)
+		if err != nil {
+			return nil, err
+		}
+		problems = append(problems, ps...)
 		p := &pkgInfo{fset: fset, types: map[string]*ast.TypeSpec{}, funcs: map[string]*ast.FuncDecl{}, meths: map[string]map[string]bool{}}
 		for _, f := range pkg.Files {
 			if ast.IsGenerated(f) {
 				continue
 			}
+			problems = append(problems, p.checkFuncSizes(f)...)
 			for _, d := range f.Decls {
 				p.decls = append(p.decls, d)
 				switch d := d.(type) {
@@ -147,6 +156,57 @@ func checkDir(dir string) ([]string, error) {
 		problems = append(problems, p.check()...)
 	}
 	return problems, nil
+}
+
+// Size limits (docs/conventions.md section 6).
+const (
+	maxFileLines = 600
+	maxFuncLines = 100
+)
+
+// checkFileSizes names every hand-written .go file of dir, tests included,
+// longer than maxFileLines.
+func checkFileSizes(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasPrefix(n, "zz_generated") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return nil, err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), n, b, parser.ParseComments|parser.PackageClauseOnly)
+		if err == nil && ast.IsGenerated(f) {
+			continue
+		}
+		if lines := bytes.Count(b, []byte("\n")); lines > maxFileLines {
+			out = append(out, fmt.Sprintf("%s: %d lines: a file has at most %d (split it along its concerns)",
+				filepath.ToSlash(filepath.Join(dir, n)), lines, maxFileLines))
+		}
+	}
+	return out, nil
+}
+
+// checkFuncSizes names every function of f longer than maxFuncLines.
+func (p *pkgInfo) checkFuncSizes(f *ast.File) []string {
+	var out []string
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		lines := p.fset.Position(fd.End()).Line - p.fset.Position(fd.Pos()).Line + 1
+		if lines > maxFuncLines {
+			out = append(out, fmt.Sprintf("%s: func %s is %d lines: a function has at most %d (docs/conventions.md section 9)", p.at(fd), fd.Name.Name, lines, maxFuncLines))
+		}
+	}
+	return out
 }
 
 // typeName is the name of a (pointer to a, generic instance of a) named
