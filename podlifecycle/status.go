@@ -109,6 +109,31 @@ func (in *inst) toInstance() *containerstate.Instance {
 		Image: in.image, ImageID: in.imageRef, RestartCount: in.restartCount, Resources: in.resources, User: in.user}
 }
 
+// stampRuntimeFields sets what the machine, not podphase, knows of the
+// pod: its start time (the first status's) and the sandbox's IPs.
+func (m *Machine) stampRuntimeFields(st *v1.PodStatus, now time.Time) {
+	if m.startTime.IsZero() {
+		if st.StartTime != nil {
+			m.startTime = st.StartTime.Time
+		} else {
+			m.startTime = now
+		}
+	}
+	t := metav1.NewTime(m.startTime)
+	st.StartTime = &t
+	switch {
+	case m.sb.ready && m.sb.ip != "":
+		st.PodIP = m.sb.ip
+		st.PodIPs = []v1.PodIP{{IP: m.sb.ip}}
+	case !m.sb.ready && m.lastStatus != nil && m.lastStatus.PodIP != "":
+		// No ready sandbox reports an IP: the kubelet's PLEG keeps the IPs
+		// of the previous status, and so does its terminal status (a pod
+		// that stopped keeps its IP, kubernetes/kubernetes#125370).
+		st.PodIP = m.lastStatus.PodIP
+		st.PodIPs = m.lastStatus.PodIPs
+	}
+}
+
 // generate builds the pod status the kubelet writes at the start of a sync
 // (section 11, item 2) and appends it to res when it differs from the
 // previous one. terminal is the pod worker's podIsTerminal.
@@ -199,26 +224,7 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 		}
 	}
 	st.EphemeralContainerStatuses = ephs
-	if m.startTime.IsZero() {
-		if st.StartTime != nil {
-			m.startTime = st.StartTime.Time
-		} else {
-			m.startTime = now
-		}
-	}
-	t := metav1.NewTime(m.startTime)
-	st.StartTime = &t
-	switch {
-	case m.sb.ready && m.sb.ip != "":
-		st.PodIP = m.sb.ip
-		st.PodIPs = []v1.PodIP{{IP: m.sb.ip}}
-	case !m.sb.ready && m.lastStatus != nil && m.lastStatus.PodIP != "":
-		// No ready sandbox reports an IP: the kubelet's PLEG keeps the IPs
-		// of the previous status, and so does its terminal status (a pod
-		// that stopped keeps its IP, kubernetes/kubernetes#125370).
-		st.PodIP = m.lastStatus.PodIP
-		st.PodIPs = m.lastStatus.PodIPs
-	}
+	m.stampRuntimeFields(&st, now)
 	if m.lastStatus == nil || !statusEqual(m.lastStatus, &st) {
 		res.Statuses = append(res.Statuses, st)
 		m.lastStatus = &res.Statuses[len(res.Statuses)-1]
