@@ -80,12 +80,7 @@ const nodeStatusUpdateRetry = 5
 // reportStatus runs the kubelet's status computation and writes the Node's
 // conditions when the report rule says so.
 func (n *Node) reportStatus(ctx context.Context, now time.Time) {
-	var s nodecondition.Sample
-	s.Set(nodecondition.SignalMemoryAvailable, 12<<30, 16<<30)
-	s.Set(nodecondition.SignalNodeFsAvailable, 70<<30, 100<<30)
-	s.Set(nodecondition.SignalNodeFsInodesFree, 5_800_000, 6_553_600)
-	s.Set(nodecondition.SignalImageFsAvailable, 70<<30, 100<<30)
-	s.Set(nodecondition.SignalPIDAvailable, 4_190_000, 4_194_304)
+	s := nodecondition.HealthySample()
 	n.nextNode = now.Add(n.opts.Kubelet.StatusUpdateFrequency)
 	if _, err := n.kubelet.Observe(now, &s); err != nil {
 		n.log.Error(err, "node signals")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
 
 	nc "github.com/nodestate/nodestate/nodecondition"
 )
@@ -241,6 +242,36 @@ func TestLeaseRenewerNotInitialized(t *testing.T) {
 		}
 		if r.Failures() != 0 {
 			t.Errorf("%s LeaseRenewer: %d failures", id, r.Failures())
+		}
+	}
+}
+
+// TestHealthySampleIsFarFromThresholds: the kubelet's default thresholds (hard memory
+// 100Mi, nodefs 10%, inodes 5%, imagefs 15%) see no pressure in HealthySample, and every
+// signal the eviction manager reads is known.
+func TestHealthySampleIsFarFromThresholds(t *testing.T) {
+	k, err := nc.NewKubelet(noJitter(nc.DefaultKubeletOptions()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := nc.HealthySample()
+	for _, sig := range []nc.Signal{nc.SignalMemoryAvailable, nc.SignalNodeFsAvailable, nc.SignalNodeFsInodesFree,
+		nc.SignalImageFsAvailable, nc.SignalPIDAvailable} {
+		if !s.Signals[sig].Known {
+			t.Errorf("signal %v is not in the sample", sig)
+		}
+	}
+	pass, err := k.Observe(t12, &s)
+	if err != nil || pass.Evict >= 0 {
+		t.Fatalf("Observe: pass %+v, err %v; want no eviction", pass, err)
+	}
+	r, err := k.Status(t12, nc.Health{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Conditions {
+		if c.Type != v1.NodeReady && c.Status != v1.ConditionFalse {
+			t.Errorf("%s is %s, want False", c.Type, c.Status)
 		}
 	}
 }

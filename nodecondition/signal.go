@@ -107,6 +107,20 @@ func (s *Sample) Set(sig Signal, available, capacity int64) {
 	}
 }
 
+// HealthySample is the sample of a machine with plenty of every resource: 12 of 16 GiB of
+// memory, 70 of 100 GiB on the node and image file systems, 5.8 of 6.5 million inodes and 4.19
+// of 4.19 million process IDs available, far from every default eviction threshold. It is what
+// a node without eviction signals of its own (a simulated or virtual node) observes.
+func HealthySample() Sample {
+	var s Sample
+	s.Set(SignalMemoryAvailable, 12<<30, 16<<30)
+	s.Set(SignalNodeFsAvailable, 70<<30, 100<<30)
+	s.Set(SignalNodeFsInodesFree, 5_800_000, 6_553_600)
+	s.Set(SignalImageFsAvailable, 70<<30, 100<<30)
+	s.Set(SignalPIDAvailable, 4_190_000, 4_194_304)
+	return s
+}
+
 // ThresholdValue is a threshold amount: an absolute quantity, or a fraction of
 // the signal's capacity when Percentage is non-zero (0.1 is "10%").
 type ThresholdValue struct {

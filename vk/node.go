@@ -104,14 +104,7 @@ func (p *Provider) nodeLoop(ctx context.Context) {
 
 // reportNode is one computation of the node's status.
 func (p *Provider) reportNode(ctx context.Context, now time.Time) {
-	var s nodecondition.Sample
-	// A provider's node has no eviction signals of its own: plenty of
-	// everything, as on a healthy machine.
-	s.Set(nodecondition.SignalMemoryAvailable, 12<<30, 16<<30)
-	s.Set(nodecondition.SignalNodeFsAvailable, 70<<30, 100<<30)
-	s.Set(nodecondition.SignalNodeFsInodesFree, 5_800_000, 6_553_600)
-	s.Set(nodecondition.SignalImageFsAvailable, 70<<30, 100<<30)
-	s.Set(nodecondition.SignalPIDAvailable, 4_190_000, 4_194_304)
+	s := nodecondition.HealthySample()
 	if _, err := p.kubelet.Observe(now, &s); err != nil {
 		p.log.Error(err, "node signals")
 		return

@@ -344,12 +344,7 @@ func (a *Agent) Run(ctx context.Context, d time.Duration) error {
 // nodeStatus runs the kubelet's eviction pass and condition setters and writes the node when
 // the report rule says so.
 func (a *Agent) nodeStatus(ctx context.Context, now time.Time) error {
-	var s nodecondition.Sample
-	s.Set(nodecondition.SignalMemoryAvailable, 11<<30, 16<<30)
-	s.Set(nodecondition.SignalNodeFsAvailable, 71<<30, 100<<30)
-	s.Set(nodecondition.SignalNodeFsInodesFree, 5_800_000, 6_553_600)
-	s.Set(nodecondition.SignalImageFsAvailable, 71<<30, 100<<30)
-	s.Set(nodecondition.SignalPIDAvailable, 4_190_000, 4_194_304)
+	s := nodecondition.HealthySample()
 	if _, err := a.kubelet.Observe(now, &s); err != nil {
 		return err
 	}
