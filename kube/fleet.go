@@ -223,6 +223,8 @@ func (f *Fleet) Stats() FleetStats {
 		t.Finished += s.Finished
 		t.Running += s.Running
 		t.Syncs += s.Syncs
+		t.PodUpdates += s.PodUpdates
+		t.PodUpdatesSynced += s.PodUpdatesSynced
 		t.NodeReports += s.NodeReports
 		t.LeaseRenewals += s.LeaseRenewals
 		t.NodeErrors += s.NodeErrors

@@ -226,6 +226,11 @@ type NodeStats struct {
 	Running int
 	// Syncs is the number of podlifecycle steps.
 	Syncs int
+	// PodUpdates counts the watch's updates of a pod the node runs;
+	// PodUpdatesSynced those of them that made it sync the pod (a change of
+	// spec, labels, annotations or deletion; podrunner.Stats). The node's
+	// own status writes coming back cost no sync.
+	PodUpdates, PodUpdatesSynced int
 	// NodeReports and LeaseRenewals count successful writes; NodeErrors and
 	// LeaseErrors failed ones.
 	NodeReports, LeaseRenewals, NodeErrors, LeaseErrors int
@@ -355,7 +360,9 @@ func (n *Node) Stats() NodeStats {
 	n.statsMu.Lock()
 	s := n.stats
 	n.statsMu.Unlock()
-	s.Syncs = int(n.runner.Stats().Steps)
+	rs := n.runner.Stats()
+	s.Syncs = int(rs.Steps)
+	s.PodUpdates, s.PodUpdatesSynced = int(rs.Updates), int(rs.UpdatesSynced)
 	return s
 }
 

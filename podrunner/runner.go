@@ -63,6 +63,12 @@ type Stats struct {
 	Added, Rejected, Removed, Finished, Running int
 	// Steps counts machine Steps.
 	Steps uint64
+	// Updates counts the Update calls applied to a pod still running;
+	// UpdatesSynced those of them that woke its machine (a change of spec,
+	// labels, annotations or deletion, or a Ready condition gone stale,
+	// podlifecycle.Changed). The rest, the echo of the runner's own status
+	// writes among them, cost no sync.
+	Updates, UpdatesSynced uint64
 	// StatusErrors and StepErrors count statuses the cache refused and
 	// Steps the machine refused (logged); DroppedObservations the
 	// observations dropped because the machine refused them (each logged
@@ -493,10 +499,15 @@ func (r *Runner) drain(now time.Time) {
 			}
 			changed := podlifecycle.Changed(p.api, o.pod) || podphase.ReadyConditionStale(o.pod)
 			p.api = o.pod
-			if changed && !p.finished {
-				p.changed = true
+			if p.finished {
+				break
+			}
+			synced := uint64(0)
+			if changed {
+				p.changed, synced = true, 1
 				r.heap.set(p, now)
 			}
+			r.count(func(s *Stats) { s.Updates++; s.UpdatesSynced += synced })
 		case opRemove:
 			p := r.pods[o.uid]
 			if p == nil {

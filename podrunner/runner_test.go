@@ -135,6 +135,9 @@ func TestStatusOnlyUpdateCostsNoSync(t *testing.T) {
 	if p, _ := n.r.Pod("uid-web"); p != cur {
 		t.Fatal("the runner does not hold the newest object")
 	}
+	if s := n.r.Stats(); s.Updates != 1 || s.UpdatesSynced != 0 {
+		t.Fatalf("after the echo: %d updates, %d synced; want 1, 0", s.Updates, s.UpdatesSynced)
+	}
 	labelled := cur.DeepCopy()
 	labelled.Labels = map[string]string{"tier": "web"}
 	labelled.ResourceVersion = "3"
@@ -142,6 +145,9 @@ func TestStatusOnlyUpdateCostsNoSync(t *testing.T) {
 	n.run(time.Second)
 	if s := n.r.Stats().Steps; s != steps+1 {
 		t.Fatalf("a label change: %d steps, want %d", s, steps+1)
+	}
+	if s := n.r.Stats(); s.Updates != 2 || s.UpdatesSynced != 1 {
+		t.Fatalf("after the label change: %d updates, %d synced; want 2, 1", s.Updates, s.UpdatesSynced)
 	}
 }
 

@@ -95,7 +95,9 @@
 // status changes (or, on full passes, after its back-off), instead of on every
 // pass; failed requests back off per pod (1s doubling to 1m), so a broken pod
 // cannot starve the others; [Engine.Observe] takes a watch's pods, which both
-// serve as the base of the next patch and reveal drift without extra reads;
+// serve as the base of the next patch and reveal drift without extra reads
+// (a pod observed before its first status waits for it, up to two full
+// passes);
 // [EngineOptions.NoGet] patches without a GET when the server's copy is known,
 // about one request per synced version; the time a change waited is measured
 // from its first change to its write and reset after each write (the kubelet

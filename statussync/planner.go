@@ -190,6 +190,10 @@ type Planner struct {
 	opts     PlannerOptions
 	states   map[types.UID]*podState
 	observed map[types.UID]*v1.Pod
+	// waited are the pods observed before the cache had them whose
+	// observation a full pass kept for later; the next full pass that still
+	// finds them uncached drops it.
+	waited map[types.UID]bool
 	pass     uint64
 	entries  []*entry // the pass's snapshot, reused
 	queue    []queued
@@ -285,8 +289,12 @@ func (p *Planner) Begin(now time.Time, full bool) {
 			// versions by mirror pod UID for the same reason.
 			*st = podState{apiUID: apiUID, pass: p.pass}
 		}
-		if pod := observed[en.uid]; pod != nil && (st.server == nil || !olderRV(pod.ResourceVersion, st.server.ResourceVersion)) {
-			st.server = pod
+		if pod := observed[en.uid]; pod != nil {
+			if st.server == nil || !olderRV(pod.ResourceVersion, st.server.ResourceVersion) {
+				st.server = pod
+			}
+			delete(observed, en.uid)
+			delete(p.waited, en.uid)
 		}
 		if st.retryAt.After(now) {
 			st.pending = st.apiVersion < en.version && st.notFound != en.version
@@ -311,6 +319,7 @@ func (p *Planner) Begin(now time.Time, full bool) {
 		}
 		queue = append(queue, queued{e: en, st: st, apiUID: apiUID})
 	}
+	p.keepEarly(observed, full)
 	if full {
 		for uid, st := range p.states {
 			if st.pass != p.pass {
@@ -334,6 +343,27 @@ func (p *Planner) Begin(now time.Time, full bool) {
 	})
 	p.queue = queue
 	p.res.Attempted = len(queue)
+}
+
+// keepEarly keeps for the next pass the observations of pods the cache does
+// not have yet (a watch delivers a pod before its first status is set), so
+// that the first patch needs no GET. A full pass that finds such a pod still
+// uncached the second time drops its observation: a pod that never gets a
+// status holds no memory for long.
+func (p *Planner) keepEarly(early map[types.UID]*v1.Pod, full bool) {
+	for uid, pod := range early {
+		if full {
+			if p.waited[uid] {
+				delete(p.waited, uid)
+				continue
+			}
+			if p.waited == nil {
+				p.waited = make(map[types.UID]bool)
+			}
+			p.waited[uid] = true
+		}
+		p.Observe(pod)
+	}
 }
 
 // reset forgets the pass in progress and the entries it held.

@@ -451,3 +451,35 @@ func TestRetryMaxBoundRule(t *testing.T) {
 		}
 	}
 }
+
+// A watch may deliver a pod before its first status is set, and a pass may
+// run in between: the observation waits for the pod's first status, whose
+// patch then needs no GET (NoGet). A pod that never gets a status is
+// forgotten by the second full pass that still finds it uncached.
+func TestNoGetObservedBeforeFirstStatusRule(t *testing.T) {
+	tests := []struct {
+		id, reason string
+		fullPasses int // full passes between the observation and the status
+		want       map[string]int
+	}{
+		{id: "NoGet early", reason: "a fast pass in between keeps the observation: patch without a read",
+			want: map[string]int{"patch": 1}},
+		{id: "NoGet early full", reason: "one full pass in between keeps it too",
+			fullPasses: 1, want: map[string]int{"patch": 1}},
+		{id: "NoGet early forgotten", reason: "the second full pass drops it: read, then patch",
+			fullPasses: 2, want: map[string]int{"get": 1, "patch": 1}},
+	}
+	for _, tt := range tests {
+		h := newHarness(t, DefaultOptions(), func(eo *EngineOptions) { eo.Planner.NoGet = true })
+		pod := h.create(testPod("u1", "p1"))
+		h.engine.Observe(pod)
+		h.pass(false)
+		for range tt.fullPasses {
+			h.pass(true)
+		}
+		last := h.api.Requests()
+		h.set(pod, runningStatus("app"))
+		h.sync()
+		wantRequests(t, tt.id+": "+tt.reason, h.requests(&last), tt.want)
+	}
+}

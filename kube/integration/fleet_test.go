@@ -3,8 +3,11 @@ package integration
 import (
 	"context"
 	"errors"
+	"maps"
+	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,6 +58,8 @@ func TestFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg = rest.CopyConfig(cfg)
+	reqs := &requestCounter{counts: map[string]int{}}
+	cfg.Wrap(reqs.wrap)
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -174,6 +179,17 @@ func TestFleet(t *testing.T) {
 		if st := n.Stats(); st.LeaseRenewals < 2 || st.LeaseErrors != 0 || st.NodeErrors != 0 || st.Admitted != 2 {
 			t.Errorf("node %s: %+v, want 2 pods, 2 renewals or more and no failed write", n.Name(), st)
 		}
+		// Each status write of a pod comes back from the watch as an
+		// update; none of them made the node sync the pod again.
+		if st := n.Stats(); st.PodUpdates < 2 || st.PodUpdatesSynced != 0 {
+			t.Errorf("node %s: %d pod updates, %d of them synced; want 2 or more, none synced", n.Name(), st.PodUpdates, st.PodUpdatesSynced)
+		}
+	}
+	// The status engine patches without reading the pod first: the watch
+	// delivered it, and the PATCH's resourceVersion precondition keeps the
+	// write safe (no GET of a single pod at all).
+	if got := reqs.get(); got["GET pod"] != 0 || got["PATCH pod status"] < 6 {
+		t.Errorf("the fleet's requests %v: want no GET of a pod and a status PATCH per pod or more", got)
 	}
 
 	stop()
@@ -231,4 +247,39 @@ func podCIDROf(f *kube.Fleet, name string) string {
 		}
 	}
 	return ""
+}
+
+// requestCounter counts a client's requests about single pods: "GET pod" and
+// "PATCH pod status" (lists and watches are not counted).
+type requestCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		// /api/v1/namespaces/NS/pods/NAME[/status]
+		parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+		if len(parts) >= 6 && parts[0] == "api" && parts[2] == "namespaces" && parts[4] == "pods" {
+			key := ""
+			switch {
+			case len(parts) == 6 && req.Method == http.MethodGet:
+				key = "GET pod"
+			case len(parts) == 7 && parts[6] == "status" && req.Method == http.MethodPatch:
+				key = "PATCH pod status"
+			}
+			if key != "" {
+				c.mu.Lock()
+				c.counts[key]++
+				c.mu.Unlock()
+			}
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+func (c *requestCounter) get() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.counts)
 }
