@@ -108,6 +108,13 @@
 // The adapters hold no state besides their client; they are safe for concurrent use as
 // client-go's clients are.
 //
+// A Node is made of parts, each on the goroutine it needs: the reporter (its registration, its
+// status and its Lease) on the report loop; admission, the pods' runner (their machines, IPs
+// and runtimes, with the volume gate and the log store wrapped around the runtime) and the
+// status engine's writes on the pods loop; the event broadcaster on its own. A slow volume
+// look-up or API write of a pod never delays a Lease renewal. Its methods are safe for
+// concurrent use.
+//
 // # Tests against a real control plane
 //
 // The integration tests (package integration) start etcd, kube-apiserver v1.37.2 and, where a

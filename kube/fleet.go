@@ -351,7 +351,7 @@ func (f *Fleet) run(ctx context.Context) (err error) {
 		}()
 		go func() {
 			defer loops.Done()
-			_ = n.reportLoop(ctx)
+			_ = n.rep.reportLoop(ctx)
 		}()
 	}
 	loops.Wait()
@@ -369,7 +369,7 @@ func (f *Fleet) registerAll(ctx context.Context) error {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			errs[i] = n.registerUntilDone(ctx)
+			errs[i] = n.rep.registerUntilDone(ctx)
 		}()
 	}
 	wg.Wait()

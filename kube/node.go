@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -180,13 +179,9 @@ type Node struct {
 	bcast  *events.Broadcaster
 	rec    *events.Recorder
 
-	// owned by the report loop
-	kubelet *nodecondition.Kubelet
-	lease   *nodecondition.LeaseRenewer
-	// leaseObj is the Lease as last written, renewed with one PUT.
-	leaseObj  *coordinationv1.Lease
-	nextNode  time.Time
-	nextRenew time.Time
+	// rep registers the node and reports its status and Lease, on the
+	// report loop.
+	rep *reporter
 
 	// runner runs the admitted pods; the loop calls its Advance.
 	runner *podrunner.Runner
@@ -200,14 +195,9 @@ type Node struct {
 	wake    chan struct{}
 	started bool
 	addr    string
-	// lastReport is when the report loop last went round; podsSince when
-	// the pods loop began the round it is in (zero between rounds).
-	lastReport, podsSince time.Time
-	// node is the Node as last written; taints and pressures what
-	// admission reads of it and of the eviction manager.
-	node      *corev1.Node
-	taints    []corev1.Taint
-	pressures nodecondition.Pressures
+	// podsSince is when the pods loop began the round it is in (zero
+	// between rounds).
+	podsSince time.Time
 
 	// owned by the pods loop (and the runner's hooks, which run on it)
 	ctx  context.Context
@@ -282,7 +272,6 @@ func NewNode(opts Options, client kubernetes.Interface) (*Node, error) {
 	n := &Node{
 		client: client, opts: opts, clock: opts.Clock, log: opts.Logger,
 		inbox: map[types.UID]*corev1.Pod{}, gone: map[types.UID]*corev1.Pod{}, wake: make(chan struct{}, 1),
-		taints:  opts.Taints,
 		pods:    map[types.UID]*nodePod{},
 		logs:    &logStore{pods: map[types.NamespacedName]*podLogs{}},
 		objects: apiObjects{client: client},
@@ -321,11 +310,15 @@ func NewNode(opts Options, client kubernetes.Interface) (*Node, error) {
 	if n.rec, err = n.bcast.NewRecorder(corev1.EventSource{Component: "kubelet", Host: opts.Name}, events.RecorderOptions{}); err != nil {
 		return nil, err
 	}
-	if n.kubelet, err = nodecondition.NewKubelet(opts.Kubelet); err != nil {
+	if n.rep, err = newReporter(&n.opts, client); err != nil {
 		return nil, err
 	}
-	if n.lease, err = nodecondition.NewLeaseRenewer(opts.Kubelet, opts.Name); err != nil {
-		return nil, err
+	n.rep.event = func(reason, message string) { n.event(n.nodeRef(), corev1.EventTypeNormal, reason, message) }
+	n.rep.count = n.count
+	n.rep.podCIDR = func(cidr string) {
+		if cidr != n.runner.PodCIDR() {
+			_ = n.runner.SetPodCIDR(cidr)
+		}
 	}
 	if _, err := podlifecycle.New(opts.Lifecycle, probePod()); err != nil {
 		return nil, fmt.Errorf("%w: lifecycle: %v", ErrInvalidOptions, err)

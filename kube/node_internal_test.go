@@ -208,7 +208,7 @@ func TestNodeVersionProfile(t *testing.T) {
 		if want := map[bool]int64{true: 0, false: 5}[c.v == kubeversion.V1_33]; s.ObservedGeneration != want {
 			t.Errorf("%v: the pod status cache wrote observedGeneration %d, want %d (statussync SS-V1)", c.v, s.ObservedGeneration, want)
 		}
-		info := n.nodeObject().Status.NodeInfo
+		info := n.rep.nodeObject().Status.NodeInfo
 		if info.KubeletVersion != c.want || info.ContainerRuntimeVersion != "nodestate://"+c.want {
 			t.Errorf("%v: nodeInfo reports kubelet %q, runtime %q; want %q", c.v, info.KubeletVersion, info.ContainerRuntimeVersion, c.want)
 		}
@@ -245,7 +245,7 @@ func TestNodeObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node := n.nodeObject()
+	node := n.rep.nodeObject()
 	if got := node.Status.Addresses; len(got) != 1 || got[0].Type != corev1.NodeInternalIP || got[0].Address != "127.0.0.1" {
 		t.Errorf("addresses %v", got)
 	}
@@ -260,7 +260,7 @@ func TestNodeObject(t *testing.T) {
 	}
 	opts.Hostname = "n1"
 	n, _ = NewNode(opts, fake.NewClientset())
-	if got := n.nodeObject().Status.Addresses; len(got) != 2 || got[1].Type != corev1.NodeHostName || got[1].Address != "n1" {
+	if got := n.rep.nodeObject().Status.Addresses; len(got) != 2 || got[1].Type != corev1.NodeHostName || got[1].Address != "n1" {
 		t.Errorf("addresses with a hostname %v", got)
 	}
 }

@@ -196,7 +196,7 @@ func (n *Node) start(pod *corev1.Pod, now time.Time) {
 			running = append(running, p.api)
 		}
 	}
-	taints, pressures := n.admission()
+	taints, pressures := n.rep.admission()
 	if rej := admit(pod, running, n.opts.Allocatable, taints, pressures); rej != nil {
 		n.reject(pod, rej, now)
 		return

@@ -23,7 +23,7 @@ const (
 
 // registerUntilDone registers the node, trying again after each failure
 // until it succeeds or ctx ends.
-func (n *Node) registerUntilDone(ctx context.Context) error {
+func (n *reporter) registerUntilDone(ctx context.Context) error {
 	delay := registerRetryFirst
 	for {
 		err := n.register(ctx)
@@ -52,7 +52,7 @@ var errOtherShard = errors.New("another shard's node")
 
 // register creates the Node, or adopts it when it exists, and takes the pod
 // CIDR the cluster assigned it.
-func (n *Node) register(ctx context.Context) error {
+func (n *reporter) register(ctx context.Context) error {
 	want := n.nodeObject()
 	nodes := n.client.CoreV1().Nodes()
 	got, err := nodes.Create(ctx, want, metav1.CreateOptions{})
@@ -73,9 +73,9 @@ func (n *Node) register(ctx context.Context) error {
 		return fmt.Errorf("kube: register node %s: %w", n.opts.Name, err)
 	}
 	n.setNode(got)
-	if got.Spec.PodCIDR != "" && got.Spec.PodCIDR != n.runner.PodCIDR() {
+	if got.Spec.PodCIDR != "" {
 		if _, err := podCIDR(got.Spec.PodCIDR); err == nil {
-			_ = n.runner.SetPodCIDR(got.Spec.PodCIDR)
+			n.podCIDR(got.Spec.PodCIDR)
 		}
 	}
 	return nil
@@ -99,7 +99,7 @@ const (
 )
 
 // nodeObject is the Node the node registers: KubeletNode of its options.
-func (n *Node) nodeObject() *corev1.Node { return KubeletNode(n.opts) }
+func (n *reporter) nodeObject() *corev1.Node { return KubeletNode(*n.opts) }
 
 // KubeletNode returns the Node a kubelet with these options registers (the
 // kubelet's initialNode and status setters): its hostname, OS and

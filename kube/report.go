@@ -4,20 +4,70 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 
+	"github.com/go-logr/logr"
 	"github.com/nodestate/nodestate/nodecondition"
 )
 
+// reporter is the part of a node that speaks for the node itself: its
+// registration, its status (the kubelet's conditions, sent by the report
+// rule) and its Lease, all on the report loop's goroutine, apart from the
+// pods. What the pods' admission reads of it (the Node's taints, the eviction
+// manager's pressures) and when it last went round are guarded by mu.
+type reporter struct {
+	client kubernetes.Interface
+	opts   *Options // the node's, read only
+	clock  clock.Clock
+	log    logr.Logger
+	// event records a node event; count counts into the node's stats;
+	// podCIDR hands the pod CIDR the cluster assigned to the pods' runner.
+	event   func(reason, message string)
+	count   func(func(*NodeStats))
+	podCIDR func(cidr string)
+
+	// owned by the report loop
+	kubelet *nodecondition.Kubelet
+	lease   *nodecondition.LeaseRenewer
+	// leaseObj is the Lease as last written, renewed with one PUT.
+	leaseObj            *coordinationv1.Lease
+	nextNode, nextRenew time.Time
+
+	mu sync.Mutex
+	// node is the Node as last written; taints and pressures what
+	// admission reads of it and of the eviction manager.
+	node      *corev1.Node
+	taints    []corev1.Taint
+	pressures nodecondition.Pressures
+	// lastReport is when the report loop last went round.
+	lastReport time.Time
+}
+
+// newReporter returns the reporter of a node with opts.
+func newReporter(opts *Options, client kubernetes.Interface) (*reporter, error) {
+	r := &reporter{client: client, opts: opts, clock: opts.Clock, log: opts.Logger, taints: opts.Taints}
+	var err error
+	if r.kubelet, err = nodecondition.NewKubelet(opts.Kubelet); err != nil {
+		return nil, err
+	}
+	if r.lease, err = nodecondition.NewLeaseRenewer(opts.Kubelet, opts.Name); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // reportLoop is the goroutine of the node's status and Lease until ctx
-// ends: the kubelet's node status loop (its conditions, sent by the report
-// rule) and its Lease renewals, each on its own schedule.
-func (n *Node) reportLoop(ctx context.Context) error {
+// ends: the kubelet's node status loop and its Lease renewals, each on its
+// own schedule.
+func (n *reporter) reportLoop(ctx context.Context) error {
 	for {
 		now := n.clock.Now()
 		n.mu.Lock()
@@ -50,21 +100,28 @@ func (n *Node) reportLoop(ctx context.Context) error {
 // admission returns what the node's admission reads of its status: the
 // Node's taints as last written (the registration's, or the options' before
 // it) and the eviction manager's pressures.
-func (n *Node) admission() ([]corev1.Taint, nodecondition.Pressures) {
+func (n *reporter) admission() ([]corev1.Taint, nodecondition.Pressures) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.taints, n.pressures
 }
 
 // setNode keeps the Node as last written, and its taints for admission.
-func (n *Node) setNode(node *corev1.Node) {
+func (n *reporter) setNode(node *corev1.Node) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.node, n.taints = node, node.Spec.Taints
 }
 
+// last is when the report loop last went round (zero before it started).
+func (n *reporter) last() time.Time {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.lastReport
+}
+
 // nodeUID is the UID of the Node as last written; empty before it is.
-func (n *Node) nodeUID() string {
+func (n *reporter) nodeUID() string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.node == nil {
@@ -79,7 +136,7 @@ const nodeStatusUpdateRetry = 5
 
 // reportStatus runs the kubelet's status computation and writes the Node's
 // conditions when the report rule says so.
-func (n *Node) reportStatus(ctx context.Context, now time.Time) {
+func (n *reporter) reportStatus(ctx context.Context, now time.Time) {
 	s := nodecondition.HealthySample()
 	n.nextNode = now.Add(n.opts.Kubelet.StatusUpdateFrequency)
 	if _, err := n.kubelet.Observe(now, &s); err != nil {
@@ -95,7 +152,7 @@ func (n *Node) reportStatus(ctx context.Context, now time.Time) {
 		return
 	}
 	for _, reason := range r.Events {
-		n.event(n.nodeRef(), corev1.EventTypeNormal, reason, fmt.Sprintf("Node %s status is now: %s", n.opts.Name, reason))
+		n.event(reason, fmt.Sprintf("Node %s status is now: %s", n.opts.Name, reason))
 	}
 	if !r.Send {
 		return
@@ -128,7 +185,7 @@ func (n *Node) reportStatus(ctx context.Context, now time.Time) {
 }
 
 // renew writes the node's Lease on the renewer's schedule.
-func (n *Node) renew(ctx context.Context, now time.Time) {
+func (n *reporter) renew(ctx context.Context, now time.Time) {
 	holder := n.opts.Name
 	secs := int32(n.opts.Kubelet.LeaseDuration / time.Second)
 	at := metav1.NewMicroTime(now)

@@ -234,8 +234,9 @@ func (n *Node) handler() http.Handler {
 // healthy says whether the node's loops are alive: the report loop went
 // round recently, and the pods loop is not stuck in one round.
 func (n *Node) healthy() error {
+	last := n.rep.last()
 	n.mu.Lock()
-	last, busy := n.lastReport, n.podsSince
+	busy := n.podsSince
 	n.mu.Unlock()
 	if last.IsZero() {
 		return errors.New("the node has not started")
