@@ -110,8 +110,8 @@
 //
 // A Node is made of parts, each on the goroutine it needs: the reporter (its registration, its
 // status and its Lease) on the report loop; admission, the pods' runner (their machines, IPs
-// and runtimes, with the volume gate and the log store wrapped around the runtime) and the
-// status engine's writes on the pods loop; the event broadcaster on its own. A slow volume
+// and runtimes, with the volume gate and the log store wrapped around the runtime) on the
+// pods loop; the status engine's writes and the event broadcaster's on goroutines of their own. A slow volume
 // look-up or API write of a pod never delays a Lease renewal. Its methods are safe for
 // concurrent use.
 //
