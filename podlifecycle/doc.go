@@ -40,6 +40,12 @@
 //     after a deletion or a terminal phase, and the terminal status
 //     produced, so the runner can call statussync's TerminatePod.
 //
+// The event vocabulary (the Reason constants and the message functions)
+// stays in this package, although the kubelet keeps its reasons apart in
+// pkg/kubelet/events: there many packages record them, here only the
+// machine does, and an Event's Reason is read against these constants by
+// whoever writes the events, so the values belong with the type.
+//
 // A runner carries the actions out and reports what happened in the next
 // Step; it calls Step again when it has observations, when the pod
 // changed, or at Result.NextSync. A Step with nothing due allocates
