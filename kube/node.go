@@ -315,6 +315,7 @@ func NewNode(opts Options, client kubernetes.Interface) (*Node, error) {
 	}
 	n.rep.event = func(reason, message string) { n.event(n.nodeRef(), corev1.EventTypeNormal, reason, message) }
 	n.rep.count = n.count
+	n.rep.images = func() []podrunner.Image { return n.runner.NodeImages() }
 	n.rep.podCIDR = func(cidr string) {
 		if cidr != n.runner.PodCIDR() {
 			_ = n.runner.SetPodCIDR(cidr)

@@ -1,9 +1,12 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/nodestate/nodestate/nodecondition"
+	"github.com/nodestate/nodestate/podrunner"
 )
 
 // reporter is the part of a node that speaks for the node itself: its
@@ -33,6 +37,11 @@ type reporter struct {
 	event   func(reason, message string)
 	count   func(func(*NodeStats))
 	podCIDR func(cidr string)
+	// images lists the images on the node (the pods' runner's).
+	images func() []podrunner.Image
+
+	// sentImages is status.images as last written.
+	sentImages []corev1.ContainerImage
 
 	// owned by the report loop
 	kubelet *nodecondition.Kubelet
@@ -146,7 +155,8 @@ func (n *reporter) reportStatus(ctx context.Context, now time.Time) {
 	n.mu.Lock()
 	n.pressures = n.kubelet.Pressures()
 	n.mu.Unlock()
-	r, err := n.kubelet.Status(now, nodecondition.Health{})
+	images := nodeImages(n.images())
+	r, err := n.kubelet.Status(now, nodecondition.Health{OtherChanged: !slices.EqualFunc(images, n.sentImages, sameImage)})
 	if err != nil {
 		n.log.Error(err, "node status")
 		return
@@ -161,7 +171,11 @@ func (n *reporter) reportStatus(ctx context.Context, now time.Time) {
 	// kubelet sends: no resourceVersion, so the controllers' own writes to
 	// the Node (taints, annotations) never make it conflict; and, as the
 	// kubelet, up to nodeStatusUpdateRetry attempts in a row.
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": r.Conditions}})
+	status := map[string]any{"conditions": r.Conditions}
+	if images != nil {
+		status["images"] = images
+	}
+	patch, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {
 		n.log.Error(err, "node status patch")
 		return
@@ -181,7 +195,69 @@ func (n *reporter) reportStatus(ctx context.Context, now time.Time) {
 		return
 	}
 	n.setNode(cur)
+	n.sentImages = images
 	n.count(func(s *NodeStats) { s.NodeReports++ })
+}
+
+// The kubelet's bounds on status.images: the 50 largest images
+// (--node-status-max-images), 5 names each.
+const (
+	maxNodeImages    = 50
+	maxNamesPerImage = 5
+	defaultImageTag  = ":latest"
+)
+
+// nodeImages is status.images as the kubelet's Images setter writes it from
+// the runtime's image list: largest first, at most maxNodeImages, each named
+// by its digest reference and then its tag.
+func nodeImages(list []podrunner.Image) []corev1.ContainerImage {
+	if len(list) == 0 {
+		return nil
+	}
+	list = slices.Clone(list)
+	slices.SortStableFunc(list, func(a, b podrunner.Image) int {
+		if c := cmp.Compare(b.Size, a.Size); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	if len(list) > maxNodeImages {
+		list = list[:maxNodeImages]
+	}
+	out := make([]corev1.ContainerImage, 0, len(list))
+	for _, im := range list {
+		var names []string
+		switch {
+		case im.Ref != "":
+			names = append(names, im.Ref)
+		case strings.Contains(im.Name, "@"):
+			names = append(names, im.Name) // named by its digest
+		}
+		if tag := taggedName(im.Name); tag != "" {
+			names = append(names, tag)
+		}
+		if len(names) > maxNamesPerImage {
+			names = names[:maxNamesPerImage]
+		}
+		out = append(out, corev1.ContainerImage{Names: names, SizeBytes: im.Size})
+	}
+	return out
+}
+
+// taggedName is the tag a runtime lists for image: the image with its tag,
+// ":latest" when it has none, and none for an image named by digest only.
+func taggedName(image string) string {
+	if strings.Contains(image, "@") {
+		return ""
+	}
+	if i := strings.LastIndexByte(image, ':'); i > strings.LastIndexByte(image, '/') {
+		return image
+	}
+	return image + defaultImageTag
+}
+
+func sameImage(a, b corev1.ContainerImage) bool {
+	return a.SizeBytes == b.SizeBytes && slices.Equal(a.Names, b.Names)
 }
 
 // renew writes the node's Lease on the renewer's schedule.

@@ -54,6 +54,11 @@ type Health struct {
 	MissingCapacity []string
 	// Warning is the container manager's unmet soft requirements, "" when none.
 	Warning string
+	// OtherChanged says that a field of the node status besides the
+	// conditions (its images, addresses, capacity) differs from the one last
+	// sent: the kubelet compares the whole status, so the report is sent as
+	// Changed.
+	OtherChanged bool
 }
 
 // SendReason says why a status report is sent, or that it is not.
@@ -63,7 +68,7 @@ type SendReason uint8
 const (
 	NotSent     SendReason = iota // unchanged and not yet due
 	FirstReport                   // the kubelet (re)started and has not reported yet
-	Changed                       // some condition differs in more than its heartbeat
+	Changed                       // some condition differs in more than its heartbeat, or another field (Health.OtherChanged)
 	Due                           // unchanged, but the report frequency (plus jitter) has passed
 )
 
@@ -212,7 +217,7 @@ func (k *Kubelet) Status(now time.Time, h Health) (Report, error) {
 	}
 	k.setCondition(3, v1.NodeReady, st, reason, msg, ev, now, true)
 
-	changed := false
+	changed := h.OtherChanged
 	for i := range k.out {
 		if !k.hasSent[i] || !sameButHeartbeat(&k.out[i], &k.sent[i]) {
 			changed = true

@@ -275,3 +275,22 @@ func TestHealthySampleIsFarFromThresholds(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherFieldChangeSendsStatus: the kubelet compares the whole node status, so a change of
+// another field (Health.OtherChanged, its images for one) sends an unchanged set of conditions
+// as Changed before the report is due; without it nothing is sent.
+func TestOtherFieldChangeSendsStatus(t *testing.T) {
+	k, err := nc.NewKubelet(noJitter(nc.DefaultKubeletOptions()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := k.Status(t12, nc.Health{}); err != nil || r.Reason != nc.FirstReport {
+		t.Fatalf("first: %v %v", r.Reason, err)
+	}
+	if r, _ := k.Status(t12.Add(10*time.Second), nc.Health{}); r.Send {
+		t.Fatalf("unchanged: sent as %v", r.Reason)
+	}
+	if r, _ := k.Status(t12.Add(20*time.Second), nc.Health{OtherChanged: true}); !r.Send || r.Reason != nc.Changed {
+		t.Fatalf("another field changed: send %v as %v, want Changed", r.Send, r.Reason)
+	}
+}

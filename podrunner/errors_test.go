@@ -112,7 +112,7 @@ func TestZeroRunner(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if !r.Advance(t0).IsZero() || r.Pods() != nil || r.Images() != nil {
+	if !r.Advance(t0).IsZero() || r.Pods() != nil || r.Images() != nil || r.NodeImages() != nil {
 		t.Error("the zero Runner reports something")
 	}
 	if _, ok := r.Pod("u"); ok {

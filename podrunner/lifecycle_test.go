@@ -276,4 +276,10 @@ func TestImagesShared(t *testing.T) {
 	if !slices.Contains(n.rec.reasons(), `Normal Pulled spec.containers{app}: Container image "app:1" already present on machine and can be accessed by the pod`) {
 		t.Fatalf("events %v", n.rec.reasons())
 	}
+	// The node's image list: the pull's size and the ref of the first
+	// container created from it (simruntime's digest of the pulled name).
+	want := []podrunner.Image{{Name: "app:1", Ref: simruntime.ImageRef("app:1"), Size: simruntime.DefaultOptions().ImageSize}}
+	if got := n.r.NodeImages(); !slices.Equal(got, want) {
+		t.Fatalf("node images %+v, want %+v", got, want)
+	}
 }

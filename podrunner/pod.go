@@ -184,7 +184,15 @@ func (r *Runner) observe(p *podEntry, now time.Time) bool {
 				o.IP = p.ip
 			}
 		case podlifecycle.ImagePulled:
-			r.pulled(p, o.Image)
+			img := o.Image
+			if img == "" {
+				img = containerImage(p.api, o.Container)
+			}
+			r.pulled(p, img, o.Size)
+		case podlifecycle.ContainerCreated:
+			if o.ImageRef != "" {
+				r.imageRef(containerImage(p.api, o.Container), o.ImageRef)
+			}
 		}
 		// A runtime on a clock of its own may stamp a report a little
 		// ahead of now, or behind a step already taken.
@@ -209,7 +217,7 @@ func (r *Runner) withImages(p *podEntry) []podlifecycle.Observation {
 	}
 	p.imgs = p.imgs[:0]
 	for ; p.told < len(r.images); p.told++ {
-		if img := r.images[p.told]; usesImage(p.api, img) {
+		if img := r.images[p.told].Name; usesImage(p.api, img) {
 			p.imgs = append(p.imgs, podlifecycle.Observation{Kind: podlifecycle.ImagePresent, Image: img})
 		}
 	}
@@ -220,23 +228,52 @@ func (r *Runner) withImages(p *podEntry) []podlifecycle.Observation {
 	return p.imgs
 }
 
-// pulled adds an image p pulled to the node's images; p learns it from its
-// own pull.
-func (r *Runner) pulled(p *podEntry, img string) {
+// pulled adds an image p pulled to the node's images, with the size its
+// pull reported; p learns it from its own pull.
+func (r *Runner) pulled(p *podEntry, img string, size int64) {
 	if img == "" {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, have := range r.images {
-		if have == img {
+	for i := range r.images {
+		if r.images[i].Name == img {
 			return
 		}
 	}
-	r.images = append(r.images, img)
+	r.images = append(r.images, Image{Name: img, Size: size})
 	if p.told == len(r.images)-1 {
 		p.told++
 	}
+}
+
+// imageRef records ref as the runtime's reference of image img, when the
+// node has the image and knows no ref of it yet.
+func (r *Runner) imageRef(img, ref string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.images {
+		if r.images[i].Name == img && r.images[i].Ref == "" {
+			r.images[i].Ref = ref
+		}
+	}
+}
+
+// containerImage is the image of pod's container name ("" for none).
+func containerImage(pod *v1.Pod, name string) string {
+	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			if list[i].Name == name {
+				return list[i].Image
+			}
+		}
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		if c := &pod.Spec.EphemeralContainers[i].EphemeralContainerCommon; c.Name == name {
+			return c.Image
+		}
+	}
+	return ""
 }
 
 func usesImage(pod *v1.Pod, img string) bool {

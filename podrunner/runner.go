@@ -48,7 +48,7 @@ type Runner struct {
 	heap   wakeHeap
 	seq    uint64
 	last   time.Time // the latest time Advance ran at
-	images []string  // images on the node, in the order they arrived
+	images []Image   // images on the node, in the order they arrived
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -385,9 +385,36 @@ func (r *Runner) count(f func(*Stats)) {
 	r.statsMu.Unlock()
 }
 
-// Images returns the images pulled onto the node so far, in the order they
-// arrived.
+// Images returns the names of the images pulled onto the node so far, in
+// the order they arrived.
 func (r *Runner) Images() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.images) == 0 {
+		return nil
+	}
+	out := make([]string, len(r.images))
+	for i := range r.images {
+		out[i] = r.images[i].Name
+	}
+	return out
+}
+
+// Image is one image on the node, as the runtime reported it.
+type Image struct {
+	// Name is the image as the pod specs name it.
+	Name string
+	// Ref is the runtime's reference of it (ImageRef of the first
+	// container created from it); empty until one is.
+	Ref string
+	// Size is the size in bytes its pull reported.
+	Size int64
+}
+
+// NodeImages returns the images pulled onto the node so far, in the order
+// they arrived, with their refs and sizes: what a kubelet's node status
+// lists (status.images).
+func (r *Runner) NodeImages() []Image {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.images)
