@@ -64,7 +64,7 @@ func NewMachine(o Options, pod Pod, name string) (*Machine, error) {
 	}
 	c := t.container.DeepCopy()
 	spec := pod.Spec.DeepCopy()
-	t.container = *c
+	t.container = c
 	t.pod.Spec = spec
 	m := &Machine{opts: o, container: c, t: t}
 	m.status = o.convert(&m.t, statusValue{}, false, nil, nil, nil, time.Time{}, time.Time{})
@@ -74,7 +74,7 @@ func NewMachine(o Options, pod Pod, name string) (*Machine, error) {
 
 // Name returns the container's name ("" for a zero or nil Machine).
 func (m *Machine) Name() string {
-	if m == nil {
+	if !m.initialized() {
 		return ""
 	}
 	return m.t.container.Name
@@ -180,7 +180,7 @@ func (m *Machine) Status() v1.ContainerStatus {
 	if m == nil {
 		return v1.ContainerStatus{}
 	}
-	return m.status.toAPI()
+	return m.status.toAPI(&m.t)
 }
 
 // Step applies one event. When the event is impossible it returns a

@@ -4,6 +4,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/nodestate/nodestate/internal/reslist"
 	"github.com/nodestate/nodestate/kubeversion"
 )
 
@@ -96,27 +97,42 @@ func (r *resourcesValue) lookup(s slot) (resource.Quantity, bool) {
 	return q, ok
 }
 
-func (r *resourcesValue) toAPI() *v1.ResourceRequirements {
+// writeTo returns r's API form in dst's storage (a new one when dst is
+// nil), or nil when the status has no resources. The maps and claims are
+// copies, never r's base.
+func (r *resourcesValue) writeTo(dst *v1.ResourceRequirements) *v1.ResourceRequirements {
 	if !r.set {
 		return nil
 	}
-	out := r.base.DeepCopy()
+	if dst == nil {
+		dst = new(v1.ResourceRequirements)
+	}
+	limits, requests, claims := dst.Limits, dst.Requests, dst.Claims
+	*dst = v1.ResourceRequirements{Limits: reslist.Copy(limits, r.base.Limits), Requests: reslist.Copy(requests, r.base.Requests)}
+	if r.base.Claims != nil {
+		dst.Claims = append(claims[:0], r.base.Claims...)
+		if dst.Claims == nil {
+			dst.Claims = []v1.ResourceClaim{}
+		}
+	}
 	for s := range numSlots {
 		if !r.ov[s].ok {
 			continue
 		}
-		list := s.list(out)
+		list := s.list(dst)
 		if list == nil {
-			list = v1.ResourceList{}
+			// The base has none: a map of dst's earlier storage, else a new one.
 			if s == limitsCPU || s == limitsMemory {
-				out.Limits = list
+				list = reslist.Empty(limits)
+				dst.Limits = list
 			} else {
-				out.Requests = list
+				list = reslist.Empty(requests)
+				dst.Requests = list
 			}
 		}
 		list[s.name()] = r.ov[s].q.DeepCopy()
 	}
-	return out
+	return dst
 }
 
 // reported are the values the kubelet reads as the runtime's for a running
