@@ -145,6 +145,12 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 	if in.Status == nil {
 		return nil, fmt.Errorf("%w: nil status", ErrInvalidInput)
 	}
+	return o.appendConditions(nil, &in), nil
+}
+
+// appendConditions is Conditions on valid input, appending to conds (a new
+// slice when nil).
+func (o Options) appendConditions(conds []v1.PodCondition, in *ConditionsInput) []v1.PodCondition {
 	pod, s := in.Pod, in.Status
 	old := in.Old
 	if old == nil {
@@ -153,7 +159,9 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 	gen := pod.Generation
 	terminal := s.Phase == v1.PodSucceeded || s.Phase == v1.PodFailed
 
-	conds := make([]v1.PodCondition, 0, len(pod.Status.Conditions)+7)
+	if conds == nil {
+		conds = make([]v1.PodCondition, 0, len(pod.Status.Conditions)+7)
+	}
 	for _, c := range pod.Status.Conditions {
 		if !o.kubeletOwned(c.Type) {
 			conds = append(conds, c)
@@ -194,7 +202,7 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 	initialized.ObservedGeneration = observedGeneration(tracking, old, gen, v1.PodInitialized)
 	conds = append(conds, initialized)
 
-	containersReady := containersReadyCondition(&pod.Spec, s)
+	containersReady := containersReadyCondition(&pod.Spec, s, old)
 	containersReady.ObservedGeneration = observedGeneration(tracking, old, gen, v1.ContainersReady)
 	ready := readyCondition(&pod.Spec, conds, containersReady)
 	ready.ObservedGeneration = observedGeneration(tracking, old, gen, v1.PodReady)
@@ -210,7 +218,7 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 			conds[i].LastTransitionTime = t
 		}
 	}
-	return conds, nil
+	return conds
 }
 
 // observedGeneration is the observedGeneration the kubelet writes on a
@@ -247,15 +255,42 @@ func noStatuses(s *v1.PodStatus) bool {
 }
 
 // listMessage renders the kubelet's "containers with <kind> status: [a b]"
-// messages, joined with ", ".
-func listMessage(kinds [2]string, lists [2][]string) string {
-	var parts []string
+// messages, joined with ", ". It returns prev when that is the same text,
+// so that a condition generated again shares its old message instead of
+// allocating a new one.
+func listMessage(prev string, kinds [2]string, lists [2][]string) string {
+	var buf [256]byte
+	b := buf[:0]
 	for i, l := range lists {
-		if len(l) > 0 {
-			parts = append(parts, fmt.Sprintf("containers with %s status: %s", kinds[i], l))
+		if len(l) == 0 {
+			continue
 		}
+		if len(b) > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, "containers with "...)
+		b = append(b, kinds[i]...)
+		b = append(b, " status: ["...)
+		for j, name := range l {
+			if j > 0 {
+				b = append(b, ' ')
+			}
+			b = append(b, name...)
+		}
+		b = append(b, ']')
 	}
-	return strings.Join(parts, ", ")
+	if string(b) == prev {
+		return prev
+	}
+	return string(b)
+}
+
+// oldMessage is the message of the old condition of type t, or "".
+func oldMessage(old *v1.PodStatus, t v1.PodConditionType) string {
+	if c := podcond.Find(old.Conditions, t); c != nil {
+		return c.Message
+	}
+	return ""
 }
 
 // initializedCondition is the Initialized rule list of spec section 8.4.
@@ -266,7 +301,8 @@ func (o Options) initializedCondition(pod *v1.Pod, s, old *v1.PodStatus) v1.PodC
 		c.Status, c.Reason = v1.ConditionFalse, ReasonUnknownContainerStatuses
 		return c
 	}
-	var unknown, incomplete []string
+	var ubuf, ibuf [8]string
+	unknown, incomplete := ubuf[:0], ibuf[:0]
 	inits := newStatusIndex(s.InitContainerStatuses)
 	for i := range spec.InitContainers {
 		ic := &spec.InitContainers[i]
@@ -299,7 +335,7 @@ func (o Options) initializedCondition(pod *v1.Pod, s, old *v1.PodStatus) v1.PodC
 			}
 		}
 		c.Status, c.Reason = v1.ConditionFalse, ReasonContainersNotInitialized
-		c.Message = listMessage([2]string{"unknown", "incomplete"}, [2][]string{unknown, incomplete})
+		c.Message = listMessage(oldMessage(old, v1.PodInitialized), [2]string{"unknown", "incomplete"}, [2][]string{unknown, incomplete})
 		return c
 	}
 	c.Status = v1.ConditionTrue
@@ -320,14 +356,16 @@ func anyRegularStarted(spec *v1.PodSpec, s *v1.PodStatus) bool {
 }
 
 // containersReadyCondition is the ContainersReady rule list of spec section
-// 8.4: sidecars first, in spec order, then regular containers.
-func containersReadyCondition(spec *v1.PodSpec, s *v1.PodStatus) v1.PodCondition {
+// 8.4: sidecars first, in spec order, then regular containers. old, when
+// not nil, is the status whose message it shares when the text is the same.
+func containersReadyCondition(spec *v1.PodSpec, s, old *v1.PodStatus) v1.PodCondition {
 	c := v1.PodCondition{Type: v1.ContainersReady}
 	if noStatuses(s) {
 		c.Status, c.Reason = v1.ConditionFalse, ReasonUnknownContainerStatuses
 		return c
 	}
-	var unknown, unready []string
+	var ubuf, rbuf [8]string
+	unknown, unready := ubuf[:0], rbuf[:0]
 	check := func(name string, st *v1.ContainerStatus) {
 		switch {
 		case st == nil:
@@ -353,7 +391,11 @@ func containersReadyCondition(spec *v1.PodSpec, s *v1.PodStatus) v1.PodCondition
 		c.Status, c.Reason = v1.ConditionFalse, ReasonPodFailed
 	case len(unknown) > 0 || len(unready) > 0:
 		c.Status, c.Reason = v1.ConditionFalse, ReasonContainersNotReady
-		c.Message = listMessage([2]string{"unknown", "unready"}, [2][]string{unknown, unready})
+		prev := ""
+		if old != nil {
+			prev = oldMessage(old, v1.ContainersReady)
+		}
+		c.Message = listMessage(prev, [2]string{"unknown", "unready"}, [2][]string{unknown, unready})
 	default:
 		c.Status = v1.ConditionTrue
 	}
@@ -402,7 +444,7 @@ func ReadyConditionStale(pod *v1.Pod) bool {
 	if cur == nil {
 		return false
 	}
-	want := readyCondition(&pod.Spec, pod.Status.Conditions, containersReadyCondition(&pod.Spec, &pod.Status))
+	want := readyCondition(&pod.Spec, pod.Status.Conditions, containersReadyCondition(&pod.Spec, &pod.Status, nil))
 	return cur.Status != want.Status || cur.Message != want.Message
 }
 

@@ -186,7 +186,7 @@ func TestPodResources(t *testing.T) {
 		if old == nil {
 			old = &pod.Status
 		}
-		got := o.podResources(pod, old, tt.cg)
+		got := o.podResources(nil, pod, old, tt.cg)
 		if d := cmp.Diff(tt.want, got, byValue); d != "" {
 			t.Errorf("%s: %s: (-want +got):\n%s", tt.id, tt.reason, d)
 		}
