@@ -195,3 +195,34 @@ func BenchmarkLifecycle(b *testing.B) {
 		i++
 	}
 }
+
+// TestResyncAllocatesNothing: the resync of a running pod with nothing
+// changed skips its status generation (see generate) and allocates
+// nothing; generating the status at every sync, it allocates nothing
+// either: the status is generated into the machine's storage and copied
+// out only when new (issue 29).
+func TestResyncAllocatesNothing(t *testing.T) {
+	for _, regenerate := range []bool{false, true} {
+		m, pod, _ := steadyMachine(t)
+		m.noSkip = regenerate
+		var r Result
+		next := m.nextWake()
+		resync := func() {
+			if err := m.StepTo(next, pod, nil, &r); err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Statuses) != 0 || len(r.Actions) != 0 {
+				t.Fatalf("a resync at %v produced %d statuses and %d actions", next, len(r.Statuses), len(r.Actions))
+			}
+			next = r.NextSync
+		}
+		resync() // the first may generate: the last Step changed the view
+		skipped := m.skipped
+		if allocs := testing.AllocsPerRun(100, resync); allocs != 0 {
+			t.Errorf("regenerate %v: a resync allocates %v times, want 0", regenerate, allocs)
+		}
+		if !regenerate && m.skipped-skipped != 101 {
+			t.Errorf("%d of 101 resyncs skipped the status generation, want all", m.skipped-skipped)
+		}
+	}
+}

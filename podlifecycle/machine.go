@@ -111,7 +111,22 @@ type Machine struct {
 	startTime time.Time       // the first status write (status.startTime)
 
 	state      WorkerState
-	lastStatus *v1.PodStatus
+	lastStatus *v1.PodStatus // &lastBuf.st, or nil before the first status
+	// lastBuf and spare are the storage of the last status and of the next
+	// one generated (statusBuf).
+	lastBuf, spare *statusBuf
+	// in and genIn are the containers' inputs of the generation under way
+	// and of the last one; genKey is the rest of that one's inputs, and
+	// genValid says that it gave the last status again without stamping a
+	// condition with its time, so the same inputs give it once more.
+	in, genIn  []genInput
+	genKey     genKey
+	genValid   bool
+	noSkip     bool              // tests: generate every time
+	skipped    uint64            // tests: generations skipped
+	evict      podphase.Eviction // the deadline's, handed to podphase
+	cg         podphase.PodCgroup
+	cgPod      *v1.Pod   // the pod cg was computed for
 	syncAt     time.Time // next full sync (requeue, back-off, deadline, kill timers)
 	dirty      bool
 	podSig     podSig
