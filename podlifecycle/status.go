@@ -194,7 +194,7 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 	st.EphemeralContainerStatuses = ephs
 	m.stampRuntimeFields(b, now)
 	if m.lastStatus == nil || !statusEqual(m.lastStatus, st) {
-		res.Statuses = append(res.Statuses, *st.DeepCopy())
+		res.Statuses = append(res.Statuses, copyOut(st))
 		m.spare, m.lastBuf = m.lastBuf, b
 		m.lastStatus = &b.st
 		return m.lastStatus

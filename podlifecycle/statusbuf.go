@@ -124,3 +124,167 @@ func (m *Machine) podCgroup() *podphase.PodCgroup {
 	}
 	return &m.cg
 }
+
+// copyOut returns a copy of st that shares no memory with it, equal to
+// st.DeepCopy() field for field, in few allocations: one for the
+// conditions, one for the container statuses of the three lists, one for
+// what those point to, and one for the start time, the pod IPs and the
+// pod-level resources. Resource lists and the rarer fields are copied as
+// DeepCopy copies them.
+func copyOut(st *v1.PodStatus) v1.PodStatus {
+	rest := *st
+	rest.Conditions, rest.PodIPs, rest.StartTime, rest.Resources = nil, nil, nil, nil
+	rest.InitContainerStatuses, rest.ContainerStatuses, rest.EphemeralContainerStatuses = nil, nil, nil
+	var out v1.PodStatus
+	rest.DeepCopyInto(&out)
+	if st.Conditions != nil {
+		out.Conditions = make([]v1.PodCondition, len(st.Conditions))
+		for i := range st.Conditions {
+			st.Conditions[i].DeepCopyInto(&out.Conditions[i])
+		}
+	}
+	pod := new(podExtra)
+	if st.PodIPs != nil {
+		out.PodIPs = pod.ips[:0:len(pod.ips)]
+		if len(st.PodIPs) > len(pod.ips) {
+			out.PodIPs = make([]v1.PodIP, 0, len(st.PodIPs))
+		}
+		out.PodIPs = append(out.PodIPs, st.PodIPs...)
+	}
+	if st.StartTime != nil {
+		pod.start = *st.StartTime.DeepCopy()
+		out.StartTime = &pod.start
+	}
+	if st.Resources != nil {
+		st.Resources.DeepCopyInto(&pod.resources)
+		out.Resources = &pod.resources
+	}
+	lists := [3][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses}
+	n, mounts := 0, 0
+	for _, l := range lists {
+		n += len(l)
+		for i := range l {
+			mounts += len(l[i].VolumeMounts)
+		}
+	}
+	all := make([]v1.ContainerStatus, n)
+	extra := make([]ctrExtra, n)
+	var ms []v1.VolumeMountStatus
+	var modes []v1.RecursiveReadOnlyMode
+	if mounts > 0 {
+		ms, modes = make([]v1.VolumeMountStatus, 0, mounts), make([]v1.RecursiveReadOnlyMode, 0, mounts)
+	}
+	j := 0
+	for k, l := range lists {
+		if l == nil {
+			continue
+		}
+		start := j
+		for i := range l {
+			ms, modes = copyContainerStatus(&all[j], &l[i], &extra[j], ms, modes)
+			j++
+		}
+		part := all[start:j:j]
+		switch k {
+		case 0:
+			out.InitContainerStatuses = part
+		case 1:
+			out.ContainerStatuses = part
+		default:
+			out.EphemeralContainerStatuses = part
+		}
+	}
+	return out
+}
+
+// podExtra holds what a copied status's pod-level pointers point to.
+type podExtra struct {
+	start     metav1.Time
+	ips       [2]v1.PodIP
+	resources v1.ResourceRequirements
+}
+
+// ctrExtra holds what a copied container status's pointers point to: any
+// state, a last state that is a termination (the other kinds are rare
+// there and get memory of their own), started, the stop signal and the
+// resources.
+type ctrExtra struct {
+	state          stateExtra
+	lastTerminated v1.ContainerStateTerminated
+	started        bool
+	signal         v1.Signal
+	resources      v1.ResourceRequirements
+}
+
+type stateExtra struct {
+	waiting    v1.ContainerStateWaiting
+	running    v1.ContainerStateRunning
+	terminated v1.ContainerStateTerminated
+}
+
+// copyContainerStatus copies src into dst with what it points to in x and,
+// for the volume mounts, in ms and modes, which it returns grown.
+func copyContainerStatus(dst, src *v1.ContainerStatus, x *ctrExtra, ms []v1.VolumeMountStatus, modes []v1.RecursiveReadOnlyMode) ([]v1.VolumeMountStatus, []v1.RecursiveReadOnlyMode) {
+	rest := *src
+	rest.State, rest.LastTerminationState = v1.ContainerState{}, v1.ContainerState{}
+	rest.Started, rest.Resources, rest.StopSignal, rest.VolumeMounts = nil, nil, nil, nil
+	rest.DeepCopyInto(dst) // the user and the rarer fields, as DeepCopy copies them
+	copyState(&dst.State, &src.State, &x.state)
+	last := src.LastTerminationState
+	var lastTerminated *v1.ContainerStateTerminated
+	if t := last.Terminated; t != nil {
+		t.DeepCopyInto(&x.lastTerminated)
+		lastTerminated, last.Terminated = &x.lastTerminated, nil
+	}
+	last.DeepCopyInto(&dst.LastTerminationState)
+	dst.LastTerminationState.Terminated = lastTerminated
+	if src.Started != nil {
+		x.started = *src.Started
+		dst.Started = &x.started
+	}
+	if src.StopSignal != nil {
+		x.signal = *src.StopSignal
+		dst.StopSignal = &x.signal
+	}
+	if src.Resources != nil {
+		src.Resources.DeepCopyInto(&x.resources)
+		dst.Resources = &x.resources
+	}
+	if src.VolumeMounts != nil {
+		start := len(ms)
+		for i := range src.VolumeMounts {
+			m := src.VolumeMounts[i]
+			rro := m.RecursiveReadOnly
+			m.RecursiveReadOnly = nil
+			var c v1.VolumeMountStatus
+			m.DeepCopyInto(&c) // the volume status, as DeepCopy copies it
+			if rro != nil {
+				modes = append(modes, *rro)
+				c.RecursiveReadOnly = &modes[len(modes)-1]
+			}
+			ms = append(ms, c)
+		}
+		dst.VolumeMounts = ms[start:len(ms):len(ms)]
+		if dst.VolumeMounts == nil {
+			dst.VolumeMounts = []v1.VolumeMountStatus{}
+		}
+	}
+	return ms, modes
+}
+
+// copyState copies src into dst with what it points to in x.
+func copyState(dst, src *v1.ContainerState, x *stateExtra) {
+	*dst = v1.ContainerState{}
+	if src.Waiting != nil {
+		x.waiting = *src.Waiting
+		dst.Waiting = &x.waiting
+	}
+	if src.Running != nil {
+		src.Running.DeepCopyInto(&x.running)
+		dst.Running = &x.running
+	}
+	if src.Terminated != nil {
+		src.Terminated.DeepCopyInto(&x.terminated)
+		dst.Terminated = &x.terminated
+	}
+}
