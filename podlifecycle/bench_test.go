@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodestate/nodestate/containerstate"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -223,6 +225,47 @@ func TestResyncAllocatesNothing(t *testing.T) {
 		}
 		if !regenerate && m.skipped-skipped != 101 {
 			t.Errorf("%d of 101 resyncs skipped the status generation, want all", m.skipped-skipped)
+		}
+	}
+}
+
+// TestCrashKeyOf: the machine's crash-loop back-off key of a container is
+// containerstate's CrashLoopKey of its spec, kept across pod objects whose
+// container has the same name, image and resources, and computed again
+// when one of them changes (a new image or new resources start a fresh
+// back-off, spec/podlifecycle.md section 4.2).
+func TestCrashKeyOf(t *testing.T) {
+	pod := lifecyclePod(1)
+	m, err := New(DefaultOptions(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.find("foo1")
+	want := func(p *v1.Pod) string {
+		return containerstate.CrashLoopKey(p.Name, p.Namespace, p.UID, &p.Spec.Containers[0])
+	}
+	if got := m.crashKeyOf(c); got != want(pod) {
+		t.Fatalf("key %s, want %s", got, want(pod))
+	}
+	same := pod.DeepCopy()
+	m.adopt(same)
+	if got := m.crashKeyOf(c); got != want(same) || c.crashKeySpec != c.spec {
+		t.Fatalf("a copy of the pod: key %s, want %s", got, want(same))
+	}
+	for _, change := range []func(*v1.Container){
+		func(c *v1.Container) { c.Image = "main:2" },
+		func(c *v1.Container) { c.Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")} },
+		func(c *v1.Container) { c.Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}} },
+	} {
+		changed := pod.DeepCopy()
+		change(&changed.Spec.Containers[0])
+		m.adopt(changed)
+		if got := m.crashKeyOf(c); got != want(changed) || got == want(pod) {
+			t.Fatalf("a changed container: key %s, want %s (not %s)", got, want(changed), want(pod))
+		}
+		m.adopt(pod)
+		if got := m.crashKeyOf(c); got != want(pod) {
+			t.Fatalf("back to the first pod: key %s, want %s", got, want(pod))
 		}
 	}
 }

@@ -72,6 +72,20 @@ type ctr struct {
 	// reset; the next start is not backed off (4.4).
 	removedByReset bool
 	everStarted    bool // ephemeral containers start once
+
+	// fieldPath is the field path of the container's events.
+	fieldPath string
+	// crashKey is the crash-loop back-off key of the spec crashKeySpec,
+	// which a spec with the same name, image and resources shares.
+	crashKey     string
+	crashKeySpec *v1.Container
+	// msgs are the container's event messages built before, for the next
+	// event of the same text.
+	msgs ctrMessages
+}
+
+func newCtr(name string, kind containerstate.Kind, index int, sidecar bool) ctr {
+	return ctr{name: name, kind: kind, index: index, sidecar: sidecar, fieldPath: FieldPath(kind, name)}
 }
 
 // sandbox is the newest sandbox.
@@ -253,14 +267,14 @@ func (m *Machine) adopt(pod *v1.Pod) {
 		m.ctrs = make([]ctr, 0, len(s.InitContainers)+len(s.Containers)+len(s.EphemeralContainers))
 		for i := range s.InitContainers {
 			c := &s.InitContainers[i]
-			m.ctrs = append(m.ctrs, ctr{name: c.Name, kind: containerstate.Init, index: i, sidecar: containerstate.IsSidecar(c)})
+			m.ctrs = append(m.ctrs, newCtr(c.Name, containerstate.Init, i, containerstate.IsSidecar(c)))
 		}
 		for i := range s.Containers {
-			m.ctrs = append(m.ctrs, ctr{name: s.Containers[i].Name, kind: containerstate.Regular, index: i})
+			m.ctrs = append(m.ctrs, newCtr(s.Containers[i].Name, containerstate.Regular, i, false))
 		}
 	}
 	for i := len(m.ctrs) - m.nInit - m.nRegular; i < len(s.EphemeralContainers); i++ {
-		m.ctrs = append(m.ctrs, ctr{name: s.EphemeralContainers[i].Name, kind: containerstate.Ephemeral, index: i})
+		m.ctrs = append(m.ctrs, newCtr(s.EphemeralContainers[i].Name, containerstate.Ephemeral, i, false))
 	}
 	for i := range m.ctrs {
 		c := &m.ctrs[i]
