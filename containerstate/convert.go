@@ -169,15 +169,15 @@ func (o Options) ConvertTo(in Input, dst *v1.ContainerStatus) error {
 			return &InputError{Container: in.Name, Err: err}
 		}
 	}
-	var old statusValue
+	var old, v statusValue
 	if in.Old != nil {
-		old = statusFromAPI(in.Old)
+		statusFromAPI(in.Old, &old)
 	}
 	since := in.UnknownSince
 	if since.IsZero() {
 		since = in.Now
 	}
-	v := o.convert(&t, old, in.Old != nil, newest, prev, in.StartError, in.Now, since)
+	o.convert(&t, &old, in.Old != nil, newest, prev, in.StartError, in.Now, since, &v)
 	o.applyProbes(&t, &v, &in.Probes, in.Now)
 	v.writeTo(&t, dst)
 	return nil
@@ -251,17 +251,17 @@ func (t *target) defaultWaiting() stateValue {
 	return waiting(ReasonContainerCreating, "")
 }
 
-// convert is the kubelet's per-container conversion on pointer-free values.
-// It allocates nothing.
-func (o Options) convert(t *target, old statusValue, hasOld bool, newest, prev *Instance, startErr *StartError, now, unknownSince time.Time) statusValue {
+// convert is the kubelet's per-container conversion on pointer-free values,
+// into *v, which must not be old. It allocates nothing.
+func (o Options) convert(t *target, old *statusValue, hasOld bool, newest, prev *Instance, startErr *StartError, now, unknownSince time.Time, v *statusValue) {
 	gates := o.Features
 	restartingAll := gates.RestartAllContainersOnContainerExits && t.pod.RestartingAllContainers
 
 	// 4.1: the default entry.
-	v := statusValue{name: t.container.Name, state: t.defaultWaiting(), image: t.container.Image, specMounts: t.specMounts()}
+	*v = statusValue{name: t.container.Name, state: t.defaultWaiting(), image: t.container.Image, specMounts: t.specMounts()}
 	if hasOld {
 		if old.state.kind == Terminated {
-			v = old
+			*v = *old
 			v.name = t.container.Name
 		} else {
 			v.restartCount = old.restartCount
@@ -271,17 +271,16 @@ func (o Options) convert(t *target, old statusValue, hasOld bool, newest, prev *
 
 	if newest == nil {
 		if hasOld {
-			o.disappeared(t, &v, old, restartingAll)
+			o.disappeared(t, v, old, restartingAll)
 		}
 	} else {
-		v = o.fromRuntime(t, old, hasOld, newest, restartingAll, now, unknownSince)
+		o.fromRuntime(t, old, hasOld, newest, restartingAll, now, unknownSince, v)
 		if prev != nil {
-			pv := o.fromRuntime(t, old, hasOld, prev, restartingAll, now, unknownSince)
-			v.last = pv.state
+			v.last, _ = o.instanceState(old, hasOld, prev, restartingAll, now, unknownSince)
 		}
 	}
 
-	o.waitingOverlay(t, &v, newest, startErr)
+	o.waitingOverlay(t, v, newest, startErr)
 
 	// The kubelet can compute a status that moves a Terminated container
 	// back out of Terminated although its exit allows no restart (a start
@@ -289,15 +288,14 @@ func (o Options) convert(t *target, old statusValue, hasOld bool, newest, prev *
 	// UNKNOWN reports, an ephemeral container); its status manager and the
 	// API server refuse such a status and the old one stays. So does ours.
 	if hasOld && old.state.kind == Terminated && v.state.kind != Terminated && !o.terminatedMayRestart(t, old.state.exitCode) {
-		v = old
+		*v = *old
 		v.name = t.container.Name
 	}
-	return v
 }
 
 // disappeared applies section 4.2 to a container that is in the spec and the
 // old status but not in the runtime.
-func (o Options) disappeared(t *target, v *statusValue, old statusValue, restartingAll bool) {
+func (o Options) disappeared(t *target, v *statusValue, old *statusValue, restartingAll bool) {
 	switch {
 	case restartingAll && old.state.kind != Waiting:
 		v.state = waiting(ReasonRestartingAllContainers, MessageRestartingAll)
@@ -315,9 +313,36 @@ func (o Options) disappeared(t *target, v *statusValue, old statusValue, restart
 	}
 }
 
-// fromRuntime converts one runtime instance (section 4.3).
-func (o Options) fromRuntime(t *target, old statusValue, hasOld bool, inst *Instance, restartingAll bool, now, unknownSince time.Time) statusValue {
-	v := statusValue{
+// instanceState is the state a runtime instance shows (section 4.3), and
+// whether it is the old status's Running state held through nodestate's
+// UNKNOWN grace.
+func (o Options) instanceState(old *statusValue, hasOld bool, inst *Instance, restartingAll bool, now, unknownSince time.Time) (stateValue, bool) {
+	switch {
+	case inst.State == RuntimeRunning:
+		return stateValue{kind: Running, startedAt: inst.StartedAt}, false
+	case inst.State == RuntimeCreated:
+		return waiting("", ""), false
+	case inst.State == RuntimeExited:
+		return stateValue{kind: Terminated, exitCode: inst.ExitCode, reason: inst.Reason, message: inst.Message,
+			startedAt: inst.StartedAt, finishedAt: inst.FinishedAt, containerID: inst.ID}, false
+	case inst.State == RuntimeUnknown && hasOld && old.state.kind == Running:
+		if o.UnknownGrace > 0 && now.Sub(unknownSince) < o.UnknownGrace {
+			// nodestate's grace: keep what was last seen, but send no traffic.
+			return old.state, true
+		}
+		reason := ReasonContainerStatusUnknown
+		if restartingAll {
+			reason = ReasonRestartingAllContainers
+		}
+		return terminatedWith(reason, MessageUnknownTerminated, ExitCodeUnknown), false
+	}
+	return waiting("", ""), false
+}
+
+// fromRuntime converts one runtime instance (section 4.3) into *v, which
+// must not be old.
+func (o Options) fromRuntime(t *target, old *statusValue, hasOld bool, inst *Instance, restartingAll bool, now, unknownSince time.Time, v *statusValue) {
+	*v = statusValue{
 		name:         t.container.Name,
 		restartCount: inst.RestartCount,
 		image:        inst.Image,
@@ -330,36 +355,21 @@ func (o Options) fromRuntime(t *target, old statusValue, hasOld bool, inst *Inst
 	if hasOld {
 		v.mounts, v.specMounts = old.mounts, old.specMounts // the kubelet keeps them; the CRI does not know volume names
 	}
-	o.runtimeFields(t, &v, &old, hasOld, inst)
+	o.runtimeFields(t, v, old, hasOld, inst)
+	var held bool
+	v.state, held = o.instanceState(old, hasOld, inst, restartingAll, now, unknownSince)
 	switch {
-	case inst.State == RuntimeRunning:
-		v.state = stateValue{kind: Running, startedAt: inst.StartedAt}
-	case inst.State == RuntimeCreated:
-		v.state = waiting("", "")
-	case inst.State == RuntimeExited:
-		v.state = stateValue{kind: Terminated, exitCode: inst.ExitCode, reason: inst.Reason, message: inst.Message,
-			startedAt: inst.StartedAt, finishedAt: inst.FinishedAt, containerID: inst.ID}
+	case held:
+		v.restartCount = old.restartCount
+		v.hasStarted, v.started = old.hasStarted, old.started
+		v.last = old.last
+		if old.resources.set && v.resources.set {
+			v.resources = old.resources // what was last seen running
+		}
+		v.unknownHeld = true
+		return
 	case inst.State == RuntimeUnknown && hasOld && old.state.kind == Running:
-		if o.UnknownGrace > 0 && now.Sub(unknownSince) < o.UnknownGrace {
-			// nodestate's grace: keep what was last seen, but send no traffic.
-			v.state = old.state
-			v.restartCount = old.restartCount
-			v.hasStarted, v.started = old.hasStarted, old.started
-			v.last = old.last
-			if old.resources.set && v.resources.set {
-				v.resources = old.resources // what was last seen running
-			}
-			v.unknownHeld = true
-			return v
-		}
-		reason := ReasonContainerStatusUnknown
-		if restartingAll {
-			reason = ReasonRestartingAllContainers
-		}
-		v.state = terminatedWith(reason, MessageUnknownTerminated, ExitCodeUnknown)
 		v.restartCount = old.restartCount + 1
-	default:
-		v.state = waiting("", "")
 	}
 
 	if !o.Features.ChangeContainerStatusOnKubeletRestart && hasOld && old.hasStarted && v.state.kind == Running {
@@ -382,7 +392,6 @@ func (o Options) fromRuntime(t *target, old statusValue, hasOld bool, inst *Inst
 			v.restartCount = old.restartCount + 1
 		}
 	}
-	return v
 }
 
 // runtimeFields sets the fields of a status built from runtime instance
@@ -391,7 +400,7 @@ func (o Options) fromRuntime(t *target, old statusValue, hasOld bool, inst *Inst
 // user with SupplementalGroupsPolicy, stopSignal with ContainerStopSignals.
 func (o Options) runtimeFields(t *target, v *statusValue, old *statusValue, hasOld bool, inst *Instance) {
 	if o.Features.InPlacePodVerticalScaling {
-		v.resources = o.resourcesFor(t, old, hasOld, inst)
+		o.resourcesFor(t, old, hasOld, inst, &v.resources)
 		v.allocated = t.container.Resources.Requests
 	}
 	if o.Features.SupplementalGroupsPolicy {

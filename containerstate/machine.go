@@ -67,7 +67,7 @@ func NewMachine(o Options, pod Pod, name string) (*Machine, error) {
 	t.container = c
 	t.pod.Spec = spec
 	m := &Machine{opts: o, container: c, t: t}
-	m.status = o.convert(&m.t, statusValue{}, false, nil, nil, nil, time.Time{}, time.Time{})
+	o.convert(&m.t, &statusValue{}, false, nil, nil, nil, time.Time{}, time.Time{}, &m.status)
 	o.applyProbes(&m.t, &m.status, &Probes{}, time.Time{})
 	return m, nil
 }
@@ -210,7 +210,8 @@ func (m *Machine) Step(ev Event) error {
 	if n.hasStartErr {
 		startErr = &n.startErr
 	}
-	n.status = n.opts.convert(&n.t, n.status, true, newest, prev, startErr, ev.At, n.unknownSince)
+	old := n.status
+	n.opts.convert(&n.t, &old, true, newest, prev, startErr, ev.At, n.unknownSince, &n.status)
 	probes := Probes{Startup: n.startup, Readiness: n.readiness}
 	n.opts.applyProbes(&n.t, &n.status, &probes, ev.At)
 	*m = n

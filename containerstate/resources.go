@@ -78,13 +78,6 @@ type resourcesValue struct {
 	ov   [numSlots]quantityValue
 }
 
-func resourcesFromAPI(r *v1.ResourceRequirements) resourcesValue {
-	if r == nil {
-		return resourcesValue{}
-	}
-	return resourcesValue{set: true, base: *r}
-}
-
 // lookup returns the value of slot s, and false when the resources have none.
 func (r *resourcesValue) lookup(s slot) (resource.Quantity, bool) {
 	if r.ov[s].ok {
@@ -215,11 +208,12 @@ func (o Options) reportedFor(t *target, inst *Instance) reported {
 // not running; for a running one the allocated resources with each value
 // the runtime reports put in their place, and each value it does not report
 // kept from the old status when that showed the same instance running.
-func (o Options) resourcesFor(t *target, old *statusValue, hasOld bool, inst *Instance) resourcesValue {
+func (o Options) resourcesFor(t *target, old *statusValue, hasOld bool, inst *Instance, r *resourcesValue) {
 	alloc := t.container.Resources
-	r := resourcesValue{set: true, base: alloc}
-	if inst.State != RuntimeRunning {
-		return r
+	*r = resourcesValue{set: true, base: alloc}
+	if inst.State != RuntimeRunning || alloc.Limits == nil && alloc.Requests == nil {
+		// Nothing running, or no list whose values the runtime's replace.
+		return
 	}
 	rep := o.reportedFor(t, inst)
 	sameRunning := hasOld && old.state.kind == Running && old.containerID == inst.ID
@@ -262,5 +256,4 @@ func (o Options) resourcesFor(t *target, old *statusValue, hasOld bool, inst *In
 			memory(requestsMemory)
 		}
 	}
-	return r
 }

@@ -119,8 +119,9 @@ func apiTime(t time.Time) metav1.Time {
 	return metav1.NewTime(t)
 }
 
-func statusFromAPI(s *v1.ContainerStatus) statusValue {
-	v := statusValue{
+// statusFromAPI sets *v to the status s.
+func statusFromAPI(s *v1.ContainerStatus, v *statusValue) {
+	*v = statusValue{
 		name:         s.Name,
 		state:        stateFromAPI(s.State),
 		last:         stateFromAPI(s.LastTerminationState),
@@ -130,9 +131,11 @@ func statusFromAPI(s *v1.ContainerStatus) statusValue {
 		imageID:      s.ImageID,
 		containerID:  s.ContainerID,
 		mounts:       s.VolumeMounts,
-		resources:    resourcesFromAPI(s.Resources),
 		allocated:    s.AllocatedResources,
 		user:         s.User,
+	}
+	if s.Resources != nil {
+		v.resources.set, v.resources.base = true, *s.Resources
 	}
 	if s.Started != nil {
 		v.hasStarted, v.started = true, *s.Started
@@ -140,7 +143,6 @@ func statusFromAPI(s *v1.ContainerStatus) statusValue {
 	if s.StopSignal != nil {
 		v.hasStopSignal, v.stopSignal = true, *s.StopSignal
 	}
-	return v
 }
 
 // toAPI returns v's API form in new memory.
