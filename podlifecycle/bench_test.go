@@ -269,3 +269,25 @@ func TestCrashKeyOf(t *testing.T) {
 		}
 	}
 }
+
+// maxLifecycleAllocs is issue 29's bound on the allocations of one pod's
+// whole life (BenchmarkLifecycle's workload, the driver's own included).
+const maxLifecycleAllocs = 300
+
+// TestLifecycleAllocations: one pod's whole lifecycle, from the first sync
+// through five crashes with back-off to the deletion, allocates at most
+// maxLifecycleAllocs times (issue 29).
+func TestLifecycleAllocations(t *testing.T) {
+	var r Result
+	pend := make([]timedObs, 0, 16)
+	obs := make([]Observation, 0, 16)
+	i := 0
+	allocs := testing.AllocsPerRun(20, func() {
+		runLifecycle(t, i, &r, pend, obs)
+		i++
+	})
+	if allocs > maxLifecycleAllocs {
+		t.Fatalf("one pod's lifecycle allocates %v times, want at most %d", allocs, maxLifecycleAllocs)
+	}
+	t.Logf("one pod's lifecycle allocates %v times", allocs)
+}
