@@ -82,6 +82,11 @@ type ctr struct {
 	// msgs are the container's event messages built before, for the next
 	// event of the same text.
 	msgs ctrMessages
+	// settled: the container's last status conversion gave its old status
+	// again; reusable: the one under way can take it as it is; content
+	// numbers the status each statusBuf holds of it (markReusable).
+	settled, reusable bool
+	content           [2]uint64
 }
 
 func newCtr(name string, kind containerstate.Kind, index int, sidecar bool) ctr {
@@ -136,6 +141,7 @@ type Machine struct {
 	in, genIn  []genInput
 	genKey     genKey
 	genValid   bool
+	contentSeq uint64            // numbers the container statuses converted (ctr.content)
 	noSkip     bool              // tests: generate every time
 	skipped    uint64            // tests: generations skipped
 	evict      podphase.Eviction // the deadline's, handed to podphase

@@ -164,10 +164,14 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 		m.skipped++
 		return m.lastStatus
 	}
+	m.markReusable(key)
 	m.genKey, m.genIn, m.in = key, m.in, m.genIn
 	m.genValid = false
 	if m.spare == nil {
 		m.spare = &statusBuf{}
+		if m.lastBuf != nil {
+			m.spare.n = 1 - m.lastBuf.n
+		}
 	}
 	b := m.spare
 	inits, regs, ephs := m.convertContainers(b, now)
@@ -221,6 +225,12 @@ func (m *Machine) convertContainers(b *statusBuf, now time.Time) (inits, regs, e
 	convert := func(c *ctr, gi *genInput, dst *v1.ContainerStatus) {
 		in := containerstate.Input{Pod: cpod, Name: c.name, Old: oldStatus(prev, c.kind, c.name), Now: now,
 			UnknownSince: gi.unknownSince, Probes: gi.probes}
+		if c.kind != containerstate.Ephemeral {
+			if m.reuseSettled(b, c, in.Old, dst) {
+				return
+			}
+			defer m.settle(b, c, in.Old, dst)
+		}
 		if gi.insts > 0 {
 			in.Newest = &gi.newest
 		}

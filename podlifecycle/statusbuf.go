@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/internal/statuscopy"
+	"github.com/nodestate/nodestate/internal/statuseq"
 	"github.com/nodestate/nodestate/podphase"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +22,59 @@ type statusBuf struct {
 	inits, regs, ephs []v1.ContainerStatus
 	ips               []v1.PodIP
 	start             metav1.Time
+	n                 int // 0 or 1: which of the machine's two it is (ctr.content)
+}
+
+// slot returns the status of init or regular container c in b.
+func (b *statusBuf) slot(m *Machine, c *ctr) *v1.ContainerStatus {
+	if c.kind == containerstate.Init {
+		return &b.inits[c.index]
+	}
+	return &b.regs[c.index]
+}
+
+// A container whose last conversion gave its old status again (settled),
+// identical in every field, gives it again from the same inputs: its
+// genInput, the pod and the facts containerstate reads of it, and an old
+// status that is that one. markReusable marks, before a generation, the
+// init and regular containers whose conversion is therefore known; the
+// generation copies their old status instead of converting it, or leaves
+// the storage alone when it already holds that status (ctr.content names
+// what each buffer holds: statuses of one number are identical).
+func (m *Machine) markReusable(key genKey) {
+	last := m.genKey
+	pod := !m.noSkip && m.lastStatus != nil && m.lastBuf != nil && &m.lastBuf.st == m.lastStatus &&
+		key.pod == last.pod && key.regularCreated == last.regularCreated && key.marked == last.marked &&
+		len(m.in) == len(m.genIn)
+	for i := range m.nInit + m.nRegular {
+		c := &m.ctrs[i]
+		c.reusable = pod && c.settled && m.in[i] == m.genIn[i]
+	}
+}
+
+// reuseSettled writes into dst, the status of container c in b, its old
+// status when markReusable marked it, and reports whether it did.
+func (m *Machine) reuseSettled(b *statusBuf, c *ctr, old, dst *v1.ContainerStatus) bool {
+	if !c.reusable || old != m.lastBuf.slot(m, c) {
+		return false
+	}
+	if id := c.content[m.lastBuf.n]; c.content[b.n] != id {
+		statuscopy.ContainerStatus(dst, old)
+		c.content[b.n] = id
+	}
+	return true
+}
+
+// settle records after c's conversion into dst, its status in b, whether
+// it gave its old status again, and numbers dst's content.
+func (m *Machine) settle(b *statusBuf, c *ctr, old, dst *v1.ContainerStatus) {
+	c.settled = old != nil && statuseq.Identical(dst, old)
+	if c.settled && m.lastBuf != nil && old == m.lastBuf.slot(m, c) && c.content[m.lastBuf.n] != 0 {
+		c.content[b.n] = c.content[m.lastBuf.n]
+		return
+	}
+	m.contentSeq++
+	c.content[b.n] = m.contentSeq
 }
 
 // grow returns s with length n, keeping the storage of its elements (the
@@ -223,21 +278,20 @@ type stateExtra struct {
 }
 
 // copyContainerStatus copies src into dst with what it points to in x and,
-// for the volume mounts, in ms and modes, which it returns grown.
+// for the volume mounts, in ms and modes, which it returns grown. Every
+// pointer, list and map of a ContainerStatus is copied below;
+// TestPropertyCopyOutIsDeepCopy fails for one an API version adds.
 func copyContainerStatus(dst, src *v1.ContainerStatus, x *ctrExtra, ms []v1.VolumeMountStatus, modes []v1.RecursiveReadOnlyMode) ([]v1.VolumeMountStatus, []v1.RecursiveReadOnlyMode) {
-	rest := *src
-	rest.State, rest.LastTerminationState = v1.ContainerState{}, v1.ContainerState{}
-	rest.Started, rest.Resources, rest.StopSignal, rest.VolumeMounts = nil, nil, nil, nil
-	rest.DeepCopyInto(dst) // the user and the rarer fields, as DeepCopy copies them
+	*dst = *src
 	copyState(&dst.State, &src.State, &x.state)
-	last := src.LastTerminationState
-	var lastTerminated *v1.ContainerStateTerminated
-	if t := last.Terminated; t != nil {
-		t.DeepCopyInto(&x.lastTerminated)
-		lastTerminated, last.Terminated = &x.lastTerminated, nil
+	last := &dst.LastTerminationState
+	*last = v1.ContainerState{}
+	if t := src.LastTerminationState.Terminated; t != nil {
+		x.lastTerminated = *t
+		last.Terminated = &x.lastTerminated
 	}
-	last.DeepCopyInto(&dst.LastTerminationState)
-	dst.LastTerminationState.Terminated = lastTerminated
+	last.Waiting = src.LastTerminationState.Waiting.DeepCopy()
+	last.Running = src.LastTerminationState.Running.DeepCopy()
 	if src.Started != nil {
 		x.started = *src.Started
 		dst.Started = &x.started
@@ -249,6 +303,14 @@ func copyContainerStatus(dst, src *v1.ContainerStatus, x *ctrExtra, ms []v1.Volu
 	if src.Resources != nil {
 		src.Resources.DeepCopyInto(&x.resources)
 		dst.Resources = &x.resources
+	}
+	dst.AllocatedResources = src.AllocatedResources.DeepCopy()
+	dst.User = src.User.DeepCopy()
+	if src.AllocatedResourcesStatus != nil {
+		dst.AllocatedResourcesStatus = make([]v1.ResourceStatus, len(src.AllocatedResourcesStatus))
+		for i := range src.AllocatedResourcesStatus {
+			src.AllocatedResourcesStatus[i].DeepCopyInto(&dst.AllocatedResourcesStatus[i])
+		}
 	}
 	if src.VolumeMounts != nil {
 		start := len(ms)
@@ -280,11 +342,11 @@ func copyState(dst, src *v1.ContainerState, x *stateExtra) {
 		dst.Waiting = &x.waiting
 	}
 	if src.Running != nil {
-		src.Running.DeepCopyInto(&x.running)
+		x.running = *src.Running
 		dst.Running = &x.running
 	}
 	if src.Terminated != nil {
-		src.Terminated.DeepCopyInto(&x.terminated)
+		x.terminated = *src.Terminated
 		dst.Terminated = &x.terminated
 	}
 }

@@ -191,3 +191,91 @@ func sameState(a, b *v1.ContainerState) bool {
 	}
 	return true
 }
+
+// Identical reports whether a and b are the same container status in
+// every field, representation included (reflect.DeepEqual's equality: a
+// nil list is not an empty one, times compare by wall clock, monotonic
+// reading and location, quantities by their form), so that nothing that
+// reads them can tell them apart. It reports false for a status with a
+// field it does not compare (allocatedResourcesStatus, a mount's
+// volumeStatus): such statuses are never identical to it.
+func Identical(a, b *v1.ContainerStatus) bool {
+	if a.AllocatedResourcesStatus != nil || b.AllocatedResourcesStatus != nil {
+		return false
+	}
+	if a.Name != b.Name || a.Ready != b.Ready || a.RestartCount != b.RestartCount || a.Image != b.Image ||
+		a.ImageID != b.ImageID || a.ContainerID != b.ContainerID || !identicalPtr(a.Started, b.Started) ||
+		!identicalPtr(a.StopSignal, b.StopSignal) || !identicalState(&a.State, &b.State) ||
+		!identicalState(&a.LastTerminationState, &b.LastTerminationState) ||
+		!identicalList(a.AllocatedResources, b.AllocatedResources) || !identicalResources(a.Resources, b.Resources) ||
+		!identicalUser(a.User, b.User) || (a.VolumeMounts == nil) != (b.VolumeMounts == nil) || len(a.VolumeMounts) != len(b.VolumeMounts) {
+		return false
+	}
+	for i := range a.VolumeMounts {
+		x, y := &a.VolumeMounts[i], &b.VolumeMounts[i]
+		if x.VolumeStatus != nil || y.VolumeStatus != nil || x.Name != y.Name || x.MountPath != y.MountPath ||
+			x.ReadOnly != y.ReadOnly || !identicalPtr(x.RecursiveReadOnly, y.RecursiveReadOnly) {
+			return false
+		}
+	}
+	return true
+}
+
+func identicalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+func identicalState(a, b *v1.ContainerState) bool {
+	return identicalPtr(a.Waiting, b.Waiting) && identicalPtr(a.Running, b.Running) && identicalPtr(a.Terminated, b.Terminated)
+}
+
+func identicalList(a, b v1.ResourceList) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		if r, ok := b[name]; !ok || q != r {
+			return false
+		}
+	}
+	return true
+}
+
+func identicalResources(a, b *v1.ResourceRequirements) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if !identicalList(a.Limits, b.Limits) || !identicalList(a.Requests, b.Requests) ||
+		(a.Claims == nil) != (b.Claims == nil) || len(a.Claims) != len(b.Claims) {
+		return false
+	}
+	for i := range a.Claims {
+		if a.Claims[i] != b.Claims[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func identicalUser(a, b *v1.ContainerUser) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := a.Linux, b.Linux
+	if x == nil || y == nil {
+		return x == y
+	}
+	if x.UID != y.UID || x.GID != y.GID || (x.SupplementalGroups == nil) != (y.SupplementalGroups == nil) ||
+		len(x.SupplementalGroups) != len(y.SupplementalGroups) {
+		return false
+	}
+	for i := range x.SupplementalGroups {
+		if x.SupplementalGroups[i] != y.SupplementalGroups[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -90,3 +90,48 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// TestPropertyIdenticalIsDeepEqual: Identical holds only for container
+// statuses reflect.DeepEqual holds for, on drawn statuses and perturbed
+// copies, and holds for a status and itself unless it has a field
+// Identical does not compare.
+func TestPropertyIdenticalIsDeepEqual(t *testing.T) {
+	var identical int
+	rapid.Check(t, func(t *rapid.T) {
+		var a v1.ContainerStatus
+		apifill.Fill(t, reflect.ValueOf(&a).Elem())
+		if rapid.Bool().Draw(t, "supported") {
+			a.AllocatedResourcesStatus = nil
+			for i := range a.VolumeMounts {
+				a.VolumeMounts[i].VolumeStatus = nil
+			}
+		}
+		b := a
+		if rapid.Bool().Draw(t, "copy") {
+			b = *a.DeepCopy()
+		}
+		for range rapid.IntRange(0, 2).Draw(t, "perturbations") {
+			if rapid.Bool().Draw(t, "copyFirst") {
+				b = *b.DeepCopy()
+			}
+			apifill.Perturb(t, reflect.ValueOf(&b).Elem())
+		}
+		got := Identical(&a, &b)
+		if got && !reflect.DeepEqual(a, b) {
+			t.Fatalf("Identical for statuses that differ:\n%+v\n%+v", a, b)
+		}
+		supported := a.AllocatedResourcesStatus == nil
+		for i := range a.VolumeMounts {
+			supported = supported && a.VolumeMounts[i].VolumeStatus == nil
+		}
+		if supported && !Identical(&a, &a) {
+			t.Fatal("a status is not identical to itself")
+		}
+		if got {
+			identical++
+		}
+	})
+	if identical == 0 {
+		t.Fatal("no identical pair was drawn")
+	}
+}
