@@ -53,8 +53,8 @@ func PodLimits(pod *v1.Pod) v1.ResourceList {
 }
 
 // qlistLen is how many resources a qlist holds before it grows onto the
-// heap: cpu, memory, ephemeral-storage and a few more.
-const qlistLen = 6
+// heap: cpu, memory, ephemeral-storage and one more.
+const qlistLen = 4
 
 // qentry is one resource of a qlist.
 type qentry struct {
@@ -201,6 +201,9 @@ func (l *qlist) podLimits(pod *v1.Pod) {
 // sidecars before it, each sidecar adds to the running total and to that
 // peak's base (KEP-753's formula).
 func (l *qlist) aggregate(spec *v1.PodSpec, list func(*v1.Container) v1.ResourceList) {
+	if !anyListed(spec, list) {
+		return // nothing to sum: the common pod without requests or limits
+	}
 	for i := range spec.Containers {
 		l.add(list(&spec.Containers[i]))
 	}
@@ -221,6 +224,18 @@ func (l *qlist) aggregate(spec *v1.PodSpec, list func(*v1.Container) v1.Resource
 		peak.raise(&during)
 	}
 	l.raise(&peak)
+}
+
+// anyListed reports whether some container of spec has an entry in list.
+func anyListed(spec *v1.PodSpec, list func(*v1.Container) v1.ResourceList) bool {
+	for _, cs := range [2][]v1.Container{spec.InitContainers, spec.Containers} {
+		for i := range cs {
+			if len(list(&cs[i])) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // podLevelResource reports whether name can be set at pod level: cpu, memory
@@ -347,12 +362,11 @@ func sameAfterWeight(shares, readback uint64) bool {
 
 // effectiveResources is the kubelet's allocated pod-level resources,
 // written into dst's storage (a new one when dst is nil): the pod-level
-// spec resources (their claims too) with the requests of [PodRequests] and
-// the limits of [PodLimits].
-func effectiveResources(dst *v1.ResourceRequirements, pod *v1.Pod) *v1.ResourceRequirements {
+// spec resources (their claims too) with the requests of [PodRequests]
+// (reqs, summed by the caller) and the limits of [PodLimits].
+func effectiveResources(dst *v1.ResourceRequirements, pod *v1.Pod, reqs *qlist) *v1.ResourceRequirements {
 	r, limits, requests := resetResources(dst, pod)
-	var reqs, lims qlist
-	reqs.podRequests(pod)
+	var lims qlist
 	lims.podLimits(pod)
 	r.Requests, r.Limits = reqs.intoNonEmpty(requests), lims.intoNonEmpty(limits)
 	return r
@@ -378,14 +392,18 @@ func resetResources(dst *v1.ResourceRequirements, pod *v1.Pod) (r *v1.ResourceRe
 
 // podResources is the kubelet's status.resources (spec/podphase.md section
 // 4.3), written into dst's storage (a new one when dst is nil). pod is the
-// API pod, whose status phase is the one read; old is the old status (the
-// kubelet's cached one, else the API's).
-func (o Options) podResources(dst *v1.ResourceRequirements, pod *v1.Pod, old *v1.PodStatus, cg *PodCgroup) *v1.ResourceRequirements {
+// API pod, whose status phase is the one read, and reqs its summed
+// requests (qlist.podRequests); old is the old status (the kubelet's
+// cached one, else the API's).
+func (o Options) podResources(dst *v1.ResourceRequirements, pod *v1.Pod, reqs *qlist, old *v1.PodStatus, cg *PodCgroup) *v1.ResourceRequirements {
 	if pod.Status.Phase != v1.PodRunning {
-		return effectiveResources(dst, pod)
+		return effectiveResources(dst, pod, reqs)
 	}
 	r, limits, requests := resetResources(dst, pod)
-	var reqs, lims qlist
+	// The requests written start from the pod-level spec; sum are the
+	// summed ones, read for the memory request below.
+	var own, lims qlist
+	sum, reqs := reqs, &own
 	if spec := pod.Spec.Resources; spec != nil {
 		reqs.copyOf(spec.Requests)
 		lims.copyOf(spec.Limits)
@@ -415,11 +433,9 @@ func (o Options) podResources(dst *v1.ResourceRequirements, pod *v1.Pod, old *v1
 			}
 		}
 	} else {
-		keep(&reqs, oldReqs, v1.ResourceCPU)
+		keep(reqs, oldReqs, v1.ResourceCPU)
 	}
 	if _, ok := reqs.get(v1.ResourceMemory); !ok {
-		var sum qlist
-		sum.podRequests(pod)
 		mem, found := sum.get(v1.ResourceMemory)
 		if found || !o.Version.AtLeast(kubeversion.V1_36) {
 			// 1.35 writes the sum even when no container asks for memory: 0.
@@ -441,7 +457,7 @@ func (o Options) podResources(dst *v1.ResourceRequirements, pod *v1.Pod, old *v1
 	}
 	if !o.Version.AtLeast(kubeversion.V1_36) {
 		// 1.35 then keeps the old status's memory request over any other.
-		keep(&reqs, oldReqs, v1.ResourceMemory)
+		keep(reqs, oldReqs, v1.ResourceMemory)
 	}
 	r.Requests, r.Limits = reqs.intoNonEmpty(requests), lims.intoNonEmpty(limits)
 	return r

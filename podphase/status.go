@@ -242,9 +242,9 @@ func (o Options) fill(in *StatusInput, phase v1.PodPhase, status *v1.PodStatus, 
 		if old == nil {
 			old = &in.Pod.Status
 		}
-		status.Resources = o.podResources(res, in.Pod, old, in.PodCgroup)
 		var reqs qlist
 		reqs.podRequests(in.Pod)
+		status.Resources = o.podResources(res, in.Pod, &reqs, old, in.PodCgroup)
 		status.AllocatedResources = reqs.intoNonEmpty(alloc)
 	}
 	return settled
