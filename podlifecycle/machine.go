@@ -87,6 +87,8 @@ type ctr struct {
 	// numbers the status each statusBuf holds of it (markReusable).
 	settled, reusable bool
 	content           [2]uint64
+	// inputChanged: its genInput differs from the last generation's.
+	inputChanged bool
 }
 
 func newCtr(name string, kind containerstate.Kind, index int, sidecar bool) ctr {
@@ -134,11 +136,11 @@ type Machine struct {
 	// lastBuf and spare are the storage of the last status and of the next
 	// one generated (statusBuf).
 	lastBuf, spare *statusBuf
-	// in and genIn are the containers' inputs of the generation under way
-	// and of the last one; genKey is the rest of that one's inputs, and
-	// genValid says that it gave the last status again without stamping a
-	// condition with its time, so the same inputs give it once more.
-	in, genIn  []genInput
+	// genIn are the containers' inputs of the last generation (of the one
+	// under way during it); genKey is the rest of its inputs, and genValid
+	// says that it gave the last status again without stamping a condition
+	// with its time, so the same inputs give it once more.
+	genIn      []genInput
 	genKey     genKey
 	genValid   bool
 	contentSeq uint64            // numbers the container statuses converted (ctr.content)

@@ -159,13 +159,13 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 		evict = &m.evict
 		res.Events = append(res.Events, normal(ReasonDeadlineExceeded, MessageDeadlineExceeded, ""))
 	}
-	key := m.genKeyOf(terminal, evict != nil)
-	if m.genValid && key == m.genKey && sameGenInputs(m.in, m.genIn) && !m.noSkip {
+	key, inputsChanged := m.genKeyOf(terminal, evict != nil)
+	if m.genValid && key == m.genKey && !inputsChanged && !m.noSkip {
 		m.skipped++
 		return m.lastStatus
 	}
 	m.markReusable(key)
-	m.genKey, m.genIn, m.in = key, m.in, m.genIn
+	m.genKey = key
 	m.genValid = false
 	if m.spare == nil {
 		m.spare = &statusBuf{}

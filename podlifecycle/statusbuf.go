@@ -44,11 +44,10 @@ func (b *statusBuf) slot(m *Machine, c *ctr) *v1.ContainerStatus {
 func (m *Machine) markReusable(key genKey) {
 	last := m.genKey
 	pod := !m.noSkip && m.lastStatus != nil && m.lastBuf != nil && &m.lastBuf.st == m.lastStatus &&
-		key.pod == last.pod && key.regularCreated == last.regularCreated && key.marked == last.marked &&
-		len(m.in) == len(m.genIn)
+		key.pod == last.pod && key.regularCreated == last.regularCreated && key.marked == last.marked
 	for i := range m.nInit + m.nRegular {
 		c := &m.ctrs[i]
-		c.reusable = pod && c.settled && m.in[i] == m.genIn[i]
+		c.reusable = pod && c.settled && !c.inputChanged
 	}
 }
 
@@ -120,17 +119,19 @@ type genKey struct {
 	startTime               time.Time
 }
 
-// genKeyOf returns the key of a generation now and fills m.in with the
-// containers' inputs.
-func (m *Machine) genKeyOf(terminal, evict bool) genKey {
-	k := genKey{pod: m.pod, terminal: terminal, evict: evict, marked: m.marked,
+// genKeyOf returns the key of a generation now and brings m.genIn up to
+// date with the containers' inputs, setting ctr.inputChanged where they
+// differ from those of the last generation, and inputsChanged when one
+// does (or a container was added).
+func (m *Machine) genKeyOf(terminal, evict bool) (k genKey, inputsChanged bool) {
+	k = genKey{pod: m.pod, terminal: terminal, evict: evict, marked: m.marked,
 		initialized: m.activeInitialized(), cleanedUp: true, sandbox: m.sandboxCondition(),
 		sbReady: m.sb.ready, sbIP: m.sb.ip, startTime: m.startTime,
 		cgroup: m.opts.Cgroups == CgroupsV2 && m.opts.Features.InPlacePodLevelResourcesVerticalScaling && m.pod.Status.Phase == v1.PodRunning}
-	if cap(m.in) < len(m.ctrs) {
-		m.in = make([]genInput, len(m.ctrs))
+	if len(m.genIn) != len(m.ctrs) {
+		m.genIn = append(m.genIn, make([]genInput, len(m.ctrs)-len(m.genIn))...)
+		inputsChanged = true
 	}
-	m.in = m.in[:len(m.ctrs)]
 	for i := range m.ctrs {
 		c := &m.ctrs[i]
 		if i < m.nInit+m.nRegular {
@@ -152,21 +153,13 @@ func (m *Machine) genKeyOf(terminal, evict bool) genKey {
 		if len(c.insts) > 1 {
 			g.prev = c.insts[1].instance()
 		}
-		m.in[i] = g
-	}
-	return k
-}
-
-func sameGenInputs(a, b []genInput) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+		c.inputChanged = g != m.genIn[i]
+		if c.inputChanged {
+			m.genIn[i] = g
+			inputsChanged = true
 		}
 	}
-	return true
+	return k, inputsChanged
 }
 
 // podCgroup is what the kubelet reads back from the pod's cgroup, which
