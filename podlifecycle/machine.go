@@ -89,6 +89,9 @@ type ctr struct {
 	content           [2]uint64
 	// inputChanged: its genInput differs from the last generation's.
 	inputChanged bool
+	// spare is the state and last-state memory its status left in each
+	// statusBuf (ctr.lend).
+	spare [2][2]v1.ContainerState
 }
 
 func newCtr(name string, kind containerstate.Kind, index int, sidecar bool) ctr {

@@ -168,7 +168,7 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 	m.genKey = key
 	m.genValid = false
 	if m.spare == nil {
-		m.spare = &statusBuf{}
+		m.spare = &statusBuf{noLend: m.noSkip}
 		if m.lastBuf != nil {
 			m.spare.n = 1 - m.lastBuf.n
 		}
@@ -240,10 +240,12 @@ func (m *Machine) convertContainers(b *statusBuf, now time.Time) (inits, regs, e
 		if gi.hasStartErr {
 			in.StartError = &gi.startErr
 		}
+		lent := c.lend(b, dst)
 		if err := m.csOpts.ConvertTo(in, dst); err != nil {
 			// Only reachable through a bug: the machine builds valid inputs.
 			*dst = v1.ContainerStatus{Name: c.name, Image: c.spec.Image}
 		}
+		c.reclaim(b, lent, dst)
 	}
 	gi := m.genIn
 	if m.nInit > 0 {

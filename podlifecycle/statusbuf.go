@@ -22,7 +22,8 @@ type statusBuf struct {
 	inits, regs, ephs []v1.ContainerStatus
 	ips               []v1.PodIP
 	start             metav1.Time
-	n                 int // 0 or 1: which of the machine's two it is (ctr.content)
+	n                 int  // 0 or 1: which of the machine's two it is (ctr.content)
+	noLend            bool // tests: no state memory lent (Machine.noSkip)
 }
 
 // slot returns the status of init or regular container c in b.
@@ -58,10 +59,58 @@ func (m *Machine) reuseSettled(b *statusBuf, c *ctr, old, dst *v1.ContainerStatu
 		return false
 	}
 	if id := c.content[m.lastBuf.n]; c.content[b.n] != id {
+		lent := c.lend(b, dst)
 		statuscopy.ContainerStatus(dst, old)
+		c.reclaim(b, lent, dst)
 		c.content[b.n] = id
 	}
 	return true
+}
+
+// A status written into a buffer reuses what its states pointed to there
+// only for the kind it has again; the other kinds' memory is kept aside
+// (ctr.spare, per buffer) and lent back, so that a container going from
+// waiting to running to terminated allocates no state once each kind was
+// seen. lend puts the spare memory into dst's empty state members before
+// a conversion or copy into dst, which keeps one member of each state;
+// reclaim takes back what it left.
+func (c *ctr) lend(b *statusBuf, dst *v1.ContainerStatus) [2]v1.ContainerState {
+	if b.noLend {
+		return [2]v1.ContainerState{}
+	}
+	sp := &c.spare[b.n]
+	return [2]v1.ContainerState{lendState(&dst.State, &sp[0]), lendState(&dst.LastTerminationState, &sp[1])}
+}
+
+func (c *ctr) reclaim(b *statusBuf, lent [2]v1.ContainerState, dst *v1.ContainerStatus) {
+	sp := &c.spare[b.n]
+	reclaimState(&dst.State, &lent[0], &sp[0])
+	reclaimState(&dst.LastTerminationState, &lent[1], &sp[1])
+}
+
+func lendState(st, spare *v1.ContainerState) v1.ContainerState {
+	if st.Waiting == nil {
+		st.Waiting, spare.Waiting = spare.Waiting, nil
+	}
+	if st.Running == nil {
+		st.Running, spare.Running = spare.Running, nil
+	}
+	if st.Terminated == nil {
+		st.Terminated, spare.Terminated = spare.Terminated, nil
+	}
+	return *st
+}
+
+func reclaimState(st, lent, spare *v1.ContainerState) {
+	if lent.Waiting != nil && st.Waiting != lent.Waiting {
+		spare.Waiting = lent.Waiting
+	}
+	if lent.Running != nil && st.Running != lent.Running {
+		spare.Running = lent.Running
+	}
+	if lent.Terminated != nil && st.Terminated != lent.Terminated {
+		spare.Terminated = lent.Terminated
+	}
 }
 
 // settle records after c's conversion into dst, its status in b, whether
@@ -176,9 +225,9 @@ func (m *Machine) podCgroup() *podphase.PodCgroup {
 // copyOut returns a copy of st that shares no memory with it, equal to
 // st.DeepCopy() field for field, in few allocations: one for the
 // conditions, one for the container statuses of the three lists, one for
-// what those point to, and one for the start time, the pod IPs and the
-// pod-level resources. Resource lists and the rarer fields are copied as
-// DeepCopy copies them.
+// what those point to (but terminations) with the start time, the pod IPs
+// and the pod-level resources, and one for the terminations. Resource
+// lists and the rarer fields are copied as DeepCopy copies them.
 func copyOut(st *v1.PodStatus) v1.PodStatus {
 	rest := *st
 	rest.Conditions, rest.PodIPs, rest.StartTime, rest.Resources = nil, nil, nil, nil
@@ -186,12 +235,27 @@ func copyOut(st *v1.PodStatus) v1.PodStatus {
 	var out v1.PodStatus
 	rest.DeepCopyInto(&out)
 	if st.Conditions != nil {
+		// A condition holds values only: copying it copies it deeply.
 		out.Conditions = make([]v1.PodCondition, len(st.Conditions))
-		for i := range st.Conditions {
-			st.Conditions[i].DeepCopyInto(&out.Conditions[i])
+		copy(out.Conditions, st.Conditions)
+	}
+	lists := [3][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses}
+	n, mounts, terminations := 0, 0, 0
+	for _, l := range lists {
+		n += len(l)
+		for i := range l {
+			mounts += len(l[i].VolumeMounts)
+			if l[i].State.Terminated != nil {
+				terminations++
+			}
+			if l[i].LastTerminationState.Terminated != nil {
+				terminations++
+			}
 		}
 	}
-	pod := new(podExtra)
+	// One element more than there are containers holds the pod's part.
+	extra := make([]ctrExtra, n+1)
+	pod := &extra[n]
 	if st.PodIPs != nil {
 		out.PodIPs = pod.ips[:0:len(pod.ips)]
 		if len(st.PodIPs) > len(pod.ips) {
@@ -200,27 +264,17 @@ func copyOut(st *v1.PodStatus) v1.PodStatus {
 		out.PodIPs = append(out.PodIPs, st.PodIPs...)
 	}
 	if st.StartTime != nil {
-		pod.start = *st.StartTime.DeepCopy()
-		out.StartTime = &pod.start
+		pod.running.StartedAt = *st.StartTime
+		out.StartTime = &pod.running.StartedAt
 	}
 	if st.Resources != nil {
 		st.Resources.DeepCopyInto(&pod.resources)
 		out.Resources = &pod.resources
 	}
-	lists := [3][]v1.ContainerStatus{st.InitContainerStatuses, st.ContainerStatuses, st.EphemeralContainerStatuses}
-	n, mounts := 0, 0
-	for _, l := range lists {
-		n += len(l)
-		for i := range l {
-			mounts += len(l[i].VolumeMounts)
-		}
-	}
 	all := make([]v1.ContainerStatus, n)
-	extra := make([]ctrExtra, n)
-	var ms []v1.VolumeMountStatus
-	var modes []v1.RecursiveReadOnlyMode
+	x := copyMemory{terms: make([]v1.ContainerStateTerminated, 0, terminations)}
 	if mounts > 0 {
-		ms, modes = make([]v1.VolumeMountStatus, 0, mounts), make([]v1.RecursiveReadOnlyMode, 0, mounts)
+		x.ms, x.modes = make([]v1.VolumeMountStatus, 0, mounts), make([]v1.RecursiveReadOnlyMode, 0, mounts)
 	}
 	j := 0
 	for k, l := range lists {
@@ -229,7 +283,7 @@ func copyOut(st *v1.PodStatus) v1.PodStatus {
 		}
 		start := j
 		for i := range l {
-			ms, modes = copyContainerStatus(&all[j], &l[i], &extra[j], ms, modes)
+			copyContainerStatus(&all[j], &l[i], &extra[j], &x)
 			j++
 		}
 		part := all[start:j:j]
@@ -245,57 +299,67 @@ func copyOut(st *v1.PodStatus) v1.PodStatus {
 	return out
 }
 
-// podExtra holds what a copied status's pod-level pointers point to.
-type podExtra struct {
-	start     metav1.Time
-	ips       [2]v1.PodIP
-	resources v1.ResourceRequirements
-}
-
-// ctrExtra holds what a copied container status's pointers point to: any
-// state, a last state that is a termination (the other kinds are rare
-// there and get memory of their own), started, the stop signal and the
-// resources.
+// ctrExtra holds what a copied container status's pointers point to, but
+// terminations: a waiting or running state, started, the stop signal and
+// the resources. The element after the containers' holds the pod's start
+// time (in running), IPs and resources.
 type ctrExtra struct {
-	state          stateExtra
-	lastTerminated v1.ContainerStateTerminated
-	started        bool
-	signal         v1.Signal
-	resources      v1.ResourceRequirements
+	waiting   v1.ContainerStateWaiting
+	running   v1.ContainerStateRunning
+	started   bool
+	signal    v1.Signal
+	resources v1.ResourceRequirements
+	ips       [2]v1.PodIP
 }
 
-type stateExtra struct {
-	waiting    v1.ContainerStateWaiting
-	running    v1.ContainerStateRunning
-	terminated v1.ContainerStateTerminated
+// copyMemory is the memory copies of a status's terminations and volume
+// mounts are carved from, sized beforehand so that it never grows.
+type copyMemory struct {
+	terms []v1.ContainerStateTerminated
+	ms    []v1.VolumeMountStatus
+	modes []v1.RecursiveReadOnlyMode
 }
 
-// copyContainerStatus copies src into dst with what it points to in x and,
-// for the volume mounts, in ms and modes, which it returns grown. Every
-// pointer, list and map of a ContainerStatus is copied below;
+func (x *copyMemory) terminated(t *v1.ContainerStateTerminated) *v1.ContainerStateTerminated {
+	x.terms = append(x.terms, *t)
+	return &x.terms[len(x.terms)-1]
+}
+
+// copyContainerStatus copies src into dst with what it points to in e and
+// x. Every pointer, list and map of a ContainerStatus is copied below;
 // TestPropertyCopyOutIsDeepCopy fails for one an API version adds.
-func copyContainerStatus(dst, src *v1.ContainerStatus, x *ctrExtra, ms []v1.VolumeMountStatus, modes []v1.RecursiveReadOnlyMode) ([]v1.VolumeMountStatus, []v1.RecursiveReadOnlyMode) {
+func copyContainerStatus(dst, src *v1.ContainerStatus, e *ctrExtra, x *copyMemory) {
 	*dst = *src
-	copyState(&dst.State, &src.State, &x.state)
+	dst.State = v1.ContainerState{}
+	if src.State.Waiting != nil {
+		e.waiting = *src.State.Waiting
+		dst.State.Waiting = &e.waiting
+	}
+	if src.State.Running != nil {
+		e.running = *src.State.Running
+		dst.State.Running = &e.running
+	}
+	if src.State.Terminated != nil {
+		dst.State.Terminated = x.terminated(src.State.Terminated)
+	}
 	last := &dst.LastTerminationState
 	*last = v1.ContainerState{}
-	if t := src.LastTerminationState.Terminated; t != nil {
-		x.lastTerminated = *t
-		last.Terminated = &x.lastTerminated
+	if src.LastTerminationState.Terminated != nil {
+		last.Terminated = x.terminated(src.LastTerminationState.Terminated)
 	}
 	last.Waiting = src.LastTerminationState.Waiting.DeepCopy()
 	last.Running = src.LastTerminationState.Running.DeepCopy()
 	if src.Started != nil {
-		x.started = *src.Started
-		dst.Started = &x.started
+		e.started = *src.Started
+		dst.Started = &e.started
 	}
 	if src.StopSignal != nil {
-		x.signal = *src.StopSignal
-		dst.StopSignal = &x.signal
+		e.signal = *src.StopSignal
+		dst.StopSignal = &e.signal
 	}
 	if src.Resources != nil {
-		src.Resources.DeepCopyInto(&x.resources)
-		dst.Resources = &x.resources
+		src.Resources.DeepCopyInto(&e.resources)
+		dst.Resources = &e.resources
 	}
 	dst.AllocatedResources = src.AllocatedResources.DeepCopy()
 	dst.User = src.User.DeepCopy()
@@ -306,7 +370,7 @@ func copyContainerStatus(dst, src *v1.ContainerStatus, x *ctrExtra, ms []v1.Volu
 		}
 	}
 	if src.VolumeMounts != nil {
-		start := len(ms)
+		start := len(x.ms)
 		for i := range src.VolumeMounts {
 			m := src.VolumeMounts[i]
 			rro := m.RecursiveReadOnly
@@ -314,32 +378,14 @@ func copyContainerStatus(dst, src *v1.ContainerStatus, x *ctrExtra, ms []v1.Volu
 			var c v1.VolumeMountStatus
 			m.DeepCopyInto(&c) // the volume status, as DeepCopy copies it
 			if rro != nil {
-				modes = append(modes, *rro)
-				c.RecursiveReadOnly = &modes[len(modes)-1]
+				x.modes = append(x.modes, *rro)
+				c.RecursiveReadOnly = &x.modes[len(x.modes)-1]
 			}
-			ms = append(ms, c)
+			x.ms = append(x.ms, c)
 		}
-		dst.VolumeMounts = ms[start:len(ms):len(ms)]
+		dst.VolumeMounts = x.ms[start:len(x.ms):len(x.ms)]
 		if dst.VolumeMounts == nil {
 			dst.VolumeMounts = []v1.VolumeMountStatus{}
 		}
-	}
-	return ms, modes
-}
-
-// copyState copies src into dst with what it points to in x.
-func copyState(dst, src *v1.ContainerState, x *stateExtra) {
-	*dst = v1.ContainerState{}
-	if src.Waiting != nil {
-		x.waiting = *src.Waiting
-		dst.Waiting = &x.waiting
-	}
-	if src.Running != nil {
-		x.running = *src.Running
-		dst.Running = &x.running
-	}
-	if src.Terminated != nil {
-		x.terminated = *src.Terminated
-		dst.Terminated = &x.terminated
 	}
 }
