@@ -162,15 +162,16 @@ func (o Options) appendConditions(conds []v1.PodCondition, in *ConditionsInput) 
 	if conds == nil {
 		conds = make([]v1.PodCondition, 0, len(pod.Status.Conditions)+7)
 	}
-	for _, c := range pod.Status.Conditions {
-		if !o.kubeletOwned(c.Type) {
-			conds = append(conds, c)
+	for i := range pod.Status.Conditions {
+		if c := &pod.Status.Conditions[i]; !o.kubeletOwned(c.Type) {
+			conds = append(conds, *c)
 		}
 	}
 	tracking := o.Version.AtLeast(kubeversion.V1_34)
 	if !terminal {
-		for _, c := range old.Conditions {
-			if c.Type == v1.PodResizePending || c.Type == v1.PodResizeInProgress {
+		for i := range old.Conditions {
+			if t := old.Conditions[i].Type; t == v1.PodResizePending || t == v1.PodResizeInProgress {
+				c := old.Conditions[i]
 				switch {
 				case !tracking:
 					// 1.33 overwrites a resize condition's observedGeneration
@@ -214,9 +215,7 @@ func (o Options) appendConditions(conds []v1.PodCondition, in *ConditionsInput) 
 	}
 
 	for i := range conds {
-		if t, ok := TransitionTime(old.Conditions, conds[i], in.Now); ok {
-			conds[i].LastTransitionTime = t
-		}
+		stamp(old.Conditions, &conds[i], in.Now)
 	}
 	return conds
 }
