@@ -229,11 +229,20 @@ func (m *Machine) podCgroup() *podphase.PodCgroup {
 // and the pod-level resources, and one for the terminations. Resource
 // lists and the rarer fields are copied as DeepCopy copies them.
 func copyOut(st *v1.PodStatus) v1.PodStatus {
-	rest := *st
-	rest.Conditions, rest.PodIPs, rest.StartTime, rest.Resources = nil, nil, nil, nil
-	rest.InitContainerStatuses, rest.ContainerStatuses, rest.EphemeralContainerStatuses = nil, nil, nil
-	var out v1.PodStatus
-	rest.DeepCopyInto(&out)
+	// Every pointer, list and map of a PodStatus is copied below;
+	// TestPropertyCopyOutIsDeepCopy fails for one an API version adds.
+	out := *st
+	out.Conditions, out.PodIPs, out.StartTime, out.Resources = nil, nil, nil, nil
+	out.InitContainerStatuses, out.ContainerStatuses, out.EphemeralContainerStatuses = nil, nil, nil
+	if st.HostIPs != nil {
+		out.HostIPs = make([]v1.HostIP, len(st.HostIPs))
+		copy(out.HostIPs, st.HostIPs)
+	}
+	out.AllocatedResources = st.AllocatedResources.DeepCopy()
+	out.ExtendedResourceClaimStatus = st.ExtendedResourceClaimStatus.DeepCopy()
+	out.ResourceClaimStatuses = copyEach(st.ResourceClaimStatuses, (*v1.PodResourceClaimStatus).DeepCopyInto)
+	out.NodeAllocatableResourceClaimStatuses = copyEach(st.NodeAllocatableResourceClaimStatuses, (*v1.NodeAllocatableResourceClaimStatus).DeepCopyInto)
+	out.VolumeHealth = copyEach(st.VolumeHealth, (*v1.PodVolumeHealth).DeepCopyInto)
 	if st.Conditions != nil {
 		// A condition holds values only: copying it copies it deeply.
 		out.Conditions = make([]v1.PodCondition, len(st.Conditions))
@@ -295,6 +304,19 @@ func copyOut(st *v1.PodStatus) v1.PodStatus {
 		default:
 			out.EphemeralContainerStatuses = part
 		}
+	}
+	return out
+}
+
+// copyEach returns a deep copy of l (nil for nil), each element copied by
+// copyInto.
+func copyEach[T any](l []T, copyInto func(*T, *T)) []T {
+	if l == nil {
+		return nil
+	}
+	out := make([]T, len(l))
+	for i := range l {
+		copyInto(&l[i], &out[i])
 	}
 	return out
 }
