@@ -178,8 +178,9 @@ func (m *Machine) genKeyOf(terminal, evict bool) (k genKey, inputsChanged bool) 
 		sbReady: m.sb.ready, sbIP: m.sb.ip, startTime: m.startTime,
 		cgroup: m.opts.Cgroups == CgroupsV2 && m.opts.Features.InPlacePodLevelResourcesVerticalScaling && m.pod.Status.Phase == v1.PodRunning}
 	if len(m.genIn) != len(m.ctrs) {
-		m.genIn = append(m.genIn, make([]genInput, len(m.ctrs)-len(m.genIn))...)
-		inputsChanged = true
+		grown := make([]genInput, len(m.ctrs))
+		copy(grown, m.genIn)
+		m.genIn, inputsChanged = grown, true
 	}
 	for i := range m.ctrs {
 		c := &m.ctrs[i]
