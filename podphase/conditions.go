@@ -145,17 +145,22 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 	if in.Status == nil {
 		return nil, fmt.Errorf("%w: nil status", ErrInvalidInput)
 	}
-	return o.appendConditions(nil, &in), nil
+	return o.appendConditions(nil, &in, nil), nil
 }
 
 // appendConditions is Conditions on valid input, appending to conds (a new
-// slice when nil).
-func (o Options) appendConditions(conds []v1.PodCondition, in *ConditionsInput) []v1.PodCondition {
+// slice when nil). spare are other conditions whose messages a generated
+// message of the same text may share (those storage held before), besides
+// the old status's.
+func (o Options) appendConditions(conds []v1.PodCondition, in *ConditionsInput, spare []v1.PodCondition) []v1.PodCondition {
 	pod, s := in.Pod, in.Status
 	old := in.Old
 	if old == nil {
 		old = &pod.Status
 	}
+	// The messages spare holds, read before conds (which may be spare's
+	// storage) is written.
+	spareInit, spareReady := conditionMessage(spare, v1.PodInitialized), conditionMessage(spare, v1.ContainersReady)
 	gen := pod.Generation
 	terminal := s.Phase == v1.PodSucceeded || s.Phase == v1.PodFailed
 
@@ -199,11 +204,11 @@ func (o Options) appendConditions(conds []v1.PodCondition, in *ConditionsInput) 
 	}
 	conds = append(conds, ready2start)
 
-	initialized := o.initializedCondition(pod, s, old)
+	initialized := o.initializedCondition(pod, s, old, spareInit)
 	initialized.ObservedGeneration = observedGeneration(tracking, old, gen, v1.PodInitialized)
 	conds = append(conds, initialized)
 
-	containersReady := containersReadyCondition(&pod.Spec, s, old)
+	containersReady := containersReadyCondition(&pod.Spec, s, old, spareReady)
 	containersReady.ObservedGeneration = observedGeneration(tracking, old, gen, v1.ContainersReady)
 	ready := readyCondition(&pod.Spec, conds, containersReady)
 	ready.ObservedGeneration = observedGeneration(tracking, old, gen, v1.PodReady)
@@ -254,10 +259,10 @@ func noStatuses(s *v1.PodStatus) bool {
 }
 
 // listMessage renders the kubelet's "containers with <kind> status: [a b]"
-// messages, joined with ", ". It returns prev when that is the same text,
-// so that a condition generated again shares its old message instead of
-// allocating a new one.
-func listMessage(prev string, kinds [2]string, lists [2][]string) string {
+// messages, joined with ", ". It returns prev or alt when that is the same
+// text, so that a condition generated again shares an earlier message
+// instead of allocating a new one.
+func listMessage(prev, alt string, kinds [2]string, lists [2][]string) string {
 	var buf [256]byte
 	b := buf[:0]
 	for i, l := range lists {
@@ -281,19 +286,22 @@ func listMessage(prev string, kinds [2]string, lists [2][]string) string {
 	if string(b) == prev {
 		return prev
 	}
+	if string(b) == alt {
+		return alt
+	}
 	return string(b)
 }
 
-// oldMessage is the message of the old condition of type t, or "".
-func oldMessage(old *v1.PodStatus, t v1.PodConditionType) string {
-	if c := podcond.Find(old.Conditions, t); c != nil {
+// conditionMessage is the message of the condition of type t in cs, or "".
+func conditionMessage(cs []v1.PodCondition, t v1.PodConditionType) string {
+	if c := podcond.Find(cs, t); c != nil {
 		return c.Message
 	}
 	return ""
 }
 
 // initializedCondition is the Initialized rule list of spec section 8.4.
-func (o Options) initializedCondition(pod *v1.Pod, s, old *v1.PodStatus) v1.PodCondition {
+func (o Options) initializedCondition(pod *v1.Pod, s, old *v1.PodStatus, spareMessage string) v1.PodCondition {
 	c := v1.PodCondition{Type: v1.PodInitialized}
 	spec := &pod.Spec
 	if noStatuses(s) && len(spec.InitContainers) > 0 {
@@ -334,7 +342,7 @@ func (o Options) initializedCondition(pod *v1.Pod, s, old *v1.PodStatus) v1.PodC
 			}
 		}
 		c.Status, c.Reason = v1.ConditionFalse, ReasonContainersNotInitialized
-		c.Message = listMessage(oldMessage(old, v1.PodInitialized), [2]string{"unknown", "incomplete"}, [2][]string{unknown, incomplete})
+		c.Message = listMessage(conditionMessage(old.Conditions, v1.PodInitialized), spareMessage, [2]string{"unknown", "incomplete"}, [2][]string{unknown, incomplete})
 		return c
 	}
 	c.Status = v1.ConditionTrue
@@ -356,8 +364,9 @@ func anyRegularStarted(spec *v1.PodSpec, s *v1.PodStatus) bool {
 
 // containersReadyCondition is the ContainersReady rule list of spec section
 // 8.4: sidecars first, in spec order, then regular containers. old, when
-// not nil, is the status whose message it shares when the text is the same.
-func containersReadyCondition(spec *v1.PodSpec, s, old *v1.PodStatus) v1.PodCondition {
+// not nil, is the status whose message it shares when the text is the same,
+// as it shares spareMessage.
+func containersReadyCondition(spec *v1.PodSpec, s, old *v1.PodStatus, spareMessage string) v1.PodCondition {
 	c := v1.PodCondition{Type: v1.ContainersReady}
 	if noStatuses(s) {
 		c.Status, c.Reason = v1.ConditionFalse, ReasonUnknownContainerStatuses
@@ -392,9 +401,9 @@ func containersReadyCondition(spec *v1.PodSpec, s, old *v1.PodStatus) v1.PodCond
 		c.Status, c.Reason = v1.ConditionFalse, ReasonContainersNotReady
 		prev := ""
 		if old != nil {
-			prev = oldMessage(old, v1.ContainersReady)
+			prev = conditionMessage(old.Conditions, v1.ContainersReady)
 		}
-		c.Message = listMessage(prev, [2]string{"unknown", "unready"}, [2][]string{unknown, unready})
+		c.Message = listMessage(prev, spareMessage, [2]string{"unknown", "unready"}, [2][]string{unknown, unready})
 	default:
 		c.Status = v1.ConditionTrue
 	}
@@ -443,7 +452,7 @@ func ReadyConditionStale(pod *v1.Pod) bool {
 	if cur == nil {
 		return false
 	}
-	want := readyCondition(&pod.Spec, pod.Status.Conditions, containersReadyCondition(&pod.Spec, &pod.Status, nil))
+	want := readyCondition(&pod.Spec, pod.Status.Conditions, containersReadyCondition(&pod.Spec, &pod.Status, nil, ""))
 	return cur.Status != want.Status || cur.Message != want.Message
 }
 

@@ -218,23 +218,23 @@ func (o Options) GenerateStatusTo(in StatusInput, dst *v1.PodStatus) (Settled, e
 		return Settled{}, err
 	}
 	// From here on nothing fails.
-	conds, res, alloc := dst.Conditions[:0], dst.Resources, dst.AllocatedResources
+	conds, res, alloc := dst.Conditions, dst.Resources, dst.AllocatedResources
 	*dst = in.Pod.Status
 	return o.fill(&in, phase, dst, conds, res, alloc), nil
 }
 
 // fill turns status, a copy of the API server's status, into the
-// generated one for the computed phase: the conditions are appended to
-// conds and the pod-level resources written into res and alloc (new
-// storage where nil).
+// generated one for the computed phase: the conditions are written into
+// conds' storage (whose messages they may share) and the pod-level
+// resources into res and alloc (new storage where nil).
 func (o Options) fill(in *StatusInput, phase v1.PodPhase, status *v1.PodStatus, conds []v1.PodCondition, res *v1.ResourceRequirements, alloc v1.ResourceList) Settled {
 	settled := Settle(phase, in.Old, &in.Pod.Status, in.Evict)
 	status.Phase, status.Reason, status.Message = settled.Phase, settled.Reason, settled.Message
 	status.InitContainerStatuses, status.ContainerStatuses = in.InitContainerStatuses, in.ContainerStatuses
-	status.Conditions = o.appendConditions(conds, &ConditionsInput{
+	status.Conditions = o.appendConditions(conds[:0], &ConditionsInput{
 		Pod: in.Pod, Status: status, Old: in.Old,
 		Sandbox: in.Sandbox, RuntimeCleanedUp: in.RuntimeCleanedUp, Now: in.Now,
-	})
+	}, conds)
 	status.QOSClass = QOSClass(in.Pod)
 	status.Resources, status.AllocatedResources = nil, nil
 	if o.Features.InPlacePodLevelResourcesVerticalScaling {
