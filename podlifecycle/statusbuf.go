@@ -204,9 +204,11 @@ func (m *Machine) genKeyOf(terminal, evict bool) (k genKey, inputsChanged bool) 
 			g.prev = c.insts[1].instance()
 		}
 		c.inputChanged = g != m.genIn[i]
-		if c.inputChanged {
+		if c.inputChanged || m.noSkip {
+			// A machine that regenerates every time takes its inputs
+			// afresh, whatever the comparison says.
 			m.genIn[i] = g
-			inputsChanged = true
+			inputsChanged = inputsChanged || c.inputChanged
 		}
 	}
 	return k, inputsChanged
