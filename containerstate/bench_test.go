@@ -87,6 +87,25 @@ func BenchmarkConvert(b *testing.B) {
 	}
 }
 
+// BenchmarkConvertTo is BenchmarkConvert into one status, reused.
+func BenchmarkConvertTo(b *testing.B) {
+	in := Input{
+		Pod:      Pod{Spec: &v1.PodSpec{Containers: []v1.Container{{Name: "sidecar"}, {Name: "app"}}}},
+		Name:     "app",
+		Old:      &v1.ContainerStatus{Name: "app", State: terminatedState(1, ReasonError, ""), RestartCount: 3, ContainerID: "c://3"},
+		Newest:   &Instance{ID: "c://4", State: RuntimeRunning, StartedAt: t0, CreatedAt: t0, RestartCount: 4},
+		Previous: &Instance{ID: "c://3", State: RuntimeExited, ExitCode: 1, Reason: ReasonError, CreatedAt: t0.Add(-time.Minute), RestartCount: 3},
+	}
+	o := DefaultOptions()
+	var s v1.ContainerStatus
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := o.ConvertTo(in, &s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkShouldRestart(b *testing.B) {
 	never := v1.ContainerRestartPolicyNever
 	spec := &v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways}

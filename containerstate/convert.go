@@ -130,12 +130,29 @@ func Convert(in Input) (v1.ContainerStatus, error) {
 // an [*InputError] for a nil pod spec, a name the spec lacks, or an
 // instance with no ID or an undefined runtime state.
 func (o Options) Convert(in Input) (v1.ContainerStatus, error) {
+	var s v1.ContainerStatus
+	err := o.ConvertTo(in, &s)
+	return s, err
+}
+
+// ConvertTo is [Options.Convert] writing the status into *dst, for a caller
+// that converts the same containers again and again (a node agent's sync
+// loop): the states, started, resources, allocatedResources, user,
+// volumeMounts and stopSignal that *dst points to are overwritten and
+// reused, so a conversion into a status of the same shape allocates
+// nothing. What *dst points to must therefore be the caller's own, shared
+// with no other status (not with in.Old). The result is equal to
+// Convert's, field for field. On an error *dst is left as it was.
+func (o Options) ConvertTo(in Input, dst *v1.ContainerStatus) error {
 	if err := o.validate(); err != nil {
-		return v1.ContainerStatus{}, err
+		return err
+	}
+	if dst == nil {
+		return &InputError{Container: in.Name, Err: ErrNilStatus}
 	}
 	t, err := resolve(in.Pod, in.Name)
 	if err != nil {
-		return v1.ContainerStatus{}, err
+		return err
 	}
 	newest, prev := in.Newest, in.Previous
 	if newest == nil && prev != nil {
@@ -149,20 +166,21 @@ func (o Options) Convert(in Input) (v1.ContainerStatus, error) {
 			continue
 		}
 		if err := validInstance(inst); err != nil {
-			return v1.ContainerStatus{}, &InputError{Container: in.Name, Err: err}
+			return &InputError{Container: in.Name, Err: err}
 		}
 	}
-	var old statusValue
+	var old, v statusValue
 	if in.Old != nil {
-		old = statusFromAPI(in.Old)
+		statusFromAPI(in.Old, &old)
 	}
 	since := in.UnknownSince
 	if since.IsZero() {
 		since = in.Now
 	}
-	v := o.convert(&t, old, in.Old != nil, newest, prev, in.StartError, in.Now, since)
+	o.convert(&t, &old, in.Old != nil, newest, prev, in.StartError, in.Now, since, &v)
 	o.applyProbes(&t, &v, &in.Probes, in.Now)
-	return v.toAPI(), nil
+	v.writeTo(&t, dst)
+	return nil
 }
 
 func validInstance(inst *Instance) error {
@@ -178,33 +196,24 @@ func validInstance(inst *Instance) error {
 // target is a container resolved against its pod: the facts every rule reads.
 type target struct {
 	pod       Pod
-	container v1.Container
+	container *v1.Container // in pod.Spec, read only
 	kind      Kind
 	hasInit   bool
-	// mounts are the container's volumeMounts statuses built from its
-	// spec, without and with runtime support for recursive read-only
-	// mounts (section 4.1); the two share one slice when they agree.
-	mounts [2][]v1.VolumeMountStatus
 }
 
-func (t *target) sidecar() bool { return t.kind == Init && IsSidecar(&t.container) }
+func (t *target) sidecar() bool { return t.kind == Init && IsSidecar(t.container) }
 
-// specMounts returns the volumeMounts of a default status entry for the
-// pod's current facts.
-func (t *target) specMounts() []v1.VolumeMountStatus {
-	if t.pod.RecursiveReadOnlyMounts {
-		return t.mounts[1]
+// specMounts is how the volumeMounts of a default status entry are built
+// from the container's spec for the pod's current facts (section 4.1): not
+// at all for a container without mounts.
+func (t *target) specMounts() mountsFrom {
+	switch {
+	case len(t.container.VolumeMounts) == 0:
+		return mountsNone
+	case t.pod.RecursiveReadOnlyMounts:
+		return mountsSpecRRO
 	}
-	return t.mounts[0]
-}
-
-// buildMounts fills in t.mounts from t.container.
-func (t *target) buildMounts() {
-	t.mounts[0] = mountStatuses(&t.container, false)
-	t.mounts[1] = t.mounts[0]
-	if needsRRO(&t.container) {
-		t.mounts[1] = mountStatuses(&t.container, true)
-	}
+	return mountsSpec
 }
 
 func resolve(p Pod, name string) (target, error) {
@@ -212,28 +221,25 @@ func resolve(p Pod, name string) (target, error) {
 		return target{}, &InputError{Container: name, Err: ErrNilPodSpec}
 	}
 	t := target{pod: p, hasInit: len(p.Spec.InitContainers) > 0}
-	found := false
 	for i := range p.Spec.InitContainers {
 		if p.Spec.InitContainers[i].Name == name {
-			t.container, t.kind, found = p.Spec.InitContainers[i], Init, true
-			break
+			t.container, t.kind = &p.Spec.InitContainers[i], Init
+			return t, nil
 		}
 	}
-	for i := 0; !found && i < len(p.Spec.Containers); i++ {
+	for i := range p.Spec.Containers {
 		if p.Spec.Containers[i].Name == name {
-			t.container, t.kind, found = p.Spec.Containers[i], Regular, true
+			t.container, t.kind = &p.Spec.Containers[i], Regular
+			return t, nil
 		}
 	}
-	for i := 0; !found && i < len(p.Spec.EphemeralContainers); i++ {
+	for i := range p.Spec.EphemeralContainers {
 		if p.Spec.EphemeralContainers[i].Name == name {
-			t.container, t.kind, found = v1.Container(p.Spec.EphemeralContainers[i].EphemeralContainerCommon), Ephemeral, true
+			t.container, t.kind = (*v1.Container)(&p.Spec.EphemeralContainers[i].EphemeralContainerCommon), Ephemeral
+			return t, nil
 		}
 	}
-	if !found {
-		return target{}, &InputError{Container: name, Err: ErrNotInSpec}
-	}
-	t.buildMounts()
-	return t, nil
+	return target{}, &InputError{Container: name, Err: ErrNotInSpec}
 }
 
 // defaultWaiting is the state of a spec container before the runtime has it
@@ -245,17 +251,17 @@ func (t *target) defaultWaiting() stateValue {
 	return waiting(ReasonContainerCreating, "")
 }
 
-// convert is the kubelet's per-container conversion on pointer-free values.
-// It allocates nothing.
-func (o Options) convert(t *target, old statusValue, hasOld bool, newest, prev *Instance, startErr *StartError, now, unknownSince time.Time) statusValue {
+// convert is the kubelet's per-container conversion on pointer-free values,
+// into *v, which must not be old. It allocates nothing.
+func (o Options) convert(t *target, old *statusValue, hasOld bool, newest, prev *Instance, startErr *StartError, now, unknownSince time.Time, v *statusValue) {
 	gates := o.Features
 	restartingAll := gates.RestartAllContainersOnContainerExits && t.pod.RestartingAllContainers
 
 	// 4.1: the default entry.
-	v := statusValue{name: t.container.Name, state: t.defaultWaiting(), image: t.container.Image, mounts: t.specMounts()}
+	*v = statusValue{name: t.container.Name, state: t.defaultWaiting(), image: t.container.Image, specMounts: t.specMounts()}
 	if hasOld {
 		if old.state.kind == Terminated {
-			v = old
+			*v = *old
 			v.name = t.container.Name
 		} else {
 			v.restartCount = old.restartCount
@@ -265,17 +271,16 @@ func (o Options) convert(t *target, old statusValue, hasOld bool, newest, prev *
 
 	if newest == nil {
 		if hasOld {
-			o.disappeared(t, &v, old, restartingAll)
+			o.disappeared(t, v, old, restartingAll)
 		}
 	} else {
-		v = o.fromRuntime(t, old, hasOld, newest, restartingAll, now, unknownSince)
+		o.fromRuntime(t, old, hasOld, newest, restartingAll, now, unknownSince, v)
 		if prev != nil {
-			pv := o.fromRuntime(t, old, hasOld, prev, restartingAll, now, unknownSince)
-			v.last = pv.state
+			v.last, _ = o.instanceState(old, hasOld, prev, restartingAll, now, unknownSince)
 		}
 	}
 
-	o.waitingOverlay(t, &v, newest, startErr)
+	o.waitingOverlay(t, v, newest, startErr)
 
 	// The kubelet can compute a status that moves a Terminated container
 	// back out of Terminated although its exit allows no restart (a start
@@ -283,15 +288,14 @@ func (o Options) convert(t *target, old statusValue, hasOld bool, newest, prev *
 	// UNKNOWN reports, an ephemeral container); its status manager and the
 	// API server refuse such a status and the old one stays. So does ours.
 	if hasOld && old.state.kind == Terminated && v.state.kind != Terminated && !o.terminatedMayRestart(t, old.state.exitCode) {
-		v = old
+		*v = *old
 		v.name = t.container.Name
 	}
-	return v
 }
 
 // disappeared applies section 4.2 to a container that is in the spec and the
 // old status but not in the runtime.
-func (o Options) disappeared(t *target, v *statusValue, old statusValue, restartingAll bool) {
+func (o Options) disappeared(t *target, v *statusValue, old *statusValue, restartingAll bool) {
 	switch {
 	case restartingAll && old.state.kind != Waiting:
 		v.state = waiting(ReasonRestartingAllContainers, MessageRestartingAll)
@@ -309,9 +313,36 @@ func (o Options) disappeared(t *target, v *statusValue, old statusValue, restart
 	}
 }
 
-// fromRuntime converts one runtime instance (section 4.3).
-func (o Options) fromRuntime(t *target, old statusValue, hasOld bool, inst *Instance, restartingAll bool, now, unknownSince time.Time) statusValue {
-	v := statusValue{
+// instanceState is the state a runtime instance shows (section 4.3), and
+// whether it is the old status's Running state held through nodestate's
+// UNKNOWN grace.
+func (o Options) instanceState(old *statusValue, hasOld bool, inst *Instance, restartingAll bool, now, unknownSince time.Time) (stateValue, bool) {
+	switch {
+	case inst.State == RuntimeRunning:
+		return stateValue{kind: Running, startedAt: inst.StartedAt}, false
+	case inst.State == RuntimeCreated:
+		return waiting("", ""), false
+	case inst.State == RuntimeExited:
+		return stateValue{kind: Terminated, exitCode: inst.ExitCode, reason: inst.Reason, message: inst.Message,
+			startedAt: inst.StartedAt, finishedAt: inst.FinishedAt, containerID: inst.ID}, false
+	case inst.State == RuntimeUnknown && hasOld && old.state.kind == Running:
+		if o.UnknownGrace > 0 && now.Sub(unknownSince) < o.UnknownGrace {
+			// nodestate's grace: keep what was last seen, but send no traffic.
+			return old.state, true
+		}
+		reason := ReasonContainerStatusUnknown
+		if restartingAll {
+			reason = ReasonRestartingAllContainers
+		}
+		return terminatedWith(reason, MessageUnknownTerminated, ExitCodeUnknown), false
+	}
+	return waiting("", ""), false
+}
+
+// fromRuntime converts one runtime instance (section 4.3) into *v, which
+// must not be old.
+func (o Options) fromRuntime(t *target, old *statusValue, hasOld bool, inst *Instance, restartingAll bool, now, unknownSince time.Time, v *statusValue) {
+	*v = statusValue{
 		name:         t.container.Name,
 		restartCount: inst.RestartCount,
 		image:        inst.Image,
@@ -322,38 +353,23 @@ func (o Options) fromRuntime(t *target, old statusValue, hasOld bool, inst *Inst
 		v.image = t.container.Image
 	}
 	if hasOld {
-		v.mounts = old.mounts // the kubelet keeps them; the CRI does not know volume names
+		v.mounts, v.specMounts = old.mounts, old.specMounts // the kubelet keeps them; the CRI does not know volume names
 	}
-	o.runtimeFields(t, &v, &old, hasOld, inst)
+	o.runtimeFields(t, v, old, hasOld, inst)
+	var held bool
+	v.state, held = o.instanceState(old, hasOld, inst, restartingAll, now, unknownSince)
 	switch {
-	case inst.State == RuntimeRunning:
-		v.state = stateValue{kind: Running, startedAt: inst.StartedAt}
-	case inst.State == RuntimeCreated:
-		v.state = waiting("", "")
-	case inst.State == RuntimeExited:
-		v.state = stateValue{kind: Terminated, exitCode: inst.ExitCode, reason: inst.Reason, message: inst.Message,
-			startedAt: inst.StartedAt, finishedAt: inst.FinishedAt, containerID: inst.ID}
+	case held:
+		v.restartCount = old.restartCount
+		v.hasStarted, v.started = old.hasStarted, old.started
+		v.last = old.last
+		if old.resources.set && v.resources.set {
+			v.resources = old.resources // what was last seen running
+		}
+		v.unknownHeld = true
+		return
 	case inst.State == RuntimeUnknown && hasOld && old.state.kind == Running:
-		if o.UnknownGrace > 0 && now.Sub(unknownSince) < o.UnknownGrace {
-			// nodestate's grace: keep what was last seen, but send no traffic.
-			v.state = old.state
-			v.restartCount = old.restartCount
-			v.hasStarted, v.started = old.hasStarted, old.started
-			v.last = old.last
-			if old.resources.set && v.resources.set {
-				v.resources = old.resources // what was last seen running
-			}
-			v.unknownHeld = true
-			return v
-		}
-		reason := ReasonContainerStatusUnknown
-		if restartingAll {
-			reason = ReasonRestartingAllContainers
-		}
-		v.state = terminatedWith(reason, MessageUnknownTerminated, ExitCodeUnknown)
 		v.restartCount = old.restartCount + 1
-	default:
-		v.state = waiting("", "")
 	}
 
 	if !o.Features.ChangeContainerStatusOnKubeletRestart && hasOld && old.hasStarted && v.state.kind == Running {
@@ -376,7 +392,6 @@ func (o Options) fromRuntime(t *target, old statusValue, hasOld bool, inst *Inst
 			v.restartCount = old.restartCount + 1
 		}
 	}
-	return v
 }
 
 // runtimeFields sets the fields of a status built from runtime instance
@@ -385,7 +400,7 @@ func (o Options) fromRuntime(t *target, old statusValue, hasOld bool, inst *Inst
 // user with SupplementalGroupsPolicy, stopSignal with ContainerStopSignals.
 func (o Options) runtimeFields(t *target, v *statusValue, old *statusValue, hasOld bool, inst *Instance) {
 	if o.Features.InPlacePodVerticalScaling {
-		v.resources = o.resourcesFor(t, old, hasOld, inst)
+		o.resourcesFor(t, old, hasOld, inst, &v.resources)
 		v.allocated = t.container.Resources.Requests
 	}
 	if o.Features.SupplementalGroupsPolicy {
@@ -447,7 +462,7 @@ func (o Options) shouldBeRestarted(t *target, newest *Instance) bool {
 		// status. nodestate keeps it Terminated.
 		return false
 	case o.Features.ContainerRestartRules:
-		return o.Features.ShouldRestart(t.pod.Spec, &t.container, newest.ExitCode)
+		return o.Features.ShouldRestart(t.pod.Spec, t.container, newest.ExitCode)
 	}
 	switch t.pod.Spec.RestartPolicy {
 	case v1.RestartPolicyNever:
@@ -468,7 +483,7 @@ func (o Options) terminatedMayRestart(t *target, exitCode int32) bool {
 	case o.Features.RestartAllContainersOnContainerExits && (t.pod.RestartingAllContainers || AnyRestartAllRule(t.pod.Spec)):
 		return true
 	case o.Features.ContainerRestartRules:
-		return o.Features.ShouldRestart(t.pod.Spec, &t.container, exitCode)
+		return o.Features.ShouldRestart(t.pod.Spec, t.container, exitCode)
 	case t.sidecar(), t.pod.Spec.RestartPolicy == v1.RestartPolicyAlways:
 		return true
 	}

@@ -11,7 +11,8 @@
 // converts what the runtime lists (the newest and the previous instance of
 // each container, in the CRI states created, running, exited and unknown),
 // the last error of starting the container and the previous status into a
-// new status. [Options.Convert] is that conversion, rule by rule, and
+// new status. [Options.Convert] is that conversion, rule by rule
+// ([Options.ConvertTo] writes it into a status the caller reuses), and
 // [Machine] is built on it: each event it accepts ([Event], [Machine.Step])
 // updates the runtime view, and the status is converted from it with the
 // previous status as the old one. So a Machine and a snapshot conversion

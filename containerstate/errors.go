@@ -31,6 +31,9 @@ var (
 	// ErrNilPodSpec is returned for a Pod without a spec. It matches
 	// ErrInvalidInput.
 	ErrNilPodSpec error = &sentinel{msg: "containerstate: nil pod spec", parent: ErrInvalidInput}
+	// ErrNilStatus is returned by ConvertTo for a nil destination. It
+	// matches ErrInvalidInput.
+	ErrNilStatus error = &sentinel{msg: "containerstate: nil destination status", parent: ErrInvalidInput}
 	// ErrNotInSpec is returned for a container name the pod spec lacks. It
 	// matches ErrInvalidInput.
 	ErrNotInSpec error = &sentinel{msg: "containerstate: container not in pod spec", parent: ErrInvalidInput}

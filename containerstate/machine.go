@@ -64,17 +64,17 @@ func NewMachine(o Options, pod Pod, name string) (*Machine, error) {
 	}
 	c := t.container.DeepCopy()
 	spec := pod.Spec.DeepCopy()
-	t.container = *c
+	t.container = c
 	t.pod.Spec = spec
 	m := &Machine{opts: o, container: c, t: t}
-	m.status = o.convert(&m.t, statusValue{}, false, nil, nil, nil, time.Time{}, time.Time{})
+	o.convert(&m.t, &statusValue{}, false, nil, nil, nil, time.Time{}, time.Time{}, &m.status)
 	o.applyProbes(&m.t, &m.status, &Probes{}, time.Time{})
 	return m, nil
 }
 
 // Name returns the container's name ("" for a zero or nil Machine).
 func (m *Machine) Name() string {
-	if m == nil {
+	if !m.initialized() {
 		return ""
 	}
 	return m.t.container.Name
@@ -180,7 +180,7 @@ func (m *Machine) Status() v1.ContainerStatus {
 	if m == nil {
 		return v1.ContainerStatus{}
 	}
-	return m.status.toAPI()
+	return m.status.toAPI(&m.t)
 }
 
 // Step applies one event. When the event is impossible it returns a
@@ -210,7 +210,8 @@ func (m *Machine) Step(ev Event) error {
 	if n.hasStartErr {
 		startErr = &n.startErr
 	}
-	n.status = n.opts.convert(&n.t, n.status, true, newest, prev, startErr, ev.At, n.unknownSince)
+	old := n.status
+	n.opts.convert(&n.t, &old, true, newest, prev, startErr, ev.At, n.unknownSince, &n.status)
 	probes := Probes{Startup: n.startup, Readiness: n.readiness}
 	n.opts.applyProbes(&n.t, &n.status, &probes, ev.At)
 	*m = n

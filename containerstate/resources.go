@@ -4,6 +4,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/nodestate/nodestate/internal/reslist"
 	"github.com/nodestate/nodestate/kubeversion"
 )
 
@@ -77,13 +78,6 @@ type resourcesValue struct {
 	ov   [numSlots]quantityValue
 }
 
-func resourcesFromAPI(r *v1.ResourceRequirements) resourcesValue {
-	if r == nil {
-		return resourcesValue{}
-	}
-	return resourcesValue{set: true, base: *r}
-}
-
 // lookup returns the value of slot s, and false when the resources have none.
 func (r *resourcesValue) lookup(s slot) (resource.Quantity, bool) {
 	if r.ov[s].ok {
@@ -96,27 +90,42 @@ func (r *resourcesValue) lookup(s slot) (resource.Quantity, bool) {
 	return q, ok
 }
 
-func (r *resourcesValue) toAPI() *v1.ResourceRequirements {
+// writeTo returns r's API form in dst's storage (a new one when dst is
+// nil), or nil when the status has no resources. The maps and claims are
+// copies, never r's base.
+func (r *resourcesValue) writeTo(dst *v1.ResourceRequirements) *v1.ResourceRequirements {
 	if !r.set {
 		return nil
 	}
-	out := r.base.DeepCopy()
+	if dst == nil {
+		dst = new(v1.ResourceRequirements)
+	}
+	limits, requests, claims := dst.Limits, dst.Requests, dst.Claims
+	*dst = v1.ResourceRequirements{Limits: reslist.Copy(limits, r.base.Limits), Requests: reslist.Copy(requests, r.base.Requests)}
+	if r.base.Claims != nil {
+		dst.Claims = append(claims[:0], r.base.Claims...)
+		if dst.Claims == nil {
+			dst.Claims = []v1.ResourceClaim{}
+		}
+	}
 	for s := range numSlots {
 		if !r.ov[s].ok {
 			continue
 		}
-		list := s.list(out)
+		list := s.list(dst)
 		if list == nil {
-			list = v1.ResourceList{}
+			// The base has none: a map of dst's earlier storage, else a new one.
 			if s == limitsCPU || s == limitsMemory {
-				out.Limits = list
+				list = reslist.Empty(limits)
+				dst.Limits = list
 			} else {
-				out.Requests = list
+				list = reslist.Empty(requests)
+				dst.Requests = list
 			}
 		}
 		list[s.name()] = r.ov[s].q.DeepCopy()
 	}
-	return out
+	return dst
 }
 
 // reported are the values the kubelet reads as the runtime's for a running
@@ -199,11 +208,12 @@ func (o Options) reportedFor(t *target, inst *Instance) reported {
 // not running; for a running one the allocated resources with each value
 // the runtime reports put in their place, and each value it does not report
 // kept from the old status when that showed the same instance running.
-func (o Options) resourcesFor(t *target, old *statusValue, hasOld bool, inst *Instance) resourcesValue {
+func (o Options) resourcesFor(t *target, old *statusValue, hasOld bool, inst *Instance, r *resourcesValue) {
 	alloc := t.container.Resources
-	r := resourcesValue{set: true, base: alloc}
-	if inst.State != RuntimeRunning {
-		return r
+	*r = resourcesValue{set: true, base: alloc}
+	if inst.State != RuntimeRunning || alloc.Limits == nil && alloc.Requests == nil {
+		// Nothing running, or no list whose values the runtime's replace.
+		return
 	}
 	rep := o.reportedFor(t, inst)
 	sameRunning := hasOld && old.state.kind == Running && old.containerID == inst.ID
@@ -246,5 +256,4 @@ func (o Options) resourcesFor(t *target, old *statusValue, hasOld bool, inst *In
 			memory(requestsMemory)
 		}
 	}
-	return r
 }

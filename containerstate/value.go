@@ -5,6 +5,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodestate/nodestate/internal/reslist"
 )
 
 // stateValue is a v1.ContainerState without pointers, so that the machine can
@@ -36,8 +38,10 @@ type statusValue struct {
 	containerID  string
 	// mounts, resources, allocated and user are shared with the spec, the
 	// old status or the runtime instance they come from, and copied only
-	// by toAPI.
+	// by writeTo. specMounts, when set, stands for the mounts of a default
+	// entry, built from the spec only by writeTo.
 	mounts        []v1.VolumeMountStatus
+	specMounts    mountsFrom
 	resources     resourcesValue
 	allocated     v1.ResourceList
 	user          *v1.ContainerUser
@@ -75,19 +79,37 @@ func stateFromAPI(s v1.ContainerState) stateValue {
 	return stateValue{}
 }
 
-func (s stateValue) toAPI() v1.ContainerState {
+// writeTo sets *dst to s's API form, reusing the member dst pointed to
+// before when it is the one s needs.
+func (s stateValue) writeTo(dst *v1.ContainerState) {
+	keep := *dst
+	*dst = v1.ContainerState{}
 	switch s.kind {
 	case Waiting:
-		return v1.ContainerState{Waiting: &v1.ContainerStateWaiting{Reason: s.reason, Message: s.message}}
+		w := keep.Waiting
+		if w == nil {
+			w = new(v1.ContainerStateWaiting)
+		}
+		*w = v1.ContainerStateWaiting{Reason: s.reason, Message: s.message}
+		dst.Waiting = w
 	case Running:
-		return v1.ContainerState{Running: &v1.ContainerStateRunning{StartedAt: apiTime(s.startedAt)}}
+		r := keep.Running
+		if r == nil {
+			r = new(v1.ContainerStateRunning)
+		}
+		*r = v1.ContainerStateRunning{StartedAt: apiTime(s.startedAt)}
+		dst.Running = r
 	case Terminated:
-		return v1.ContainerState{Terminated: &v1.ContainerStateTerminated{
+		t := keep.Terminated
+		if t == nil {
+			t = new(v1.ContainerStateTerminated)
+		}
+		*t = v1.ContainerStateTerminated{
 			ExitCode: s.exitCode, Signal: s.signal, Reason: s.reason, Message: s.message,
 			StartedAt: apiTime(s.startedAt), FinishedAt: apiTime(s.finishedAt), ContainerID: s.containerID,
-		}}
+		}
+		dst.Terminated = t
 	}
-	return v1.ContainerState{}
 }
 
 func apiTime(t time.Time) metav1.Time {
@@ -97,8 +119,9 @@ func apiTime(t time.Time) metav1.Time {
 	return metav1.NewTime(t)
 }
 
-func statusFromAPI(s *v1.ContainerStatus) statusValue {
-	v := statusValue{
+// statusFromAPI sets *v to the status s.
+func statusFromAPI(s *v1.ContainerStatus, v *statusValue) {
+	*v = statusValue{
 		name:         s.Name,
 		state:        stateFromAPI(s.State),
 		last:         stateFromAPI(s.LastTerminationState),
@@ -108,9 +131,11 @@ func statusFromAPI(s *v1.ContainerStatus) statusValue {
 		imageID:      s.ImageID,
 		containerID:  s.ContainerID,
 		mounts:       s.VolumeMounts,
-		resources:    resourcesFromAPI(s.Resources),
 		allocated:    s.AllocatedResources,
 		user:         s.User,
+	}
+	if s.Resources != nil {
+		v.resources.set, v.resources.base = true, *s.Resources
 	}
 	if s.Started != nil {
 		v.hasStarted, v.started = true, *s.Started
@@ -118,38 +143,116 @@ func statusFromAPI(s *v1.ContainerStatus) statusValue {
 	if s.StopSignal != nil {
 		v.hasStopSignal, v.stopSignal = true, *s.StopSignal
 	}
-	return v
 }
 
-func (v *statusValue) toAPI() v1.ContainerStatus {
-	s := v1.ContainerStatus{
-		Name:                 v.name,
-		State:                v.state.toAPI(),
-		LastTerminationState: v.last.toAPI(),
-		Ready:                v.ready,
-		RestartCount:         v.restartCount,
-		Image:                v.image,
-		ImageID:              v.imageID,
-		ContainerID:          v.containerID,
-		Resources:            v.resources.toAPI(),
-		AllocatedResources:   v.allocated.DeepCopy(),
-		User:                 v.user.DeepCopy(),
+// toAPI returns v's API form in new memory.
+func (v *statusValue) toAPI(t *target) v1.ContainerStatus {
+	var s v1.ContainerStatus
+	v.writeTo(t, &s)
+	return s
+}
+
+// writeTo sets *s to v's API form. The memory *s points to (states,
+// started, resources, allocatedResources, user, volumeMounts, stopSignal)
+// is overwritten and reused; what v shares with the spec, the old status
+// or the runtime is copied, never shared.
+func (v *statusValue) writeTo(t *target, s *v1.ContainerStatus) {
+	keep := *s
+	*s = v1.ContainerStatus{
+		Name:         v.name,
+		State:        keep.State,
+		Ready:        v.ready,
+		RestartCount: v.restartCount,
+		Image:        v.image,
+		ImageID:      v.imageID,
+		ContainerID:  v.containerID,
 	}
+	v.state.writeTo(&s.State)
+	s.LastTerminationState = keep.LastTerminationState
+	v.last.writeTo(&s.LastTerminationState)
+	s.Resources = v.resources.writeTo(keep.Resources)
+	s.AllocatedResources = reslist.Copy(keep.AllocatedResources, v.allocated)
+	s.User = copyUser(keep.User, v.user)
 	if v.hasStarted {
-		started := v.started
-		s.Started = &started
-	}
-	if v.mounts != nil {
-		s.VolumeMounts = make([]v1.VolumeMountStatus, len(v.mounts))
-		for i := range v.mounts {
-			v.mounts[i].DeepCopyInto(&s.VolumeMounts[i])
+		started := keep.Started
+		if started == nil {
+			started = new(bool)
 		}
+		*started = v.started
+		s.Started = started
+	}
+	switch {
+	case v.specMounts != mountsNone:
+		s.VolumeMounts = appendSpecMounts(keep.VolumeMounts[:0], t.container, v.specMounts == mountsSpecRRO)
+	case v.mounts != nil:
+		s.VolumeMounts = copyMounts(keep.VolumeMounts, v.mounts)
 	}
 	if v.hasStopSignal {
-		sig := v.stopSignal
-		s.StopSignal = &sig
+		sig := keep.StopSignal
+		if sig == nil {
+			sig = new(v1.Signal)
+		}
+		*sig = v.stopSignal
+		s.StopSignal = sig
 	}
-	return s
+}
+
+// copyUser returns a copy of src in dst's storage; nil for a nil src.
+func copyUser(dst, src *v1.ContainerUser) *v1.ContainerUser {
+	if src == nil {
+		return nil
+	}
+	if dst == nil {
+		dst = new(v1.ContainerUser)
+	}
+	linux := dst.Linux
+	*dst = v1.ContainerUser{}
+	if l := src.Linux; l != nil {
+		if linux == nil {
+			linux = new(v1.LinuxContainerUser)
+		}
+		groups := linux.SupplementalGroups
+		*linux = v1.LinuxContainerUser{UID: l.UID, GID: l.GID}
+		if l.SupplementalGroups != nil {
+			linux.SupplementalGroups = append(groups[:0:cap(groups)], l.SupplementalGroups...)
+			if linux.SupplementalGroups == nil {
+				linux.SupplementalGroups = []int64{}
+			}
+		}
+		dst.Linux = linux
+	}
+	return dst
+}
+
+// copyMounts returns a copy of src in dst's storage (a non-nil slice, as
+// src is).
+func copyMounts(dst, src []v1.VolumeMountStatus) []v1.VolumeMountStatus {
+	dst = growMounts(dst, len(src))
+	if dst == nil {
+		dst = []v1.VolumeMountStatus{}
+	}
+	for i := range src {
+		rro := dst[i].RecursiveReadOnly
+		dst[i] = src[i]
+		if src[i].RecursiveReadOnly != nil {
+			if rro == nil {
+				rro = new(v1.RecursiveReadOnlyMode)
+			}
+			*rro = *src[i].RecursiveReadOnly
+			dst[i].RecursiveReadOnly = rro
+		}
+	}
+	return dst
+}
+
+// growMounts returns dst with length n, keeping the elements' storage.
+func growMounts(dst []v1.VolumeMountStatus, n int) []v1.VolumeMountStatus {
+	if cap(dst) < n {
+		grown := make([]v1.VolumeMountStatus, n)
+		copy(grown, dst[:cap(dst)])
+		return grown
+	}
+	return dst[:n]
 }
 
 // setStarted records a computed started value.

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodestate/nodestate/containerstate"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -194,4 +196,98 @@ func BenchmarkLifecycle(b *testing.B) {
 		runLifecycle(b, i, &r, pend, obs)
 		i++
 	}
+}
+
+// TestResyncAllocatesNothing: the resync of a running pod with nothing
+// changed skips its status generation (see generate) and allocates
+// nothing; generating the status at every sync, it allocates nothing
+// either: the status is generated into the machine's storage and copied
+// out only when new (issue 29).
+func TestResyncAllocatesNothing(t *testing.T) {
+	for _, regenerate := range []bool{false, true} {
+		m, pod, _ := steadyMachine(t)
+		m.noSkip = regenerate
+		var r Result
+		next := m.nextWake()
+		resync := func() {
+			if err := m.StepTo(next, pod, nil, &r); err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Statuses) != 0 || len(r.Actions) != 0 {
+				t.Fatalf("a resync at %v produced %d statuses and %d actions", next, len(r.Statuses), len(r.Actions))
+			}
+			next = r.NextSync
+		}
+		resync() // the first may generate: the last Step changed the view
+		skipped := m.skipped
+		if allocs := testing.AllocsPerRun(100, resync); allocs != 0 {
+			t.Errorf("regenerate %v: a resync allocates %v times, want 0", regenerate, allocs)
+		}
+		if !regenerate && m.skipped-skipped != 101 {
+			t.Errorf("%d of 101 resyncs skipped the status generation, want all", m.skipped-skipped)
+		}
+	}
+}
+
+// TestCrashKeyOf: the machine's crash-loop back-off key of a container is
+// containerstate's CrashLoopKey of its spec, kept across pod objects whose
+// container has the same name, image and resources, and computed again
+// when one of them changes (a new image or new resources start a fresh
+// back-off, spec/podlifecycle.md section 4.2).
+func TestCrashKeyOf(t *testing.T) {
+	pod := lifecyclePod(1)
+	m, err := New(DefaultOptions(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.find("foo1")
+	want := func(p *v1.Pod) string {
+		return containerstate.CrashLoopKey(p.Name, p.Namespace, p.UID, &p.Spec.Containers[0])
+	}
+	if got := m.crashKeyOf(c); got != want(pod) {
+		t.Fatalf("key %s, want %s", got, want(pod))
+	}
+	same := pod.DeepCopy()
+	m.adopt(same)
+	if got := m.crashKeyOf(c); got != want(same) || c.crashKeySpec != c.spec {
+		t.Fatalf("a copy of the pod: key %s, want %s", got, want(same))
+	}
+	for _, change := range []func(*v1.Container){
+		func(c *v1.Container) { c.Image = "main:2" },
+		func(c *v1.Container) { c.Resources.Requests = v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")} },
+		func(c *v1.Container) { c.Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}} },
+	} {
+		changed := pod.DeepCopy()
+		change(&changed.Spec.Containers[0])
+		m.adopt(changed)
+		if got := m.crashKeyOf(c); got != want(changed) || got == want(pod) {
+			t.Fatalf("a changed container: key %s, want %s (not %s)", got, want(changed), want(pod))
+		}
+		m.adopt(pod)
+		if got := m.crashKeyOf(c); got != want(pod) {
+			t.Fatalf("back to the first pod: key %s, want %s", got, want(pod))
+		}
+	}
+}
+
+// maxLifecycleAllocs is issue 29's bound on the allocations of one pod's
+// whole life (BenchmarkLifecycle's workload, the driver's own included).
+const maxLifecycleAllocs = 300
+
+// TestLifecycleAllocations: one pod's whole lifecycle, from the first sync
+// through five crashes with back-off to the deletion, allocates at most
+// maxLifecycleAllocs times (issue 29).
+func TestLifecycleAllocations(t *testing.T) {
+	var r Result
+	pend := make([]timedObs, 0, 16)
+	obs := make([]Observation, 0, 16)
+	i := 0
+	allocs := testing.AllocsPerRun(20, func() {
+		runLifecycle(t, i, &r, pend, obs)
+		i++
+	})
+	if allocs > maxLifecycleAllocs {
+		t.Fatalf("one pod's lifecycle allocates %v times, want at most %d", allocs, maxLifecycleAllocs)
+	}
+	t.Logf("one pod's lifecycle allocates %v times", allocs)
 }

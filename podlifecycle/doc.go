@@ -49,7 +49,13 @@
 // A runner carries the actions out and reports what happened in the next
 // Step; it calls Step again when it has observations, when the pod
 // changed, or at Result.NextSync. A Step with nothing due allocates
-// nothing.
+// nothing, and so does a sync with nothing changed (a resync): the machine
+// generates a status into storage of its own and copies it into the
+// Result only when it is new, and it does not generate it at all when
+// nothing the status is generated from (the runtime view, the reason
+// cache, the probe results, the API pod, the deadline) changed since a
+// generation that gave the last status again. The statuses of a Result
+// are the caller's: they share no memory with the machine.
 //
 //	m, err := podlifecycle.New(podlifecycle.DefaultOptions(), pod)
 //	var res podlifecycle.Result

@@ -62,7 +62,7 @@ func (m *Machine) beginKill(c *ctr, in *inst, r KillReason, message string, g in
 		return
 	}
 	in.kill = killState{active: true, reason: r, message: message, begin: now, g: g, waitFrom: now, order: order, podKill: podKill}
-	res.Events = append(res.Events, normal(ReasonKilling, message, FieldPath(c.kind, c.name)))
+	res.Events = append(res.Events, normal(ReasonKilling, message, c.fieldPath))
 	if c.spec != nil && c.spec.Lifecycle != nil && c.spec.Lifecycle.PreStop != nil && g > 0 && r != KillRestartAllContainers {
 		in.kill.hook = true
 		in.kill.hookEnd = now.Add(time.Duration(g) * time.Second)

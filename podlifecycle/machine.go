@@ -72,6 +72,30 @@ type ctr struct {
 	// reset; the next start is not backed off (4.4).
 	removedByReset bool
 	everStarted    bool // ephemeral containers start once
+
+	// fieldPath is the field path of the container's events.
+	fieldPath string
+	// crashKey is the crash-loop back-off key of the spec crashKeySpec,
+	// which a spec with the same name, image and resources shares.
+	crashKey     string
+	crashKeySpec *v1.Container
+	// msgs are the container's event messages built before, for the next
+	// event of the same text.
+	msgs ctrMessages
+	// settled: the container's last status conversion gave its old status
+	// again; reusable: the one under way can take it as it is; content
+	// numbers the status each statusBuf holds of it (markReusable).
+	settled, reusable bool
+	content           [2]uint64
+	// inputChanged: its genInput differs from the last generation's.
+	inputChanged bool
+	// spare is the state and last-state memory its status left in each
+	// statusBuf (ctr.lend).
+	spare [2][2]v1.ContainerState
+}
+
+func newCtr(name string, kind containerstate.Kind, index int, sidecar bool) ctr {
+	return ctr{name: name, kind: kind, index: index, sidecar: sidecar, fieldPath: FieldPath(kind, name)}
 }
 
 // sandbox is the newest sandbox.
@@ -111,7 +135,23 @@ type Machine struct {
 	startTime time.Time       // the first status write (status.startTime)
 
 	state      WorkerState
-	lastStatus *v1.PodStatus
+	lastStatus *v1.PodStatus // &lastBuf.st, or nil before the first status
+	// lastBuf and spare are the storage of the last status and of the next
+	// one generated (statusBuf).
+	lastBuf, spare *statusBuf
+	// genIn are the containers' inputs of the last generation (of the one
+	// under way during it); genKey is the rest of its inputs, and genValid
+	// says that it gave the last status again without stamping a condition
+	// with its time, so the same inputs give it once more.
+	genIn      []genInput
+	genKey     genKey
+	genValid   bool
+	contentSeq uint64            // numbers the container statuses converted (ctr.content)
+	noSkip     bool              // tests: generate every time
+	skipped    uint64            // tests: generations skipped
+	evict      podphase.Eviction // the deadline's, handed to podphase
+	cg         podphase.PodCgroup
+	cgPod      *v1.Pod   // the pod cg was computed for
 	syncAt     time.Time // next full sync (requeue, back-off, deadline, kill timers)
 	dirty      bool
 	podSig     podSig
@@ -238,14 +278,14 @@ func (m *Machine) adopt(pod *v1.Pod) {
 		m.ctrs = make([]ctr, 0, len(s.InitContainers)+len(s.Containers)+len(s.EphemeralContainers))
 		for i := range s.InitContainers {
 			c := &s.InitContainers[i]
-			m.ctrs = append(m.ctrs, ctr{name: c.Name, kind: containerstate.Init, index: i, sidecar: containerstate.IsSidecar(c)})
+			m.ctrs = append(m.ctrs, newCtr(c.Name, containerstate.Init, i, containerstate.IsSidecar(c)))
 		}
 		for i := range s.Containers {
-			m.ctrs = append(m.ctrs, ctr{name: s.Containers[i].Name, kind: containerstate.Regular, index: i})
+			m.ctrs = append(m.ctrs, newCtr(s.Containers[i].Name, containerstate.Regular, i, false))
 		}
 	}
 	for i := len(m.ctrs) - m.nInit - m.nRegular; i < len(s.EphemeralContainers); i++ {
-		m.ctrs = append(m.ctrs, ctr{name: s.EphemeralContainers[i].Name, kind: containerstate.Ephemeral, index: i})
+		m.ctrs = append(m.ctrs, newCtr(s.EphemeralContainers[i].Name, containerstate.Ephemeral, i, false))
 	}
 	for i := range m.ctrs {
 		c := &m.ctrs[i]

@@ -27,7 +27,7 @@ func (m *Machine) apply(now time.Time, o *Observation, res *Result) {
 		return
 	}
 	c := m.find(o.Container)
-	fp := FieldPath(c.kind, c.name)
+	fp := c.fieldPath
 	if o.ContainerID != "" && c.instance(o.ContainerID) == nil && m.isRetired(c.name, o.ContainerID) {
 		// A late report about an instance the machine no longer keeps:
 		// nothing of it is left to change; counted, not acted on.

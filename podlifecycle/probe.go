@@ -169,7 +169,7 @@ func (m *Machine) probeTicks(now time.Time, res *Result) {
 				// Section 6 step 9 with the error the runtime call gives
 				// for the cancelled context; the result is discarded.
 				res.Events = append(res.Events, warning(ReasonUnhealthy,
-					ProbeErroredMessage(p, "unknown", cancelledExecError), FieldPath(c.kind, c.name)))
+					ProbeErroredMessage(p, "unknown", cancelledExecError), c.fieldPath))
 				continue
 			}
 			ps.inFlight = true

@@ -94,7 +94,7 @@ func (m *Machine) start(c *ctr, now time.Time, res *Result) (bool, time.Time) {
 	if c.inFlight {
 		return true, time.Time{}
 	}
-	fp := FieldPath(c.kind, c.name)
+	fp := c.fieldPath
 	// 4.2 step 1: crash-loop back-off against the newest exited instance.
 	var ref time.Time
 	switch {
@@ -113,9 +113,11 @@ func (m *Machine) start(c *ctr, now time.Time, res *Result) (bool, time.Time) {
 		}
 	}
 	if !ref.IsZero() {
-		key := containerstate.CrashLoopKey(m.name, m.ns, m.uid, c.spec)
-		if delay, until, blocked := m.crash.CrashLoop(key, ref, now); blocked {
-			res.Events = append(res.Events, warning(ReasonBackOff, CrashLoopBackOffMessage(c.name, m.name, m.ns, m.uid), fp))
+		if delay, until, blocked := m.crash.CrashLoop(m.crashKeyOf(c), ref, now); blocked {
+			if c.msgs.backOff == "" {
+				c.msgs.backOff = CrashLoopBackOffMessage(c.name, m.name, m.ns, m.uid)
+			}
+			res.Events = append(res.Events, warning(ReasonBackOff, c.msgs.backOff, fp))
 			ev := containerstate.BackOffEvent(now, delay, c.name, m.name, m.ns, m.uid)
 			c.setStartErr(ev.Reason, ev.Message)
 			return false, until
@@ -130,7 +132,7 @@ func (m *Machine) start(c *ctr, now time.Time, res *Result) (bool, time.Time) {
 	pull := false
 	switch {
 	case policy != v1.PullAlways && m.images[img]:
-		res.Events = append(res.Events, normal(ReasonPulled, AlreadyPresentMessage(img, m.opts.EnsureSecretPulledImages), fp))
+		res.Events = append(res.Events, normal(ReasonPulled, c.msgs.present.of(img, m.opts.EnsureSecretPulledImages, AlreadyPresentMessage), fp))
 	case policy == v1.PullNever:
 		ev := containerstate.NeverPullEvent(now, img)
 		res.Events = append(res.Events, warning(ReasonErrImageNeverPull, ev.Message, fp),
@@ -147,7 +149,7 @@ func (m *Machine) start(c *ctr, now time.Time, res *Result) (bool, time.Time) {
 			m.pendingErr = true
 			return false, time.Time{}
 		}
-		res.Events = append(res.Events, normal(ReasonPulling, PullingMessage(img), fp))
+		res.Events = append(res.Events, normal(ReasonPulling, c.msgs.pulling.of(img, false, pullingMessage), fp))
 		pull = true
 	}
 	if pull {
@@ -169,3 +171,67 @@ func (m *Machine) start(c *ctr, now time.Time, res *Result) (bool, time.Time) {
 	c.inFlight, c.restartAfterKill, c.backoffRef = true, false, time.Time{}
 	return true, time.Time{}
 }
+
+// crashKeyOf returns the crash-loop back-off key of c's spec, computed
+// again only for a spec whose name, image or resources differ from the one
+// it was computed for: the key hashes the resources' text, which costs a
+// dozen allocations.
+func (m *Machine) crashKeyOf(c *ctr) string {
+	if c.crashKeySpec == nil || c.crashKeySpec != c.spec && !sameKeyFields(c.crashKeySpec, c.spec) {
+		c.crashKey = containerstate.CrashLoopKey(m.name, m.ns, m.uid, c.spec)
+	}
+	c.crashKeySpec = c.spec
+	return c.crashKey
+}
+
+// sameKeyFields reports whether a and b have the same name, image and
+// resources, value for value (so the same text of them).
+func sameKeyFields(a, b *v1.Container) bool {
+	if a.Name != b.Name || a.Image != b.Image || !sameListExact(a.Resources.Limits, b.Resources.Limits) ||
+		!sameListExact(a.Resources.Requests, b.Resources.Requests) || (a.Resources.Claims == nil) != (b.Resources.Claims == nil) ||
+		len(a.Resources.Claims) != len(b.Resources.Claims) {
+		return false
+	}
+	for i := range a.Resources.Claims {
+		if a.Resources.Claims[i] != b.Resources.Claims[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// sameListExact reports whether two lists hold the same quantities, in the
+// same representation.
+func sameListExact(a, b v1.ResourceList) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	for name, q := range a {
+		if r, ok := b[name]; !ok || q != r {
+			return false
+		}
+	}
+	return true
+}
+
+// ctrMessages are a container's event messages built before.
+type ctrMessages struct {
+	backOff          string // CrashLoopBackOffMessage
+	present, pulling imageMessage
+}
+
+// imageMessage is a message about an image, kept for the next one about
+// the same image.
+type imageMessage struct {
+	image, msg string
+	flag       bool
+}
+
+func (c *imageMessage) of(image string, flag bool, build func(string, bool) string) string {
+	if c.msg == "" || c.image != image || c.flag != flag {
+		c.image, c.flag, c.msg = image, flag, build(image, flag)
+	}
+	return c.msg
+}
+
+func pullingMessage(image string, _ bool) string { return PullingMessage(image) }

@@ -100,18 +100,18 @@ func oldStatus(prev *v1.PodStatus, kind containerstate.Kind, name string) *v1.Co
 	return nil
 }
 
-func (in *inst) toInstance() *containerstate.Instance {
-	if in == nil {
-		return nil
-	}
-	return &containerstate.Instance{ID: in.id, State: in.state, CreatedAt: in.created, StartedAt: in.started,
+// instance is in as containerstate sees it.
+func (in *inst) instance() containerstate.Instance {
+	return containerstate.Instance{ID: in.id, State: in.state, CreatedAt: in.created, StartedAt: in.started,
 		FinishedAt: in.finished, ExitCode: in.exitCode, Reason: in.reason, Message: in.message,
 		Image: in.image, ImageID: in.imageRef, RestartCount: in.restartCount, Resources: in.resources, User: in.user}
 }
 
 // stampRuntimeFields sets what the machine, not podphase, knows of the
-// pod: its start time (the first status's) and the sandbox's IPs.
-func (m *Machine) stampRuntimeFields(st *v1.PodStatus, now time.Time) {
+// pod: its start time (the first status's) and the sandbox's IPs, in b's
+// storage.
+func (m *Machine) stampRuntimeFields(b *statusBuf, now time.Time) {
+	st := &b.st
 	if m.startTime.IsZero() {
 		if st.StartTime != nil {
 			m.startTime = st.StartTime.Time
@@ -119,102 +119,74 @@ func (m *Machine) stampRuntimeFields(st *v1.PodStatus, now time.Time) {
 			m.startTime = now
 		}
 	}
-	t := metav1.NewTime(m.startTime)
-	st.StartTime = &t
+	b.start = metav1.NewTime(m.startTime)
+	st.StartTime = &b.start
 	switch {
 	case m.sb.ready && m.sb.ip != "":
 		st.PodIP = m.sb.ip
-		st.PodIPs = []v1.PodIP{{IP: m.sb.ip}}
+		b.ips = append(b.ips[:0], v1.PodIP{IP: m.sb.ip})
+		st.PodIPs = b.ips
 	case !m.sb.ready && m.lastStatus != nil && m.lastStatus.PodIP != "":
 		// No ready sandbox reports an IP: the kubelet's PLEG keeps the IPs
 		// of the previous status, and so does its terminal status (a pod
 		// that stopped keeps its IP, kubernetes/kubernetes#125370).
 		st.PodIP = m.lastStatus.PodIP
-		st.PodIPs = m.lastStatus.PodIPs
+		st.PodIPs = nil
+		if m.lastStatus.PodIPs != nil {
+			// A copy: the last status's storage is not this one's.
+			b.ips = append(b.ips[:0], m.lastStatus.PodIPs...)
+			st.PodIPs = b.ips
+			if st.PodIPs == nil {
+				st.PodIPs = []v1.PodIP{}
+			}
+		}
 	}
 }
 
 // generate builds the pod status the kubelet writes at the start of a sync
 // (section 11, item 2) and appends it to res when it differs from the
 // previous one. terminal is the pod worker's podIsTerminal.
+//
+// The status is generated into storage the machine reuses (statusBuf) and
+// copied out only when it is new. When nothing it is generated from
+// changed since a generation that gave the status of the moment again and
+// stamped no condition with its time, it is not generated at all: that
+// generation's result is the status again (see genKey).
 func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodStatus {
-	prev := m.lastStatus
-	if prev == nil {
-		prev = &m.pod.Status
-	}
-	regularCreated, cleanedUp := false, true
-	rs := m.regulars()
-	for i := range rs {
-		regularCreated = regularCreated || len(rs[i].insts) > 0
-	}
-	for i := 0; i < m.nInit+m.nRegular; i++ {
-		cleanedUp = cleanedUp && len(m.ctrs[i].insts) == 0
-	}
-	cpod := containerstate.Pod{Spec: m.spec, Name: m.name, Namespace: m.ns, UID: m.uid,
-		PodFacts: containerstate.PodFacts{Deleting: m.pod.DeletionTimestamp != nil, RegularContainerCreated: regularCreated,
-			RestartingAllContainers: m.marked, RecursiveReadOnlyMounts: m.opts.RecursiveReadOnlyMounts}}
-	convert := func(c *ctr) v1.ContainerStatus {
-		in := containerstate.Input{Pod: cpod, Name: c.name, Old: oldStatus(prev, c.kind, c.name), Now: now}
-		if len(c.insts) > 0 {
-			in.Newest = c.insts[0].toInstance()
-			in.UnknownSince = c.insts[0].unknownSince
-			in.Probes.Startup = c.insts[0].probes[Startup-1].result
-			in.Probes.Readiness = c.insts[0].probes[Readiness-1].result
-			if c.spec.StartupProbe == nil && c.insts[0].state == containerstate.RuntimeRunning {
-				in.Probes.Startup = containerstate.ProbeSuccess
-			}
-		}
-		if len(c.insts) > 1 {
-			in.Previous = c.insts[1].toInstance()
-		}
-		if c.hasStartErr {
-			se := c.startErr
-			in.StartError = &se
-		}
-		st, err := m.csOpts.Convert(in)
-		if err != nil {
-			// Only reachable through a bug: the machine builds valid inputs.
-			st = v1.ContainerStatus{Name: c.name, Image: c.spec.Image}
-		}
-		return st
-	}
-	var inits, regs, ephs []v1.ContainerStatus
-	if m.nInit > 0 {
-		inits = make([]v1.ContainerStatus, 0, m.nInit)
-		for i := range m.inits() {
-			inits = append(inits, convert(&m.ctrs[i]))
-		}
-	}
-	regs = make([]v1.ContainerStatus, 0, m.nRegular)
-	for i := range rs {
-		regs = append(regs, convert(&rs[i]))
-	}
-	es := m.ephemerals()
-	for i := range es {
-		if len(es[i].insts) > 0 || es[i].hasStartErr {
-			ephs = append(ephs, convert(&es[i]))
-		}
-	}
 	var evict *podphase.Eviction
 	if dl := m.deadlineAt(); !dl.IsZero() && !now.Before(dl) {
-		evict = &podphase.Eviction{Reason: podphase.ReasonDeadlineExceeded, Message: MessageDeadlineExceeded}
+		m.evict = podphase.Eviction{Reason: podphase.ReasonDeadlineExceeded, Message: MessageDeadlineExceeded}
+		evict = &m.evict
 		res.Events = append(res.Events, normal(ReasonDeadlineExceeded, MessageDeadlineExceeded, ""))
 	}
-	initialized := m.activeInitialized()
-	in := podphase.StatusInput{
-		Input: podphase.Input{Pod: m.pod, Terminal: terminal, Initialized: &initialized},
-		Old:   m.lastStatus, InitContainerStatuses: inits, ContainerStatuses: regs,
-		Evict: evict, Sandbox: m.sandboxCondition(), RuntimeCleanedUp: cleanedUp, Now: now,
-	}
-	if m.opts.Cgroups == CgroupsV2 && m.opts.Features.InPlacePodLevelResourcesVerticalScaling && m.pod.Status.Phase == v1.PodRunning {
-		cg := podphase.PodCgroupOf(m.pod).ReadBackV2()
-		in.PodCgroup = &cg
-	}
-	out, err := podphase.Options{Features: m.opts.Features, Version: m.opts.Version}.GenerateStatus(in)
-	if err != nil {
+	key, inputsChanged := m.genKeyOf(terminal, evict != nil)
+	if m.genValid && key == m.genKey && !inputsChanged && !m.noSkip {
+		m.skipped++
 		return m.lastStatus
 	}
-	st := out.Status
+	m.markReusable(key)
+	m.genKey = key
+	m.genValid = false
+	if m.spare == nil {
+		m.spare = &statusBuf{noLend: m.noSkip}
+		if m.lastBuf != nil {
+			m.spare.n = 1 - m.lastBuf.n
+		}
+	}
+	b := m.spare
+	inits, regs, ephs := m.convertContainers(b, now)
+	in := podphase.StatusInput{
+		Input: podphase.Input{Pod: m.pod, Terminal: terminal, Initialized: &m.genKey.initialized},
+		Old:   m.lastStatus, InitContainerStatuses: inits, ContainerStatuses: regs,
+		Evict: evict, Sandbox: key.sandbox, RuntimeCleanedUp: key.cleanedUp, Now: now,
+	}
+	if key.cgroup {
+		in.PodCgroup = m.podCgroup()
+	}
+	if _, err := (podphase.Options{Features: m.opts.Features, Version: m.opts.Version}).GenerateStatusTo(in, &b.st); err != nil {
+		return m.lastStatus
+	}
+	st := &b.st
 	if m.lastStatus != nil {
 		// The final guard against the status this machine wrote last: a
 		// runner may not have put it into the API pod yet (section 8: a
@@ -224,12 +196,92 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 		}
 	}
 	st.EphemeralContainerStatuses = ephs
-	m.stampRuntimeFields(&st, now)
-	if m.lastStatus == nil || !statusEqual(m.lastStatus, &st) {
-		res.Statuses = append(res.Statuses, st)
-		m.lastStatus = &res.Statuses[len(res.Statuses)-1]
-		cp := st.DeepCopy()
-		m.lastStatus = cp
+	m.stampRuntimeFields(b, now)
+	if m.lastStatus == nil || !statusEqual(m.lastStatus, st) {
+		res.Statuses = append(res.Statuses, copyOut(st))
+		m.spare, m.lastBuf = m.lastBuf, b
+		m.lastStatus = &b.st
+		return m.lastStatus
 	}
+	// The same status again: the next generation from the same inputs
+	// gives it once more, unless a condition was stamped with this time.
+	m.genValid = !stampedAt(st, now) && m.csOpts.UnknownGrace == 0
 	return m.lastStatus
+}
+
+// convertContainers converts every container's runtime view (m.genIn)
+// into b's container statuses, as containerstate does, against the last
+// status (the API's before the first), and returns the init, regular and
+// ephemeral lists (an ephemeral container without an instance or a start
+// error has none).
+func (m *Machine) convertContainers(b *statusBuf, now time.Time) (inits, regs, ephs []v1.ContainerStatus) {
+	prev := m.lastStatus
+	if prev == nil {
+		prev = &m.pod.Status
+	}
+	cpod := containerstate.Pod{Spec: m.spec, Name: m.name, Namespace: m.ns, UID: m.uid,
+		PodFacts: containerstate.PodFacts{Deleting: m.pod.DeletionTimestamp != nil, RegularContainerCreated: m.genKey.regularCreated,
+			RestartingAllContainers: m.marked, RecursiveReadOnlyMounts: m.opts.RecursiveReadOnlyMounts}}
+	convert := func(c *ctr, gi *genInput, dst *v1.ContainerStatus) {
+		in := containerstate.Input{Pod: cpod, Name: c.name, Old: oldStatus(prev, c.kind, c.name), Now: now,
+			UnknownSince: gi.unknownSince, Probes: gi.probes}
+		if c.kind != containerstate.Ephemeral {
+			if m.reuseSettled(b, c, in.Old, dst) {
+				return
+			}
+			defer m.settle(b, c, in.Old, dst)
+		}
+		if gi.insts > 0 {
+			in.Newest = &gi.newest
+		}
+		if gi.insts > 1 {
+			in.Previous = &gi.prev
+		}
+		if gi.hasStartErr {
+			in.StartError = &gi.startErr
+		}
+		lent := c.lend(b, dst)
+		if err := m.csOpts.ConvertTo(in, dst); err != nil {
+			// Only reachable through a bug: the machine builds valid inputs.
+			*dst = v1.ContainerStatus{Name: c.name, Image: c.spec.Image}
+		}
+		c.reclaim(b, lent, dst)
+	}
+	gi := m.genIn
+	if m.nInit > 0 {
+		b.inits = grow(b.inits, m.nInit)
+		for i := range m.inits() {
+			convert(&m.ctrs[i], &gi[i], &b.inits[i])
+		}
+		inits = b.inits
+	}
+	b.regs = grow(b.regs, m.nRegular)
+	rs := m.regulars()
+	for i := range rs {
+		convert(&rs[i], &gi[m.nInit+i], &b.regs[i])
+	}
+	es := m.ephemerals()
+	n := 0
+	for i := range es {
+		if g := &gi[m.nInit+m.nRegular+i]; g.insts > 0 || g.hasStartErr {
+			b.ephs = grow(b.ephs, n+1)
+			convert(&es[i], g, &b.ephs[n])
+			n++
+		}
+	}
+	if n > 0 {
+		ephs = b.ephs[:n]
+	}
+	return inits, b.regs, ephs
+}
+
+// stampedAt reports whether a condition of st has now as its
+// lastTransitionTime: a generation at another time would give another one.
+func stampedAt(st *v1.PodStatus, now time.Time) bool {
+	for i := range st.Conditions {
+		if st.Conditions[i].LastTransitionTime.Time.Equal(now) {
+			return true
+		}
+	}
+	return false
 }

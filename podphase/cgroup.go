@@ -96,7 +96,9 @@ func PodCgroupOf(pod *v1.Pod) PodCgroup {
 	if pod == nil {
 		return PodCgroup{CPUShares: &shares}
 	}
-	reqs, limits := PodRequests(pod), PodLimits(pod)
+	var reqs, limits qlist
+	reqs.podRequests(pod)
+	limits.podLimits(pod)
 	cpuLimits, memoryLimits := true, true
 	for _, list := range [2][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range list {
@@ -117,7 +119,9 @@ func PodCgroupOf(pod *v1.Pod) PodCgroup {
 			memoryLimits = true
 		}
 	}
-	cpuRequest, cpuLimit, memory := reqs[v1.ResourceCPU], limits[v1.ResourceCPU], limits[v1.ResourceMemory]
+	cpuRequest, _ := reqs.get(v1.ResourceCPU)
+	cpuLimit, _ := limits.get(v1.ResourceCPU)
+	memory, _ := limits.get(v1.ResourceMemory)
 	shares = milliToShares(cpuRequest.MilliValue())
 	quota := int64(0)
 	if m := cpuLimit.MilliValue(); m != 0 {

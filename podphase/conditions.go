@@ -145,24 +145,38 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 	if in.Status == nil {
 		return nil, fmt.Errorf("%w: nil status", ErrInvalidInput)
 	}
+	return o.appendConditions(nil, &in, nil), nil
+}
+
+// appendConditions is Conditions on valid input, appending to conds (a new
+// slice when nil). spare are other conditions whose messages a generated
+// message of the same text may share (those storage held before), besides
+// the old status's.
+func (o Options) appendConditions(conds []v1.PodCondition, in *ConditionsInput, spare []v1.PodCondition) []v1.PodCondition {
 	pod, s := in.Pod, in.Status
 	old := in.Old
 	if old == nil {
 		old = &pod.Status
 	}
+	// The messages spare holds, read before conds (which may be spare's
+	// storage) is written.
+	spareInit, spareReady := conditionMessage(spare, v1.PodInitialized), conditionMessage(spare, v1.ContainersReady)
 	gen := pod.Generation
 	terminal := s.Phase == v1.PodSucceeded || s.Phase == v1.PodFailed
 
-	conds := make([]v1.PodCondition, 0, len(pod.Status.Conditions)+7)
-	for _, c := range pod.Status.Conditions {
-		if !o.kubeletOwned(c.Type) {
-			conds = append(conds, c)
+	if conds == nil {
+		conds = make([]v1.PodCondition, 0, len(pod.Status.Conditions)+7)
+	}
+	for i := range pod.Status.Conditions {
+		if c := &pod.Status.Conditions[i]; !o.kubeletOwned(c.Type) {
+			conds = append(conds, *c)
 		}
 	}
 	tracking := o.Version.AtLeast(kubeversion.V1_34)
 	if !terminal {
-		for _, c := range old.Conditions {
-			if c.Type == v1.PodResizePending || c.Type == v1.PodResizeInProgress {
+		for i := range old.Conditions {
+			if t := old.Conditions[i].Type; t == v1.PodResizePending || t == v1.PodResizeInProgress {
+				c := old.Conditions[i]
 				switch {
 				case !tracking:
 					// 1.33 overwrites a resize condition's observedGeneration
@@ -190,11 +204,11 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 	}
 	conds = append(conds, ready2start)
 
-	initialized := o.initializedCondition(pod, s, old)
+	initialized := o.initializedCondition(pod, s, old, spareInit)
 	initialized.ObservedGeneration = observedGeneration(tracking, old, gen, v1.PodInitialized)
 	conds = append(conds, initialized)
 
-	containersReady := containersReadyCondition(&pod.Spec, s)
+	containersReady := containersReadyCondition(&pod.Spec, s, old, spareReady)
 	containersReady.ObservedGeneration = observedGeneration(tracking, old, gen, v1.ContainersReady)
 	ready := readyCondition(&pod.Spec, conds, containersReady)
 	ready.ObservedGeneration = observedGeneration(tracking, old, gen, v1.PodReady)
@@ -206,11 +220,9 @@ func (o Options) Conditions(in ConditionsInput) ([]v1.PodCondition, error) {
 	}
 
 	for i := range conds {
-		if t, ok := TransitionTime(old.Conditions, conds[i], in.Now); ok {
-			conds[i].LastTransitionTime = t
-		}
+		stamp(old.Conditions, &conds[i], in.Now)
 	}
-	return conds, nil
+	return conds
 }
 
 // observedGeneration is the observedGeneration the kubelet writes on a
@@ -247,26 +259,57 @@ func noStatuses(s *v1.PodStatus) bool {
 }
 
 // listMessage renders the kubelet's "containers with <kind> status: [a b]"
-// messages, joined with ", ".
-func listMessage(kinds [2]string, lists [2][]string) string {
-	var parts []string
+// messages, joined with ", ". It returns prev or alt when that is the same
+// text, so that a condition generated again shares an earlier message
+// instead of allocating a new one.
+func listMessage(prev, alt string, kinds [2]string, lists [2][]string) string {
+	var buf [256]byte
+	b := buf[:0]
 	for i, l := range lists {
-		if len(l) > 0 {
-			parts = append(parts, fmt.Sprintf("containers with %s status: %s", kinds[i], l))
+		if len(l) == 0 {
+			continue
 		}
+		if len(b) > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, "containers with "...)
+		b = append(b, kinds[i]...)
+		b = append(b, " status: ["...)
+		for j, name := range l {
+			if j > 0 {
+				b = append(b, ' ')
+			}
+			b = append(b, name...)
+		}
+		b = append(b, ']')
 	}
-	return strings.Join(parts, ", ")
+	if string(b) == prev {
+		return prev
+	}
+	if string(b) == alt {
+		return alt
+	}
+	return string(b)
+}
+
+// conditionMessage is the message of the condition of type t in cs, or "".
+func conditionMessage(cs []v1.PodCondition, t v1.PodConditionType) string {
+	if c := podcond.Find(cs, t); c != nil {
+		return c.Message
+	}
+	return ""
 }
 
 // initializedCondition is the Initialized rule list of spec section 8.4.
-func (o Options) initializedCondition(pod *v1.Pod, s, old *v1.PodStatus) v1.PodCondition {
+func (o Options) initializedCondition(pod *v1.Pod, s, old *v1.PodStatus, spareMessage string) v1.PodCondition {
 	c := v1.PodCondition{Type: v1.PodInitialized}
 	spec := &pod.Spec
 	if noStatuses(s) && len(spec.InitContainers) > 0 {
 		c.Status, c.Reason = v1.ConditionFalse, ReasonUnknownContainerStatuses
 		return c
 	}
-	var unknown, incomplete []string
+	var ubuf, ibuf [8]string
+	unknown, incomplete := ubuf[:0], ibuf[:0]
 	inits := newStatusIndex(s.InitContainerStatuses)
 	for i := range spec.InitContainers {
 		ic := &spec.InitContainers[i]
@@ -299,7 +342,7 @@ func (o Options) initializedCondition(pod *v1.Pod, s, old *v1.PodStatus) v1.PodC
 			}
 		}
 		c.Status, c.Reason = v1.ConditionFalse, ReasonContainersNotInitialized
-		c.Message = listMessage([2]string{"unknown", "incomplete"}, [2][]string{unknown, incomplete})
+		c.Message = listMessage(conditionMessage(old.Conditions, v1.PodInitialized), spareMessage, [2]string{"unknown", "incomplete"}, [2][]string{unknown, incomplete})
 		return c
 	}
 	c.Status = v1.ConditionTrue
@@ -320,14 +363,17 @@ func anyRegularStarted(spec *v1.PodSpec, s *v1.PodStatus) bool {
 }
 
 // containersReadyCondition is the ContainersReady rule list of spec section
-// 8.4: sidecars first, in spec order, then regular containers.
-func containersReadyCondition(spec *v1.PodSpec, s *v1.PodStatus) v1.PodCondition {
+// 8.4: sidecars first, in spec order, then regular containers. old, when
+// not nil, is the status whose message it shares when the text is the same,
+// as it shares spareMessage.
+func containersReadyCondition(spec *v1.PodSpec, s, old *v1.PodStatus, spareMessage string) v1.PodCondition {
 	c := v1.PodCondition{Type: v1.ContainersReady}
 	if noStatuses(s) {
 		c.Status, c.Reason = v1.ConditionFalse, ReasonUnknownContainerStatuses
 		return c
 	}
-	var unknown, unready []string
+	var ubuf, rbuf [8]string
+	unknown, unready := ubuf[:0], rbuf[:0]
 	check := func(name string, st *v1.ContainerStatus) {
 		switch {
 		case st == nil:
@@ -353,7 +399,11 @@ func containersReadyCondition(spec *v1.PodSpec, s *v1.PodStatus) v1.PodCondition
 		c.Status, c.Reason = v1.ConditionFalse, ReasonPodFailed
 	case len(unknown) > 0 || len(unready) > 0:
 		c.Status, c.Reason = v1.ConditionFalse, ReasonContainersNotReady
-		c.Message = listMessage([2]string{"unknown", "unready"}, [2][]string{unknown, unready})
+		prev := ""
+		if old != nil {
+			prev = conditionMessage(old.Conditions, v1.ContainersReady)
+		}
+		c.Message = listMessage(prev, spareMessage, [2]string{"unknown", "unready"}, [2][]string{unknown, unready})
 	default:
 		c.Status = v1.ConditionTrue
 	}
@@ -402,7 +452,7 @@ func ReadyConditionStale(pod *v1.Pod) bool {
 	if cur == nil {
 		return false
 	}
-	want := readyCondition(&pod.Spec, pod.Status.Conditions, containersReadyCondition(&pod.Spec, &pod.Status))
+	want := readyCondition(&pod.Spec, pod.Status.Conditions, containersReadyCondition(&pod.Spec, &pod.Status, nil, ""))
 	return cur.Status != want.Status || cur.Message != want.Message
 }
 

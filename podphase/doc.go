@@ -29,7 +29,8 @@
 //     AllContainersRestarting, with the kubelet's reasons, messages,
 //     observedGeneration and lastTransitionTime; conditions the kubelet
 //     does not own are preserved.
-//   - [Settle] and [Options.GenerateStatus]: the whole-status step, with
+//   - [Settle] and [Options.GenerateStatus] (or [Options.GenerateStatusTo],
+//     into reused storage): the whole-status step, with
 //     terminal stickiness, the reason and message kept only while the phase
 //     is unchanged, pod sync handler evictions and the final guard, and the
 //     pod-level resources and allocatedResources (KEP-5419,
@@ -136,8 +137,10 @@
 // in spec order, nearly so when they are sorted by name as the kubelet
 // writes them (the kubelet's own getPhase searches the status list once per
 // container). [Options.Conditions] allocates its result slice and, when
-// containers are not ready, the messages. The benchmarks in bench_test.go
-// measure them.
+// containers are not ready, a message whose text differs from the old
+// condition's. [Options.GenerateStatusTo] writes a status into storage the
+// caller reuses and allocates nothing once that storage has room. The
+// benchmarks in bench_test.go measure them.
 //
 // # Usage
 //

@@ -150,15 +150,10 @@ func (o Options) Explain(in Input) (Explanation, error) {
 	if pod == nil {
 		return Explanation{Phase: v1.PodPending, Rule: RuleNilPod, Reason: "there is no pod"}, ErrNilPod
 	}
-	if err := checkStatuses(pod); err != nil {
+	phase, rule, err := o.phaseRule(&in, pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses)
+	if err != nil {
 		return Explanation{}, err
 	}
-	t := o.tally(pod)
-	initialized := t.derivedInitialized
-	if in.Initialized != nil {
-		initialized = *in.Initialized
-	}
-	phase, rule := o.decide(pod, &t, in.Terminal, initialized, in.Static)
 	if final := pod.Status.Phase; IsTerminal(final) {
 		e := Explanation{Phase: final, Rule: RuleTerminalPhase, Reason: terminalReason(&pod.Status) + " and a terminal phase never changes"}
 		if phase != final {
@@ -170,6 +165,23 @@ func (o Options) Explain(in Input) (Explanation, error) {
 	e.Containers = o.deciders(pod, rule, phase)
 	e.Reason = reason(pod, rule, phase, e.Containers)
 	return e, nil
+}
+
+// phaseRule is getPhase on in.Pod's spec with the statuses given for its
+// status's, and the kubelet-only facts of in: the phase Explain explains,
+// before the terminal-phase rule.
+func (o Options) phaseRule(in *Input, initStatuses, statuses []v1.ContainerStatus) (v1.PodPhase, Rule, error) {
+	spec := &in.Pod.Spec
+	if err := checkStatuses(spec, initStatuses, statuses); err != nil {
+		return "", 0, err
+	}
+	t := o.tally(spec, initStatuses, statuses)
+	initialized := t.derivedInitialized
+	if in.Initialized != nil {
+		initialized = *in.Initialized
+	}
+	phase, rule := o.decide(spec, &t, in.Terminal, initialized, in.Static)
+	return phase, rule, nil
 }
 
 // terminalReason says why a pod is in its terminal phase, from the pod
@@ -192,14 +204,14 @@ func terminalReason(s *v1.PodStatus) string {
 }
 
 // checkStatuses rejects statuses the API server would not accept.
-func checkStatuses(pod *v1.Pod) error {
+func checkStatuses(spec *v1.PodSpec, initStatuses, statuses []v1.ContainerStatus) error {
 	lists := [...]struct {
 		field    string
 		statuses []v1.ContainerStatus
 		specs    []v1.Container
 	}{
-		{"initContainerStatuses", pod.Status.InitContainerStatuses, pod.Spec.InitContainers},
-		{"containerStatuses", pod.Status.ContainerStatuses, pod.Spec.Containers},
+		{"initContainerStatuses", initStatuses, spec.InitContainers},
+		{"containerStatuses", statuses, spec.Containers},
 	}
 	for _, l := range lists {
 		// Small lists are checked in place; larger ones with sets, so the

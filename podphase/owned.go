@@ -45,11 +45,20 @@ var knownTypes = [...]v1.PodConditionType{
 // ContainersReady, Ready, Initialized, PodReadyToStartContainers,
 // PodScheduled, DisruptionTarget and AllContainersRestarting).
 func TransitionTime(old []v1.PodCondition, c v1.PodCondition, now time.Time) (t metav1.Time, ok bool) {
+	ok = stamp(old, &c, now)
+	return c.LastTransitionTime, ok
+}
+
+// stamp sets c's lastTransitionTime as TransitionTime gives it, and
+// reports whether c's type is one the status manager stamps.
+func stamp(old []v1.PodCondition, c *v1.PodCondition, now time.Time) bool {
 	if !stampedType(c.Type) {
-		return c.LastTransitionTime, false
+		return false
 	}
 	if prev := podcond.Find(old, c.Type); prev != nil && prev.Status == c.Status {
-		return prev.LastTransitionTime, true
+		c.LastTransitionTime = prev.LastTransitionTime
+	} else {
+		c.LastTransitionTime = metav1.NewTime(now)
 	}
-	return metav1.NewTime(now), true
+	return true
 }

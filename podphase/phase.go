@@ -94,8 +94,8 @@ func (o Options) Phase(pod *v1.Pod) v1.PodPhase {
 	if IsTerminal(pod.Status.Phase) {
 		return pod.Status.Phase
 	}
-	t := o.tally(pod)
-	phase, _ := o.decide(pod, &t, false, t.derivedInitialized, false)
+	t := o.tally(&pod.Spec, pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses)
+	phase, _ := o.decide(&pod.Spec, &t, false, t.derivedInitialized, false)
 	return phase
 }
 
@@ -162,11 +162,10 @@ func (t *tally) add(e effect) {
 }
 
 // tally runs the three passes of getPhase over the spec: regular init
-// containers, sidecars, then regular containers.
-func (o Options) tally(pod *v1.Pod) tally {
+// containers, sidecars, then regular containers, with their statuses.
+func (o Options) tally(spec *v1.PodSpec, initStatuses, statuses []v1.ContainerStatus) tally {
 	var t tally
-	spec := &pod.Spec
-	inits := newStatusIndex(pod.Status.InitContainerStatuses)
+	inits := newStatusIndex(initStatuses)
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		if containerstate.IsSidecar(c) {
@@ -181,7 +180,7 @@ func (o Options) tally(pod *v1.Pod) tally {
 		}
 		t.add(sidecarEffect(inits.find(c.Name, i)))
 	}
-	regular := newStatusIndex(pod.Status.ContainerStatuses)
+	regular := newStatusIndex(statuses)
 	for i := range spec.Containers {
 		c := &spec.Containers[i]
 		t.add(o.regularEffect(spec, c, regular.find(c.Name, i)))
@@ -357,8 +356,8 @@ func (o Options) regularEffect(spec *v1.PodSpec, c *v1.Container, st *v1.Contain
 }
 
 // decide applies the decision steps of the spec's section 3.3 to the counters.
-func (o Options) decide(pod *v1.Pod, t *tally, terminal, initialized, static bool) (v1.PodPhase, Rule) {
-	policy := pod.Spec.RestartPolicy
+func (o Options) decide(spec *v1.PodSpec, t *tally, terminal, initialized, static bool) (v1.PodPhase, Rule) {
+	policy := spec.RestartPolicy
 	if o.Features.ContainerRestartRules {
 		if t.failedInitFinal > 0 {
 			return v1.PodFailed, RuleInitFailed

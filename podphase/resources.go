@@ -30,14 +30,9 @@ func PodRequests(pod *v1.Pod) v1.ResourceList {
 	if pod == nil {
 		return nil
 	}
-	reqs := aggregate(&pod.Spec, func(c *v1.Container) v1.ResourceList { return c.Resources.Requests })
-	if podLevelRequestsSet(&pod.Spec) {
-		applyPodLevel(reqs, pod.Spec.Resources.Requests)
-	}
-	if pod.Spec.Overhead != nil {
-		addList(reqs, pod.Spec.Overhead)
-	}
-	return reqs
+	var l qlist
+	l.podRequests(pod)
+	return l.into(v1.ResourceList{})
 }
 
 // PodLimits returns the pod's effective resource limits, as the kubelet
@@ -52,67 +47,195 @@ func PodLimits(pod *v1.Pod) v1.ResourceList {
 	if pod == nil {
 		return nil
 	}
-	limits := aggregate(&pod.Spec, func(c *v1.Container) v1.ResourceList { return c.Resources.Limits })
-	if podLevelSet(&pod.Spec) {
-		applyPodLevel(limits, pod.Spec.Resources.Limits)
-	}
-	for name, q := range pod.Spec.Overhead {
-		if v, ok := limits[name]; ok && !v.IsZero() {
-			v.Add(q)
-			limits[name] = v
-		}
-	}
-	return limits
+	var l qlist
+	l.podLimits(pod)
+	return l.into(v1.ResourceList{})
 }
 
-// aggregate sums list over the regular containers and takes the init
-// containers' peak: each regular init container counts with the sidecars
-// before it, each sidecar adds to the running total and to that peak's base
-// (KEP-753's formula).
-func aggregate(spec *v1.PodSpec, list func(*v1.Container) v1.ResourceList) v1.ResourceList {
-	sum := v1.ResourceList{}
-	for i := range spec.Containers {
-		addList(sum, list(&spec.Containers[i]))
+// qlistLen is how many resources a qlist holds before it grows onto the
+// heap: cpu, memory, ephemeral-storage and one more.
+const qlistLen = 4
+
+// qentry is one resource of a qlist.
+type qentry struct {
+	name v1.ResourceName
+	q    resource.Quantity
+}
+
+// qlist is a resource list as a short array: the sums of PodRequests and
+// PodLimits without maps, so that a status generated again allocates
+// nothing. Each resource is summed in the order of the containers, as with
+// maps. The zero value is empty.
+type qlist struct {
+	n    int
+	e    [qlistLen]qentry
+	more []qentry // the resources beyond the array
+}
+
+func (l *qlist) len() int { return l.n + len(l.more) }
+
+// at returns the i'th resource.
+func (l *qlist) at(i int) *qentry {
+	if i < l.n {
+		return &l.e[i]
 	}
-	sidecars := v1.ResourceList{}
-	peak := v1.ResourceList{}
+	return &l.more[i-l.n]
+}
+
+func (l *qlist) find(name v1.ResourceName) *qentry {
+	for i := range l.len() {
+		if e := l.at(i); e.name == name {
+			return e
+		}
+	}
+	return nil
+}
+
+// get returns the quantity of name, and whether the list has it.
+func (l *qlist) get(name v1.ResourceName) (resource.Quantity, bool) {
+	if e := l.find(name); e != nil {
+		return e.q, true
+	}
+	return resource.Quantity{}, false
+}
+
+// set puts q as the quantity of name.
+func (l *qlist) set(name v1.ResourceName, q resource.Quantity) {
+	if e := l.find(name); e != nil {
+		e.q = q
+		return
+	}
+	l.push(name, q)
+}
+
+func (l *qlist) push(name v1.ResourceName, q resource.Quantity) {
+	if l.n < qlistLen {
+		l.e[l.n] = qentry{name, q}
+		l.n++
+		return
+	}
+	l.more = append(l.more, qentry{name, q})
+}
+
+// copyOf adds a copy of every quantity of list, which l lacks.
+func (l *qlist) copyOf(list v1.ResourceList) {
+	for name, q := range list {
+		l.push(name, q.DeepCopy())
+	}
+}
+
+// add adds every quantity of add.
+func (l *qlist) add(add v1.ResourceList) {
+	for name, q := range add {
+		l.addOne(name, q)
+	}
+}
+
+func (l *qlist) addOne(name v1.ResourceName, q resource.Quantity) {
+	if e := l.find(name); e != nil {
+		e.q.Add(q)
+		return
+	}
+	l.push(name, q.DeepCopy())
+}
+
+// raise raises every quantity to the one of from where that is larger,
+// adding what l lacks.
+func (l *qlist) raise(from *qlist) {
+	for i := range from.len() {
+		f := from.at(i)
+		if e := l.find(f.name); e == nil || f.q.Cmp(e.q) > 0 {
+			l.set(f.name, f.q.DeepCopy())
+		}
+	}
+}
+
+// into returns the list as dst, cleared first.
+func (l *qlist) into(dst v1.ResourceList) v1.ResourceList {
+	clear(dst)
+	for i := range l.len() {
+		e := l.at(i)
+		dst[e.name] = e.q
+	}
+	return dst
+}
+
+// intoNonEmpty is into on dst's storage (a new map when dst is nil), or
+// nil when l is empty: the API server stores an empty list as none.
+func (l *qlist) intoNonEmpty(dst v1.ResourceList) v1.ResourceList {
+	if l.len() == 0 {
+		return nil
+	}
+	if dst == nil {
+		dst = make(v1.ResourceList, l.len())
+	}
+	return l.into(dst)
+}
+
+// podRequests sums the pod's requests into l, as PodRequests returns them.
+func (l *qlist) podRequests(pod *v1.Pod) {
+	l.aggregate(&pod.Spec, func(c *v1.Container) v1.ResourceList { return c.Resources.Requests })
+	if podLevelRequestsSet(&pod.Spec) {
+		l.applyPodLevel(pod.Spec.Resources.Requests)
+	}
+	if pod.Spec.Overhead != nil {
+		l.add(pod.Spec.Overhead)
+	}
+}
+
+// podLimits sums the pod's limits into l, as PodLimits returns them.
+func (l *qlist) podLimits(pod *v1.Pod) {
+	l.aggregate(&pod.Spec, func(c *v1.Container) v1.ResourceList { return c.Resources.Limits })
+	if podLevelSet(&pod.Spec) {
+		l.applyPodLevel(pod.Spec.Resources.Limits)
+	}
+	for name, q := range pod.Spec.Overhead {
+		if e := l.find(name); e != nil && !e.q.IsZero() {
+			e.q.Add(q)
+		}
+	}
+}
+
+// aggregate sums list over the regular containers into l and takes the
+// init containers' peak: each regular init container counts with the
+// sidecars before it, each sidecar adds to the running total and to that
+// peak's base (KEP-753's formula).
+func (l *qlist) aggregate(spec *v1.PodSpec, list func(*v1.Container) v1.ResourceList) {
+	if !anyListed(spec, list) {
+		return // nothing to sum: the common pod without requests or limits
+	}
+	for i := range spec.Containers {
+		l.add(list(&spec.Containers[i]))
+	}
+	var sidecars, peak qlist
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		if c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways {
-			addList(sum, list(c))
-			addList(sidecars, list(c))
-			maxList(peak, sidecars)
+			l.add(list(c))
+			sidecars.add(list(c))
+			peak.raise(&sidecars)
 			continue
 		}
-		during := v1.ResourceList{}
-		addList(during, list(c))
-		addList(during, sidecars)
-		maxList(peak, during)
+		var during qlist
+		during.add(list(c))
+		for j := range sidecars.len() {
+			during.addOne(sidecars.at(j).name, sidecars.at(j).q)
+		}
+		peak.raise(&during)
 	}
-	maxList(sum, peak)
-	return sum
+	l.raise(&peak)
 }
 
-// addList adds every quantity of add to sum.
-func addList(sum, add v1.ResourceList) {
-	for name, q := range add {
-		if v, ok := sum[name]; ok {
-			v.Add(q)
-			sum[name] = v
-		} else {
-			sum[name] = q.DeepCopy()
+// anyListed reports whether some container of spec has an entry in list.
+func anyListed(spec *v1.PodSpec, list func(*v1.Container) v1.ResourceList) bool {
+	for _, cs := range [2][]v1.Container{spec.InitContainers, spec.Containers} {
+		for i := range cs {
+			if len(list(&cs[i])) > 0 {
+				return true
+			}
 		}
 	}
-}
-
-// maxList raises every quantity of into to the one of from where that is
-// larger, adding what into lacks.
-func maxList(into, from v1.ResourceList) {
-	for name, q := range from {
-		if v, ok := into[name]; !ok || q.Cmp(v) > 0 {
-			into[name] = q.DeepCopy()
-		}
-	}
+	return false
 }
 
 // podLevelResource reports whether name can be set at pod level: cpu, memory
@@ -141,12 +264,12 @@ func podLevelRequestsSet(spec *v1.PodSpec) bool {
 	return spec.Resources != nil && anyPodLevel(spec.Resources.Requests)
 }
 
-// applyPodLevel puts the pod-level values of pod in list in place of the
+// applyPodLevel puts the pod-level values of pod in place of the
 // containers' sum.
-func applyPodLevel(list, pod v1.ResourceList) {
+func (l *qlist) applyPodLevel(pod v1.ResourceList) {
 	for name, q := range pod {
 		if podLevelResource(name) {
-			list[name] = q
+			l.set(name, q)
 		}
 	}
 }
@@ -182,41 +305,43 @@ const (
 	minMilliCPULimit   = 10
 )
 
-// cpuRequest is the CPU request the pod cgroup's shares stand for, or nil.
-func (c *PodCgroup) cpuRequest() *resource.Quantity {
+// cpuRequest is the CPU request the pod cgroup's shares stand for, and
+// false when they stand for none.
+func (c *PodCgroup) cpuRequest() (resource.Quantity, bool) {
 	if c == nil || c.CPUShares == nil || *c.CPUShares == 0 {
-		return nil
+		return resource.Quantity{}, false
 	}
 	s := int64(*c.CPUShares)
 	if s < minShares {
-		return nil
+		return resource.Quantity{}, false
 	}
 	// Rounded up, so that the shares of a request give that request back.
 	m := int64(math.Ceil(float64(s*1000) / sharesPerCPU))
 	if m <= 0 {
-		return nil
+		return resource.Quantity{}, false
 	}
-	return resource.NewMilliQuantity(m, resource.DecimalSI)
+	return *resource.NewMilliQuantity(m, resource.DecimalSI), true
 }
 
-// cpuLimit is the CPU limit the pod cgroup's quota stands for, or nil.
-func (c *PodCgroup) cpuLimit() *resource.Quantity {
+// cpuLimit is the CPU limit the pod cgroup's quota stands for, and false
+// when it stands for none.
+func (c *PodCgroup) cpuLimit() (resource.Quantity, bool) {
 	if c == nil || c.CPUPeriod == nil || *c.CPUPeriod == 0 || c.CPUQuota == nil || *c.CPUQuota == -1 {
-		return nil
+		return resource.Quantity{}, false
 	}
 	m := *c.CPUQuota * 1000 / int64(*c.CPUPeriod)
 	if m <= 0 {
-		return nil
+		return resource.Quantity{}, false
 	}
-	return resource.NewMilliQuantity(m, resource.DecimalSI)
+	return *resource.NewMilliQuantity(m, resource.DecimalSI), true
 }
 
-// memoryLimit is the pod cgroup's memory limit, or nil.
-func (c *PodCgroup) memoryLimit() *resource.Quantity {
+// memoryLimit is the pod cgroup's memory limit, and false when it has none.
+func (c *PodCgroup) memoryLimit() (resource.Quantity, bool) {
 	if c == nil || c.Memory == nil || *c.Memory <= 0 {
-		return nil
+		return resource.Quantity{}, false
 	}
-	return resource.NewQuantity(*c.Memory, resource.BinarySI)
+	return *resource.NewQuantity(*c.Memory, resource.BinarySI), true
 }
 
 // milliToShares is the kubelet's CPU shares for a milli-CPU request.
@@ -235,44 +360,53 @@ func sameAfterWeight(shares, readback uint64) bool {
 	return weightToShares(sharesToWeight(shares)) == readback
 }
 
-// effectiveResources is the kubelet's allocated pod-level resources: the
-// pod-level spec resources (their claims too) with the requests of
-// [PodRequests] and the limits of [PodLimits].
-func effectiveResources(pod *v1.Pod) *v1.ResourceRequirements {
-	r := &v1.ResourceRequirements{}
-	if pod.Spec.Resources != nil {
-		r = pod.Spec.Resources.DeepCopy()
-	}
-	r.Requests = nonEmpty(PodRequests(pod))
-	r.Limits = nonEmpty(PodLimits(pod))
+// effectiveResources is the kubelet's allocated pod-level resources,
+// written into dst's storage (a new one when dst is nil): the pod-level
+// spec resources (their claims too) with the requests of [PodRequests]
+// (reqs, summed by the caller) and the limits of [PodLimits].
+func effectiveResources(dst *v1.ResourceRequirements, pod *v1.Pod, reqs *qlist) *v1.ResourceRequirements {
+	r, limits, requests := resetResources(dst, pod)
+	var lims qlist
+	lims.podLimits(pod)
+	r.Requests, r.Limits = reqs.intoNonEmpty(requests), lims.intoNonEmpty(limits)
 	return r
 }
 
-// nonEmpty is list, or nil when it is empty: the API server stores an empty
-// list as none.
-func nonEmpty(list v1.ResourceList) v1.ResourceList {
-	if len(list) == 0 {
-		return nil
+// resetResources empties dst (a new one when dst is nil) but for a copy of
+// the pod-level spec resources' claims, and returns the maps dst held, for
+// reuse.
+func resetResources(dst *v1.ResourceRequirements, pod *v1.Pod) (r *v1.ResourceRequirements, limits, requests v1.ResourceList) {
+	if dst == nil {
+		dst = &v1.ResourceRequirements{}
 	}
-	return list
+	limits, requests, claims := dst.Limits, dst.Requests, dst.Claims
+	*dst = v1.ResourceRequirements{}
+	if src := pod.Spec.Resources; src != nil && src.Claims != nil {
+		dst.Claims = append(claims[:0], src.Claims...)
+		if dst.Claims == nil {
+			dst.Claims = []v1.ResourceClaim{}
+		}
+	}
+	return dst, limits, requests
 }
 
 // podResources is the kubelet's status.resources (spec/podphase.md section
-// 4.3). pod is the API pod, whose status phase is the one read; old is the
-// old status (the kubelet's cached one, else the API's).
-func (o Options) podResources(pod *v1.Pod, old *v1.PodStatus, cg *PodCgroup) *v1.ResourceRequirements {
+// 4.3), written into dst's storage (a new one when dst is nil). pod is the
+// API pod, whose status phase is the one read, and reqs its summed
+// requests (qlist.podRequests); old is the old status (the kubelet's
+// cached one, else the API's).
+func (o Options) podResources(dst *v1.ResourceRequirements, pod *v1.Pod, reqs *qlist, old *v1.PodStatus, cg *PodCgroup) *v1.ResourceRequirements {
 	if pod.Status.Phase != v1.PodRunning {
-		return effectiveResources(pod)
+		return effectiveResources(dst, pod, reqs)
 	}
-	r := &v1.ResourceRequirements{}
-	if pod.Spec.Resources != nil {
-		r = pod.Spec.Resources.DeepCopy()
-	}
-	if r.Requests == nil {
-		r.Requests = v1.ResourceList{}
-	}
-	if r.Limits == nil {
-		r.Limits = v1.ResourceList{}
+	r, limits, requests := resetResources(dst, pod)
+	// The requests written start from the pod-level spec; sum are the
+	// summed ones, read for the memory request below.
+	var own, lims qlist
+	sum, reqs := reqs, &own
+	if spec := pod.Spec.Resources; spec != nil {
+		reqs.copyOf(spec.Requests)
+		lims.copyOf(spec.Limits)
 	}
 	var oldReqs, oldLims v1.ResourceList
 	if old.Resources != nil {
@@ -280,51 +414,51 @@ func (o Options) podResources(pod *v1.Pod, old *v1.PodStatus, cg *PodCgroup) *v1
 	}
 	// A value the cgroup does not give is the old status's when that was
 	// Running too.
-	keep := func(list, oldList v1.ResourceList, name v1.ResourceName) {
+	keep := func(list *qlist, oldList v1.ResourceList, name v1.ResourceName) {
 		if old.Phase != v1.PodRunning {
 			return
 		}
 		if q, ok := oldList[name]; ok {
-			list[name] = q.DeepCopy()
+			list.set(name, q.DeepCopy())
 		}
 	}
-	if req := cg.cpuRequest(); req != nil {
-		allocated := r.Requests[v1.ResourceCPU]
+	if req, ok := cg.cpuRequest(); ok {
+		allocated, _ := reqs.get(v1.ResourceCPU)
 		// At or below the floor on both sides the allocated value stays; so
 		// it does (1.37) when the shares read back are the allocated ones
 		// after a trip through a cgroup v2 weight.
 		if req.MilliValue() > minMilliCPURequest || allocated.MilliValue() > minMilliCPURequest {
 			if !o.Version.AtLeast(kubeversion.V1_37) || !sameAfterWeight(milliToShares(allocated.MilliValue()), *cg.CPUShares) {
-				r.Requests[v1.ResourceCPU] = req.DeepCopy()
+				reqs.set(v1.ResourceCPU, req.DeepCopy())
 			}
 		}
 	} else {
-		keep(r.Requests, oldReqs, v1.ResourceCPU)
+		keep(reqs, oldReqs, v1.ResourceCPU)
 	}
-	if _, ok := r.Requests[v1.ResourceMemory]; !ok {
-		mem, found := PodRequests(pod)[v1.ResourceMemory]
+	if _, ok := reqs.get(v1.ResourceMemory); !ok {
+		mem, found := sum.get(v1.ResourceMemory)
 		if found || !o.Version.AtLeast(kubeversion.V1_36) {
 			// 1.35 writes the sum even when no container asks for memory: 0.
-			r.Requests[v1.ResourceMemory] = mem
+			reqs.set(v1.ResourceMemory, mem)
 		}
 	}
-	if lim := cg.cpuLimit(); lim != nil {
-		allocated := r.Limits[v1.ResourceCPU]
+	if lim, ok := cg.cpuLimit(); ok {
+		allocated, _ := lims.get(v1.ResourceCPU)
 		if lim.MilliValue() > minMilliCPULimit || allocated.MilliValue() > minMilliCPULimit {
-			r.Limits[v1.ResourceCPU] = lim.DeepCopy()
+			lims.set(v1.ResourceCPU, lim.DeepCopy())
 		}
 	} else {
-		keep(r.Limits, oldLims, v1.ResourceCPU)
+		keep(&lims, oldLims, v1.ResourceCPU)
 	}
-	if mem := cg.memoryLimit(); mem != nil {
-		r.Limits[v1.ResourceMemory] = mem.DeepCopy()
+	if mem, ok := cg.memoryLimit(); ok {
+		lims.set(v1.ResourceMemory, mem.DeepCopy())
 	} else {
-		keep(r.Limits, oldLims, v1.ResourceMemory)
+		keep(&lims, oldLims, v1.ResourceMemory)
 	}
 	if !o.Version.AtLeast(kubeversion.V1_36) {
 		// 1.35 then keeps the old status's memory request over any other.
-		keep(r.Requests, oldReqs, v1.ResourceMemory)
+		keep(reqs, oldReqs, v1.ResourceMemory)
 	}
-	r.Requests, r.Limits = nonEmpty(r.Requests), nonEmpty(r.Limits)
+	r.Requests, r.Limits = reqs.intoNonEmpty(requests), lims.intoNonEmpty(limits)
 	return r
 }

@@ -186,7 +186,9 @@ func TestPodResources(t *testing.T) {
 		if old == nil {
 			old = &pod.Status
 		}
-		got := o.podResources(pod, old, tt.cg)
+		var reqs qlist
+		reqs.podRequests(pod)
+		got := o.podResources(nil, pod, &reqs, old, tt.cg)
 		if d := cmp.Diff(tt.want, got, byValue); d != "" {
 			t.Errorf("%s: %s: (-want +got):\n%s", tt.id, tt.reason, d)
 		}

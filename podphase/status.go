@@ -1,6 +1,7 @@
 package podphase
 
 import (
+	"fmt"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -173,19 +174,67 @@ func (o Options) GenerateStatus(in StatusInput) (StatusResult, error) {
 	if err != nil {
 		return StatusResult{}, err
 	}
-	settled := Settle(e.Phase, in.Old, &in.Pod.Status, in.Evict)
-
 	status := *in.Pod.Status.DeepCopy()
+	settled := o.fill(&in, e.Phase, &status, nil, nil, nil)
+	return StatusResult{Status: status, Explanation: e, Settled: settled}, nil
+}
+
+// GenerateStatusTo is [Options.GenerateStatusTo] on [DefaultOptions].
+func GenerateStatusTo(in StatusInput, dst *v1.PodStatus) (Settled, error) {
+	return DefaultOptions().GenerateStatusTo(in, dst)
+}
+
+// GenerateStatusTo is [Options.GenerateStatus] writing the status into
+// *dst, for a caller that generates a pod's status again and again (a node
+// agent's sync loop). It returns GenerateStatus's Settled; the Explanation
+// is not computed ([Options.Explain] gives it).
+//
+// The status is equal to GenerateStatus's, field for field, but shares
+// more: what it keeps of the API server's status (hostIPs, podIPs,
+// startTime, the ephemeral container statuses, the resource claim
+// statuses, ...) is in.Pod.Status's own, not a copy, and the container
+// statuses are in's slices, as with GenerateStatus. The conditions are
+// written into the storage of dst.Conditions and the pod-level resources
+// and allocatedResources into that of dst.Resources and
+// dst.AllocatedResources, which must therefore be the caller's own, shared
+// with no other status (not with in.Old or in.Pod.Status). With room in
+// that storage, and condition messages equal to those of the old status,
+// generating a status again allocates nothing.
+//
+// It returns the errors of GenerateStatus, and an error wrapping
+// [ErrInvalidInput] for a nil dst; on an error *dst is left as it was.
+func (o Options) GenerateStatusTo(in StatusInput, dst *v1.PodStatus) (Settled, error) {
+	if err := o.validate(); err != nil {
+		return Settled{}, err
+	}
+	if in.Pod == nil {
+		return Settled{}, ErrNilPod
+	}
+	if dst == nil {
+		return Settled{}, fmt.Errorf("%w: nil destination status", ErrInvalidInput)
+	}
+	phase, _, err := o.phaseRule(&in.Input, in.InitContainerStatuses, in.ContainerStatuses)
+	if err != nil {
+		return Settled{}, err
+	}
+	// From here on nothing fails.
+	conds, res, alloc := dst.Conditions, dst.Resources, dst.AllocatedResources
+	*dst = in.Pod.Status
+	return o.fill(&in, phase, dst, conds, res, alloc), nil
+}
+
+// fill turns status, a copy of the API server's status, into the
+// generated one for the computed phase: the conditions are written into
+// conds' storage (whose messages they may share) and the pod-level
+// resources into res and alloc (new storage where nil).
+func (o Options) fill(in *StatusInput, phase v1.PodPhase, status *v1.PodStatus, conds []v1.PodCondition, res *v1.ResourceRequirements, alloc v1.ResourceList) Settled {
+	settled := Settle(phase, in.Old, &in.Pod.Status, in.Evict)
 	status.Phase, status.Reason, status.Message = settled.Phase, settled.Reason, settled.Message
 	status.InitContainerStatuses, status.ContainerStatuses = in.InitContainerStatuses, in.ContainerStatuses
-	conds, err := o.Conditions(ConditionsInput{
-		Pod: in.Pod, Status: &status, Old: in.Old,
+	status.Conditions = o.appendConditions(conds[:0], &ConditionsInput{
+		Pod: in.Pod, Status: status, Old: in.Old,
 		Sandbox: in.Sandbox, RuntimeCleanedUp: in.RuntimeCleanedUp, Now: in.Now,
-	})
-	if err != nil {
-		return StatusResult{}, err
-	}
-	status.Conditions = conds
+	}, conds)
 	status.QOSClass = QOSClass(in.Pod)
 	status.Resources, status.AllocatedResources = nil, nil
 	if o.Features.InPlacePodLevelResourcesVerticalScaling {
@@ -193,8 +242,10 @@ func (o Options) GenerateStatus(in StatusInput) (StatusResult, error) {
 		if old == nil {
 			old = &in.Pod.Status
 		}
-		status.Resources = o.podResources(in.Pod, old, in.PodCgroup)
-		status.AllocatedResources = nonEmpty(PodRequests(in.Pod))
+		var reqs qlist
+		reqs.podRequests(in.Pod)
+		status.Resources = o.podResources(res, in.Pod, &reqs, old, in.PodCgroup)
+		status.AllocatedResources = reqs.intoNonEmpty(alloc)
 	}
-	return StatusResult{Status: status, Explanation: e, Settled: settled}, nil
+	return settled
 }

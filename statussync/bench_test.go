@@ -8,6 +8,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -219,4 +220,49 @@ func BenchmarkCoalesce(b *testing.B) {
 		b.Fatalf("%.2f writes per pod", writesPerPod)
 	}
 	b.ReportMetric(writesPerPod, "writes/pod")
+}
+
+// TestSetPodStatusUnchangedAllocatesNothing: setting a status the cache
+// already holds (the kubelet's every sync of a pod whose status did not
+// change) stores nothing and allocates nothing (issue 29), for a status
+// with conditions, container states, the start time, IPs and resources.
+func TestSetPodStatusUnchangedAllocatesNothing(t *testing.T) {
+	cache := newCache(t, statussync.DefaultOptions())
+	pod := benchPod(0)
+	st := benchStatus(true, "")
+	start := metav1.NewTime(epoch.Add(1500 * time.Millisecond))
+	st.StartTime, st.PodIP = &start, "10.0.0.1"
+	st.PodIPs, st.HostIPs = []v1.PodIP{{IP: "10.0.0.1"}}, []v1.HostIP{{IP: "192.0.2.1"}}
+	started := true
+	st.ContainerStatuses[0].Started = &started
+	st.ContainerStatuses[0].Resources = &v1.ResourceRequirements{Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}}
+	st.ContainerStatuses[0].AllocatedResources = v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m")}
+	st.ContainerStatuses[1].LastTerminationState.Terminated = &v1.ContainerStateTerminated{ExitCode: 1, FinishedAt: metav1.NewTime(epoch)}
+	if _, changed, err := cache.SetPodStatus(pod, st, epoch); err != nil || !changed {
+		t.Fatal(err, changed)
+	}
+	now := epoch
+	allocs := testing.AllocsPerRun(100, func() {
+		now = now.Add(time.Second)
+		if _, changed, err := cache.SetPodStatus(pod, st, now); err != nil || changed {
+			t.Fatal(err, changed)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("setting an unchanged status allocates %v times, want 0", allocs)
+	}
+}
+
+// BenchmarkSetPodStatusUnchanged sets the status the cache holds again.
+func BenchmarkSetPodStatusUnchanged(b *testing.B) {
+	cache := newCache(b, statussync.DefaultOptions())
+	pod := benchPod(0)
+	st := benchStatus(true, "")
+	now := epoch
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if _, changed, err := cache.SetPodStatus(pod, st, now); err != nil || changed != (i == 0) {
+			b.Fatal(err, changed)
+		}
+	}
 }

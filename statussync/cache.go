@@ -120,11 +120,12 @@ type entry struct {
 // value holds nothing, its mutators return ErrNotInitialized and its
 // Changed channel never fires.
 type Cache struct {
-	opts   Options
-	mu     sync.RWMutex
-	pods   map[types.UID]*entry
-	resize map[types.UID]*resizeConds
-	signal chan struct{}
+	opts    Options
+	mu      sync.RWMutex
+	pods    map[types.UID]*entry
+	resize  map[types.UID]*resizeConds
+	signal  chan struct{}
+	scratch *scratch // SetPodStatus's storage, under mu
 }
 
 // NewCache returns an empty cache. It returns an *OptionError (wrapping
@@ -195,9 +196,12 @@ func (c *Cache) Version(uid types.UID) uint64 {
 
 // SetPodStatus caches status as the newest status of pod (kubelet
 // SetPodStatus, spec section 7). It returns the cached status after the call
-// and whether a new version was stored. A status equal to the cached one in
+// and whether a new version was stored. The status returned is the cache's
+// own, which never changes once stored: read it, do not modify it
+// (GetPodStatus returns a copy). A status equal to the cached one in
 // everything the kubelet owns stores nothing, unless the pod is being
-// deleted.
+// deleted, and allocates nothing: it is compared in storage the cache
+// reuses, and copied only into a new version.
 //
 // Before storing, the status's observedGeneration is set to the pod's
 // generation (and never goes down; before 1.34, see [Options.Version], only
@@ -216,15 +220,18 @@ func (c *Cache) SetPodStatus(pod *v1.Pod, status v1.PodStatus, now time.Time) (v
 	if c.pods == nil {
 		return v1.PodStatus{}, false, ErrNotInitialized
 	}
-	s := status.DeepCopy()
-	s.ObservedGeneration = c.opts.observedGeneration(pod)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	changed, err := c.update(pod, s, pod.DeletionTimestamp != nil, false, now)
+	if c.scratch == nil {
+		c.scratch = &scratch{}
+	}
+	s := c.scratch.copyOf(&status)
+	s.ObservedGeneration = c.opts.observedGeneration(pod)
+	changed, err := c.update(pod, s, pod.DeletionTimestamp != nil, false, now, c.scratch)
 	if err != nil {
 		return v1.PodStatus{}, false, err
 	}
-	return *c.pods[pod.UID].status.DeepCopy(), changed, nil
+	return c.pods[pod.UID].status, changed, nil
 }
 
 // TerminatePod caches the final status of a pod the node has finished with
@@ -249,7 +256,7 @@ func (c *Cache) TerminatePod(pod *v1.Pod, now time.Time) error {
 	}
 	s := containerstate.TerminatedStatus(pod, base)
 	s.Phase = podphase.TerminatedPhase(s.Phase, IsStatic(pod))
-	_, err := c.update(pod, &s, true, true, now)
+	_, err := c.update(pod, &s, true, true, now, nil)
 	return err
 }
 
@@ -312,7 +319,7 @@ func (c *Cache) setContainer(uid types.UID, containerID string, now time.Time, s
 			}
 		}
 	}
-	return c.update(e.pod, s, false, false, now)
+	return c.update(e.pod, s, false, false, now, nil)
 }
 
 func findByID(list []v1.ContainerStatus, id string) *v1.ContainerStatus {
@@ -383,6 +390,16 @@ func (c *Cache) synced(uid types.UID, v uint64) {
 	}
 }
 
+// setTime returns a pointer to t: storage holding it, or new memory when
+// storage is nil.
+func setTime(storage *metav1.Time, t metav1.Time) *metav1.Time {
+	if storage == nil {
+		storage = new(metav1.Time)
+	}
+	*storage = t
+	return storage
+}
+
 func validPod(pod *v1.Pod, status *v1.PodStatus) error {
 	if pod == nil {
 		return &PodError{Err: ErrNilPod}
@@ -429,8 +446,10 @@ func hasEphemeral(list []v1.EphemeralContainer, name string) bool {
 }
 
 // update is the kubelet's updateStatusInternal (spec section 6). The caller
-// holds the write lock; s is the caller's to give away.
-func (c *Cache) update(pod *v1.Pod, s *v1.PodStatus, force, finished bool, now time.Time) (bool, error) {
+// holds the write lock; s is the caller's to give away, or, with sc, the
+// scratch status of sc, whose storage the times and volume health then go
+// into and of which a new version stores a copy.
+func (c *Cache) update(pod *v1.Pod, s *v1.PodStatus, force, finished bool, now time.Time, sc *scratch) (bool, error) {
 	cached := c.pods[pod.UID]
 	old := &pod.Status
 	static := IsStatic(pod)
@@ -444,24 +463,34 @@ func (c *Cache) update(pod *v1.Pod, s *v1.PodStatus, force, finished bool, now t
 		return false, &PodError{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Err: err}
 	}
 	updateTransitionTimes(old, s, now)
+	var start *metav1.Time // storage of the start time
+	if sc != nil {
+		start = &sc.start
+	}
 	switch {
 	case old.StartTime != nil && !old.StartTime.IsZero():
-		t := *old.StartTime
-		s.StartTime = &t
+		s.StartTime = setTime(start, *old.StartTime)
 	case s.StartTime == nil || s.StartTime.IsZero():
-		t := metav1.NewTime(now)
-		s.StartTime = &t
+		s.StartTime = setTime(start, metav1.NewTime(now))
 	}
 	if len(old.VolumeHealth) > 0 && len(s.VolumeHealth) == 0 {
-		s.VolumeHealth = append([]v1.PodVolumeHealth(nil), old.VolumeHealth...)
+		if sc != nil {
+			sc.health = append(sc.health[:0], old.VolumeHealth...)
+			s.VolumeHealth = sc.health
+		} else {
+			s.VolumeHealth = append([]v1.PodVolumeHealth(nil), old.VolumeHealth...)
+		}
 	}
 	if old.ObservedGeneration > s.ObservedGeneration {
 		s.ObservedGeneration = old.ObservedGeneration
 	}
-	Normalize(&pod.Spec, s)
+	normalize(&pod.Spec, s, start)
 
 	if cached != nil && !force && c.opts.EqualByKubelet(&cached.status, s) {
 		return false, nil
+	}
+	if sc != nil {
+		s = s.DeepCopy() // the scratch stays the cache's
 	}
 	e := &entry{uid: pod.UID, name: pod.Name, namespace: pod.Namespace, finished: finished, static: static, status: *s, at: now}
 	if cached != nil {

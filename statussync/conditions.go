@@ -4,9 +4,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/nodestate/nodestate/internal/podcond"
+	"github.com/nodestate/nodestate/internal/statuseq"
 	"github.com/nodestate/nodestate/podphase"
 )
 
@@ -87,5 +87,5 @@ func (o Options) EqualByKubelet(old, new *v1.PodStatus) bool {
 	a.ResourceClaimStatuses, b.ResourceClaimStatuses = nil, nil
 	a.ExtendedResourceClaimStatus, b.ExtendedResourceClaimStatus = nil, nil
 	a.NodeAllocatableResourceClaimStatuses, b.NodeAllocatableResourceClaimStatuses = nil, nil
-	return equality.Semantic.DeepEqual(a, b)
+	return statuseq.Equal(&a, &b)
 }

@@ -1,7 +1,8 @@
 package statussync
 
 import (
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -18,6 +19,12 @@ import (
 // lacks after them, as the kubelet orders them. It changes s in place;
 // a nil s is left alone, a nil spec leaves init containers in their order.
 func Normalize(spec *v1.PodSpec, s *v1.PodStatus) {
+	normalize(spec, s, nil)
+}
+
+// normalize is Normalize putting the start time, when set, in start's
+// storage (new memory when start is nil).
+func normalize(spec *v1.PodSpec, s *v1.PodStatus, start *metav1.Time) {
 	if s == nil {
 		return
 	}
@@ -26,8 +33,7 @@ func Normalize(spec *v1.PodSpec, s *v1.PodStatus) {
 		limit = containerstate.TerminationMessageLimit(len(spec.Containers) + len(spec.InitContainers) + len(spec.EphemeralContainers))
 	}
 	if s.StartTime != nil {
-		t := seconds(*s.StartTime)
-		s.StartTime = &t
+		s.StartTime = setTime(start, seconds(*s.StartTime))
 	}
 	for i := range s.Conditions {
 		c := &s.Conditions[i]
@@ -86,8 +92,5 @@ func seconds(t metav1.Time) metav1.Time {
 }
 
 func sortByName(list []v1.ContainerStatus) {
-	if sort.SliceIsSorted(list, func(i, j int) bool { return list[i].Name < list[j].Name }) {
-		return
-	}
-	sort.SliceStable(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	slices.SortStableFunc(list, func(a, b v1.ContainerStatus) int { return strings.Compare(a.Name, b.Name) })
 }

@@ -6,8 +6,8 @@
 // internal/cmd/apigen for the rules and knownPanics for the calls skipped
 // because they panic today.
 //
-// Covered: 237 functions and 328 methods of 108 types, in 843 calls (0 skipped as
-// known panics, listed at the end); receivers built by 82 constructors.
+// Covered: 239 functions and 330 methods of 108 types, in 852 calls (0 skipped as
+// known panics, listed at the end); receivers built by 83 constructors.
 //
 // Not called, and why:
 //   - methods of interface types: an interface value has no receiver of its own.
@@ -863,6 +863,33 @@ func TestNoPanic(t *testing.T) {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_, _ = r.Convert(containerstate.Input{})
+			return ""
+		})
+	})
+	t.Run("containerstate.Options.ConvertTo/zero", func(t *testing.T) {
+		guard(t, "containerstate.Options.ConvertTo/zero", func() string {
+			var r containerstate.Options
+			_ = r.ConvertTo(containerstate.Input{}, nil)
+			return ""
+		})
+	})
+	t.Run("containerstate.Options.ConvertTo/DefaultOptions", func(t *testing.T) {
+		guard(t, "containerstate.Options.ConvertTo/DefaultOptions", func() string {
+			r, err := build17(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_ = r.ConvertTo(containerstate.Input{}, nil)
+			return ""
+		})
+	})
+	t.Run("containerstate.Options.ConvertTo/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "containerstate.Options.ConvertTo/DefaultOptionsFor", func() string {
+			r, err := build19(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
+			}
+			_ = r.ConvertTo(containerstate.Input{}, nil)
 			return ""
 		})
 	})
@@ -2936,6 +2963,12 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("nodecondition.HealthySample", func(t *testing.T) {
+		guard(t, "nodecondition.HealthySample", func() string {
+			_ = nodecondition.HealthySample()
+			return ""
+		})
+	})
 	t.Run("nodecondition.(*InputError).Error/zero", func(t *testing.T) {
 		guard(t, "nodecondition.(*InputError).Error/zero", func() string {
 			var r nodecondition.InputError
@@ -3488,6 +3521,16 @@ func TestNoPanic(t *testing.T) {
 			return ""
 		})
 	})
+	t.Run("nodecondition.(*Sample).Set/HealthySample", func(t *testing.T) {
+		guard(t, "nodecondition.(*Sample).Set/HealthySample", func() string {
+			r, err := build46(ctx)
+			if err != nil {
+				return fmt.Sprintf("HealthySample: %v", err)
+			}
+			r.Set(0, 0, 0)
+			return ""
+		})
+	})
 	t.Run("nodecondition.SendReason.String/zero", func(t *testing.T) {
 		guard(t, "nodecondition.SendReason.String/zero", func() string {
 			var r nodecondition.SendReason
@@ -3591,7 +3634,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition.ZoneState.String/ComputeZoneState", func(t *testing.T) {
 		guard(t, "nodecondition.ZoneState.String/ComputeZoneState", func() string {
-			r, err := build46(ctx)
+			r, err := build47(ctx)
 			if err != nil {
 				return fmt.Sprintf("ComputeZoneState: %v", err)
 			}
@@ -3754,7 +3797,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ParseScenario", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ParseScenario", func() string {
-			r, err := build47(ctx)
+			r, err := build48(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseScenario: %v", err)
 			}
@@ -3764,7 +3807,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioClusterOutage", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioClusterOutage", func() string {
-			r, err := build48(ctx)
+			r, err := build49(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioClusterOutage: %v", err)
 			}
@@ -3774,7 +3817,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioFlappingNetwork", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioFlappingNetwork", func() string {
-			r, err := build49(ctx)
+			r, err := build50(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioFlappingNetwork: %v", err)
 			}
@@ -3784,7 +3827,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioKubeletStops", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioKubeletStops", func() string {
-			r, err := build50(ctx)
+			r, err := build51(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioKubeletStops: %v", err)
 			}
@@ -3794,7 +3837,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioMemoryPressure", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioMemoryPressure", func() string {
-			r, err := build51(ctx)
+			r, err := build52(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioMemoryPressure: %v", err)
 			}
@@ -3804,7 +3847,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.(*Scenario).Validate/ScenarioZoneOutage", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.(*Scenario).Validate/ScenarioZoneOutage", func() string {
-			r, err := build52(ctx)
+			r, err := build53(ctx)
 			if err != nil {
 				return fmt.Sprintf("ScenarioZoneOutage: %v", err)
 			}
@@ -3871,7 +3914,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Find/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Find/Simulate", func() string {
-			r, err := build53(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3888,7 +3931,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Mermaid/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Mermaid/Simulate", func() string {
-			r, err := build53(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -3905,7 +3948,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("nodecondition/simulation.Timeline.Table/Simulate", func(t *testing.T) {
 		guard(t, "nodecondition/simulation.Timeline.Table/Simulate", func() string {
-			r, err := build53(ctx)
+			r, err := build54(ctx)
 			if err != nil {
 				return fmt.Sprintf("Simulate: %v", err)
 			}
@@ -4085,7 +4128,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).Stats/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).Stats/New", func() string {
-			r, err := build55(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -4102,7 +4145,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).Step/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).Step/New", func() string {
-			r, err := build55(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -4119,7 +4162,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle.(*Machine).StepTo/New", func(t *testing.T) {
 		guard(t, "podlifecycle.(*Machine).StepTo/New", func() string {
-			r, err := build55(ctx)
+			r, err := build56(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -4414,7 +4457,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/podlifecycletest.(*Trace).String/Run", func(t *testing.T) {
 		guard(t, "podlifecycle/podlifecycletest.(*Trace).String/Run", func() string {
-			r, err := build58(ctx)
+			r, err := build59(ctx)
 			if err != nil {
 				return fmt.Sprintf("Run: %v", err)
 			}
@@ -4451,7 +4494,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.Behaviour.String/DefaultBehaviour", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.Behaviour.String/DefaultBehaviour", func() string {
-			r, err := build59(ctx)
+			r, err := build60(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultBehaviour: %v", err)
 			}
@@ -4461,7 +4504,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.Behaviour.String/ParseBehaviour", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.Behaviour.String/ParseBehaviour", func() string {
-			r, err := build60(ctx)
+			r, err := build61(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseBehaviour: %v", err)
 			}
@@ -4478,7 +4521,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.Behaviours.String/ParseBehaviours", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.Behaviours.String/ParseBehaviours", func() string {
-			r, err := build56(ctx)
+			r, err := build57(ctx)
 			if err != nil {
 				return fmt.Sprintf("ParseBehaviours: %v", err)
 			}
@@ -4488,7 +4531,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.Behaviours.String/PodBehaviours", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.Behaviours.String/PodBehaviours", func() string {
-			r, err := build61(ctx)
+			r, err := build62(ctx)
 			if err != nil {
 				return fmt.Sprintf("PodBehaviours: %v", err)
 			}
@@ -4581,7 +4624,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.(*Runtime).Do/New", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.(*Runtime).Do/New", func() string {
-			r, err := build63(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -4591,7 +4634,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.(*Runtime).Do/NewForPod", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.(*Runtime).Do/NewForPod", func() string {
-			r, err := build64(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewForPod: %v", err)
 			}
@@ -4608,7 +4651,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.(*Runtime).Due/New", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.(*Runtime).Due/New", func() string {
-			r, err := build63(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -4618,7 +4661,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.(*Runtime).Due/NewForPod", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.(*Runtime).Due/NewForPod", func() string {
-			r, err := build64(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewForPod: %v", err)
 			}
@@ -4635,7 +4678,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.(*Runtime).Next/New", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.(*Runtime).Next/New", func() string {
-			r, err := build63(ctx)
+			r, err := build64(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -4645,7 +4688,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podlifecycle/simruntime.(*Runtime).Next/NewForPod", func(t *testing.T) {
 		guard(t, "podlifecycle/simruntime.(*Runtime).Next/NewForPod", func() string {
-			r, err := build64(ctx)
+			r, err := build65(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewForPod: %v", err)
 			}
@@ -4718,7 +4761,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Explanation.String/Explain", func(t *testing.T) {
 		guard(t, "podphase.Explanation.String/Explain", func() string {
-			r, err := build65(ctx)
+			r, err := build66(ctx)
 			if err != nil {
 				return fmt.Sprintf("Explain: %v", err)
 			}
@@ -4729,6 +4772,12 @@ func TestNoPanic(t *testing.T) {
 	t.Run("podphase.GenerateStatus", func(t *testing.T) {
 		guard(t, "podphase.GenerateStatus", func() string {
 			_, _ = podphase.GenerateStatus(podphase.StatusInput{})
+			return ""
+		})
+	})
+	t.Run("podphase.GenerateStatusTo", func(t *testing.T) {
+		guard(t, "podphase.GenerateStatusTo", func() string {
+			_, _ = podphase.GenerateStatusTo(podphase.StatusInput{}, nil)
 			return ""
 		})
 	})
@@ -4759,7 +4808,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Columns/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Columns/DefaultOptions", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4769,7 +4818,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Columns/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Columns/DefaultOptionsFor", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4786,7 +4835,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Conditions/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/DefaultOptions", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4796,7 +4845,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Conditions/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Conditions/DefaultOptionsFor", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4813,7 +4862,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.DisplayStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.DisplayStatus/DefaultOptions", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4823,7 +4872,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.DisplayStatus/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.DisplayStatus/DefaultOptionsFor", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4840,7 +4889,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Explain/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/DefaultOptions", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4850,7 +4899,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Explain/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Explain/DefaultOptionsFor", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4867,7 +4916,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.GenerateStatus/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.GenerateStatus/DefaultOptions", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4877,11 +4926,38 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.GenerateStatus/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.GenerateStatus/DefaultOptionsFor", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
 			_, _ = r.GenerateStatus(podphase.StatusInput{})
+			return ""
+		})
+	})
+	t.Run("podphase.Options.GenerateStatusTo/zero", func(t *testing.T) {
+		guard(t, "podphase.Options.GenerateStatusTo/zero", func() string {
+			var r podphase.Options
+			_, _ = r.GenerateStatusTo(podphase.StatusInput{}, nil)
+			return ""
+		})
+	})
+	t.Run("podphase.Options.GenerateStatusTo/DefaultOptions", func(t *testing.T) {
+		guard(t, "podphase.Options.GenerateStatusTo/DefaultOptions", func() string {
+			r, err := build67(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptions: %v", err)
+			}
+			_, _ = r.GenerateStatusTo(podphase.StatusInput{}, nil)
+			return ""
+		})
+	})
+	t.Run("podphase.Options.GenerateStatusTo/DefaultOptionsFor", func(t *testing.T) {
+		guard(t, "podphase.Options.GenerateStatusTo/DefaultOptionsFor", func() string {
+			r, err := build68(ctx)
+			if err != nil {
+				return fmt.Sprintf("DefaultOptionsFor: %v", err)
+			}
+			_, _ = r.GenerateStatusTo(podphase.StatusInput{}, nil)
 			return ""
 		})
 	})
@@ -4894,7 +4970,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.KubeletOwned/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.KubeletOwned/DefaultOptions", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4904,7 +4980,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.KubeletOwned/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.KubeletOwned/DefaultOptionsFor", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4921,7 +4997,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptions", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4931,7 +5007,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.OwnedConditionTypes/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.OwnedConditionTypes/DefaultOptionsFor", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4948,7 +5024,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Phase/DefaultOptions", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/DefaultOptions", func() string {
-			r, err := build66(ctx)
+			r, err := build67(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -4958,7 +5034,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.Options.Phase/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "podphase.Options.Phase/DefaultOptionsFor", func() string {
-			r, err := build67(ctx)
+			r, err := build68(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -4981,7 +5057,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podphase.PodCgroup.ReadBackV2/PodCgroupOf", func(t *testing.T) {
 		guard(t, "podphase.PodCgroup.ReadBackV2/PodCgroupOf", func() string {
-			r, err := build68(ctx)
+			r, err := build69(ctx)
 			if err != nil {
 				return fmt.Sprintf("PodCgroupOf: %v", err)
 			}
@@ -5186,7 +5262,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Add/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Add/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5203,7 +5279,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Advance/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Advance/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5220,7 +5296,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Images/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Images/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5237,7 +5313,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Notify/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Notify/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5254,7 +5330,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Pod/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Pod/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5271,7 +5347,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).PodCIDR/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).PodCIDR/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5288,7 +5364,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Pods/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Pods/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5305,7 +5381,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Reject/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Reject/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5322,7 +5398,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Remove/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Remove/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5339,7 +5415,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Run/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Run/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5356,7 +5432,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).SetPodCIDR/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).SetPodCIDR/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5373,7 +5449,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Stats/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Stats/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5390,7 +5466,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Status/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Status/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5407,7 +5483,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Update/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Update/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5424,7 +5500,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("podrunner.(*Runner).Wakeup/New", func(t *testing.T) {
 		guard(t, "podrunner.(*Runner).Wakeup/New", func() string {
-			r, err := build72(ctx)
+			r, err := build73(ctx)
 			if err != nil {
 				return fmt.Sprintf("New: %v", err)
 			}
@@ -5441,7 +5517,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).BackfillResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).BackfillResizeConditions/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5458,7 +5534,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Changed/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Changed/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5475,7 +5551,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizeInProgress/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5492,7 +5568,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ClearResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ClearResizePending/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5509,7 +5585,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Forget/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Forget/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5526,7 +5602,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).GetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).GetPodStatus/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5543,7 +5619,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeDeferred/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeDeferred/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5560,7 +5636,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).IsResizeInfeasible/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).IsResizeInfeasible/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5577,7 +5653,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Len/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Len/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5594,7 +5670,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).RemoveOrphans/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).RemoveOrphans/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5611,7 +5687,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).ResizeConditions/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).ResizeConditions/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5628,7 +5704,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerReadiness/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerReadiness/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5645,7 +5721,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetContainerStartup/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetContainerStartup/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5662,7 +5738,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetPodStatus/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetPodStatus/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5679,7 +5755,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizeInProgress/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizeInProgress/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5696,7 +5772,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).SetResizePending/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).SetResizePending/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5713,7 +5789,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).TerminatePod/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).TerminatePod/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5730,7 +5806,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Cache).Version/NewCache", func(t *testing.T) {
 		guard(t, "statussync.(*Cache).Version/NewCache", func() string {
-			r, err := build71(ctx)
+			r, err := build72(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewCache: %v", err)
 			}
@@ -5771,7 +5847,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Observe/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Observe/NewEngine", func() string {
-			r, err := build75(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5788,7 +5864,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).Run/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).Run/NewEngine", func() string {
-			r, err := build75(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5805,7 +5881,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Engine).SyncOnce/NewEngine", func(t *testing.T) {
 		guard(t, "statussync.(*Engine).SyncOnce/NewEngine", func() string {
-			r, err := build75(ctx)
+			r, err := build76(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewEngine: %v", err)
 			}
@@ -5858,7 +5934,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptions", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5868,7 +5944,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.EqualByKubelet/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.EqualByKubelet/DefaultOptionsFor", func() string {
-			r, err := build76(ctx)
+			r, err := build77(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5885,7 +5961,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptions", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5895,7 +5971,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.Merge/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.Merge/DefaultOptionsFor", func() string {
-			r, err := build76(ctx)
+			r, err := build77(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5912,7 +5988,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptions", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptions", func() string {
-			r, err := build70(ctx)
+			r, err := build71(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptions: %v", err)
 			}
@@ -5922,7 +5998,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.Options.OwnershipOf/DefaultOptionsFor", func(t *testing.T) {
 		guard(t, "statussync.Options.OwnershipOf/DefaultOptionsFor", func() string {
-			r, err := build76(ctx)
+			r, err := build77(ctx)
 			if err != nil {
 				return fmt.Sprintf("DefaultOptionsFor: %v", err)
 			}
@@ -5952,7 +6028,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Begin/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Begin/NewPlanner", func() string {
-			r, err := build78(ctx)
+			r, err := build79(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5969,7 +6045,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Done/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Done/NewPlanner", func() string {
-			r, err := build78(ctx)
+			r, err := build79(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -5986,7 +6062,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).End/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).End/NewPlanner", func() string {
-			r, err := build78(ctx)
+			r, err := build79(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -6003,7 +6079,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Next/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Next/NewPlanner", func() string {
-			r, err := build78(ctx)
+			r, err := build79(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -6020,7 +6096,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).NextWake/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).NextWake/NewPlanner", func() string {
-			r, err := build78(ctx)
+			r, err := build79(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -6037,7 +6113,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync.(*Planner).Observe/NewPlanner", func(t *testing.T) {
 		guard(t, "statussync.(*Planner).Observe/NewPlanner", func() string {
-			r, err := build78(ctx)
+			r, err := build79(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewPlanner: %v", err)
 			}
@@ -6082,7 +6158,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPI", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6092,7 +6168,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).BeforeNextPatch/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).BeforeNextPatch/NewAPIWithOptions", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6109,7 +6185,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPI", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6119,7 +6195,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Create/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Create/NewAPIWithOptions", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6136,7 +6212,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPI", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6146,7 +6222,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).DeletePod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).DeletePod/NewAPIWithOptions", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6163,7 +6239,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPI", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6173,7 +6249,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).FailNext/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).FailNext/NewAPIWithOptions", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6190,7 +6266,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPI", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6200,7 +6276,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).GetPod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).GetPod/NewAPIWithOptions", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6217,7 +6293,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPI", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6227,7 +6303,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).OnWrite/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).OnWrite/NewAPIWithOptions", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6244,7 +6320,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPI", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6254,7 +6330,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).PatchPodStatus/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).PatchPodStatus/NewAPIWithOptions", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6271,7 +6347,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPI", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6281,7 +6357,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pending/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pending/NewAPIWithOptions", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6298,7 +6374,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPI", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6308,7 +6384,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Pod/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Pod/NewAPIWithOptions", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6325,7 +6401,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPI", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6335,7 +6411,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Recreate/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Recreate/NewAPIWithOptions", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6352,7 +6428,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPI", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6362,7 +6438,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Requests/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Requests/NewAPIWithOptions", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6379,7 +6455,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPI", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6389,7 +6465,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).SetFaults/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).SetFaults/NewAPIWithOptions", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6406,7 +6482,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPI", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPI", func() string {
-			r, err := build74(ctx)
+			r, err := build75(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPI: %v", err)
 			}
@@ -6416,7 +6492,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*API).Update/NewAPIWithOptions", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*API).Update/NewAPIWithOptions", func() string {
-			r, err := build80(ctx)
+			r, err := build81(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewAPIWithOptions: %v", err)
 			}
@@ -6452,7 +6528,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Cached/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Cached/NewHistory", func() string {
-			r, err := build81(ctx)
+			r, err := build82(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6469,7 +6545,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Err/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Err/NewHistory", func() string {
-			r, err := build81(ctx)
+			r, err := build82(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6486,7 +6562,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Tag/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Tag/NewHistory", func() string {
-			r, err := build81(ctx)
+			r, err := build82(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6503,7 +6579,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Write/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Write/NewHistory", func() string {
-			r, err := build81(ctx)
+			r, err := build82(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6520,7 +6596,7 @@ func TestNoPanic(t *testing.T) {
 	})
 	t.Run("statussync/statussynctest.(*History).Writes/NewHistory", func(t *testing.T) {
 		guard(t, "statussync/statussynctest.(*History).Writes/NewHistory", func() string {
-			r, err := build81(ctx)
+			r, err := build82(ctx)
 			if err != nil {
 				return fmt.Sprintf("NewHistory: %v", err)
 			}
@@ -6822,126 +6898,131 @@ func build45(ctx context.Context) (r *nodecondition.Runner, err error) {
 	return nodecondition.NewRunner(a0, a1, nil, nil, nil)
 }
 
-// build46 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
-func build46(ctx context.Context) (r nodecondition.ZoneState, err error) {
+// build46 builds a nodecondition.Sample with nodecondition.HealthySample.
+func build46(ctx context.Context) (r nodecondition.Sample, err error) {
+	return nodecondition.HealthySample(), nil
+}
+
+// build47 builds a nodecondition.ZoneState with nodecondition.ComputeZoneState.
+func build47(ctx context.Context) (r nodecondition.ZoneState, err error) {
 	return nodecondition.ComputeZoneState(0, 0, 0), nil
 }
 
-// build47 builds a simulation.Scenario with nodecondition/simulation.ParseScenario.
-func build47(ctx context.Context) (r simulation.Scenario, err error) {
+// build48 builds a simulation.Scenario with nodecondition/simulation.ParseScenario.
+func build48(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ParseScenario("")
 }
 
-// build48 builds a simulation.Scenario with nodecondition/simulation.ScenarioClusterOutage.
-func build48(ctx context.Context) (r simulation.Scenario, err error) {
+// build49 builds a simulation.Scenario with nodecondition/simulation.ScenarioClusterOutage.
+func build49(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioClusterOutage(), nil
 }
 
-// build49 builds a simulation.Scenario with nodecondition/simulation.ScenarioFlappingNetwork.
-func build49(ctx context.Context) (r simulation.Scenario, err error) {
+// build50 builds a simulation.Scenario with nodecondition/simulation.ScenarioFlappingNetwork.
+func build50(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioFlappingNetwork(), nil
 }
 
-// build50 builds a simulation.Scenario with nodecondition/simulation.ScenarioKubeletStops.
-func build50(ctx context.Context) (r simulation.Scenario, err error) {
+// build51 builds a simulation.Scenario with nodecondition/simulation.ScenarioKubeletStops.
+func build51(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioKubeletStops(), nil
 }
 
-// build51 builds a simulation.Scenario with nodecondition/simulation.ScenarioMemoryPressure.
-func build51(ctx context.Context) (r simulation.Scenario, err error) {
+// build52 builds a simulation.Scenario with nodecondition/simulation.ScenarioMemoryPressure.
+func build52(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioMemoryPressure(), nil
 }
 
-// build52 builds a simulation.Scenario with nodecondition/simulation.ScenarioZoneOutage.
-func build52(ctx context.Context) (r simulation.Scenario, err error) {
+// build53 builds a simulation.Scenario with nodecondition/simulation.ScenarioZoneOutage.
+func build53(ctx context.Context) (r simulation.Scenario, err error) {
 	return simulation.ScenarioZoneOutage(), nil
 }
 
-// build53 builds a simulation.Timeline with nodecondition/simulation.Simulate.
-func build53(ctx context.Context) (r simulation.Timeline, err error) {
-	a0, _ := build48(ctx)
+// build54 builds a simulation.Timeline with nodecondition/simulation.Simulate.
+func build54(ctx context.Context) (r simulation.Timeline, err error) {
+	a0, _ := build49(ctx)
 	return simulation.Simulate(a0)
 }
 
-// build54 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
-func build54(ctx context.Context) (r podlifecycle.Options, err error) {
+// build55 builds a podlifecycle.Options with podlifecycle.DefaultOptions.
+func build55(ctx context.Context) (r podlifecycle.Options, err error) {
 	return podlifecycle.DefaultOptions(), nil
 }
 
-// build55 builds a *podlifecycle.Machine with podlifecycle.New.
-func build55(ctx context.Context) (r *podlifecycle.Machine, err error) {
-	a0, _ := build54(ctx)
+// build56 builds a *podlifecycle.Machine with podlifecycle.New.
+func build56(ctx context.Context) (r *podlifecycle.Machine, err error) {
+	a0, _ := build55(ctx)
 	return podlifecycle.New(a0, nil)
 }
 
-// build56 builds a simruntime.Behaviours with podlifecycle/simruntime.ParseBehaviours.
-func build56(ctx context.Context) (r simruntime.Behaviours, err error) {
+// build57 builds a simruntime.Behaviours with podlifecycle/simruntime.ParseBehaviours.
+func build57(ctx context.Context) (r simruntime.Behaviours, err error) {
 	return simruntime.ParseBehaviours("")
 }
 
-// build57 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
-func build57(ctx context.Context) (r podlifecycletest.Options, err error) {
+// build58 builds a podlifecycletest.Options with podlifecycle/podlifecycletest.DefaultOptions.
+func build58(ctx context.Context) (r podlifecycletest.Options, err error) {
 	return podlifecycletest.DefaultOptions(), nil
 }
 
-// build58 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
-func build58(ctx context.Context) (r *podlifecycletest.Trace, err error) {
-	a1, err := build56(ctx)
+// build59 builds a *podlifecycletest.Trace with podlifecycle/podlifecycletest.Run.
+func build59(ctx context.Context) (r *podlifecycletest.Trace, err error) {
+	a1, err := build57(ctx)
 	if err != nil {
 		return r, err
 	}
-	a2, _ := build57(ctx)
+	a2, _ := build58(ctx)
 	return podlifecycletest.Run(nil, a1, a2)
 }
 
-// build59 builds a simruntime.Behaviour with podlifecycle/simruntime.DefaultBehaviour.
-func build59(ctx context.Context) (r simruntime.Behaviour, err error) {
+// build60 builds a simruntime.Behaviour with podlifecycle/simruntime.DefaultBehaviour.
+func build60(ctx context.Context) (r simruntime.Behaviour, err error) {
 	return simruntime.DefaultBehaviour(false), nil
 }
 
-// build60 builds a simruntime.Behaviour with podlifecycle/simruntime.ParseBehaviour.
-func build60(ctx context.Context) (r simruntime.Behaviour, err error) {
+// build61 builds a simruntime.Behaviour with podlifecycle/simruntime.ParseBehaviour.
+func build61(ctx context.Context) (r simruntime.Behaviour, err error) {
 	return simruntime.ParseBehaviour("")
 }
 
-// build61 builds a simruntime.Behaviours with podlifecycle/simruntime.PodBehaviours.
-func build61(ctx context.Context) (r simruntime.Behaviours, err error) {
+// build62 builds a simruntime.Behaviours with podlifecycle/simruntime.PodBehaviours.
+func build62(ctx context.Context) (r simruntime.Behaviours, err error) {
 	return simruntime.PodBehaviours(nil)
 }
 
-// build62 builds a simruntime.Options with podlifecycle/simruntime.DefaultOptions.
-func build62(ctx context.Context) (r simruntime.Options, err error) {
+// build63 builds a simruntime.Options with podlifecycle/simruntime.DefaultOptions.
+func build63(ctx context.Context) (r simruntime.Options, err error) {
 	return simruntime.DefaultOptions(), nil
 }
 
-// build63 builds a *simruntime.Runtime with podlifecycle/simruntime.New.
-func build63(ctx context.Context) (r *simruntime.Runtime, err error) {
-	a0, _ := build62(ctx)
-	a2, err := build56(ctx)
+// build64 builds a *simruntime.Runtime with podlifecycle/simruntime.New.
+func build64(ctx context.Context) (r *simruntime.Runtime, err error) {
+	a0, _ := build63(ctx)
+	a2, err := build57(ctx)
 	if err != nil {
 		return r, err
 	}
 	return simruntime.New(a0, nil, a2)
 }
 
-// build64 builds a *simruntime.Runtime with podlifecycle/simruntime.NewForPod.
-func build64(ctx context.Context) (r *simruntime.Runtime, err error) {
-	a0, _ := build62(ctx)
+// build65 builds a *simruntime.Runtime with podlifecycle/simruntime.NewForPod.
+func build65(ctx context.Context) (r *simruntime.Runtime, err error) {
+	a0, _ := build63(ctx)
 	return simruntime.NewForPod(a0, nil)
 }
 
-// build65 builds a podphase.Explanation with podphase.Explain.
-func build65(ctx context.Context) (r podphase.Explanation, err error) {
+// build66 builds a podphase.Explanation with podphase.Explain.
+func build66(ctx context.Context) (r podphase.Explanation, err error) {
 	return podphase.Explain(podphase.Input{})
 }
 
-// build66 builds a podphase.Options with podphase.DefaultOptions.
-func build66(ctx context.Context) (r podphase.Options, err error) {
+// build67 builds a podphase.Options with podphase.DefaultOptions.
+func build67(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptions(), nil
 }
 
-// build67 builds a podphase.Options with podphase.DefaultOptionsFor.
-func build67(ctx context.Context) (r podphase.Options, err error) {
+// build68 builds a podphase.Options with podphase.DefaultOptionsFor.
+func build68(ctx context.Context) (r podphase.Options, err error) {
 	a0, err := build4(ctx)
 	if err != nil {
 		return r, err
@@ -6949,60 +7030,60 @@ func build67(ctx context.Context) (r podphase.Options, err error) {
 	return podphase.DefaultOptionsFor(a0), nil
 }
 
-// build68 builds a podphase.PodCgroup with podphase.PodCgroupOf.
-func build68(ctx context.Context) (r podphase.PodCgroup, err error) {
+// build69 builds a podphase.PodCgroup with podphase.PodCgroupOf.
+func build69(ctx context.Context) (r podphase.PodCgroup, err error) {
 	return podphase.PodCgroupOf(nil), nil
 }
 
-// build69 builds a podrunner.Options with podrunner.DefaultOptions.
-func build69(ctx context.Context) (r podrunner.Options, err error) {
+// build70 builds a podrunner.Options with podrunner.DefaultOptions.
+func build70(ctx context.Context) (r podrunner.Options, err error) {
 	return podrunner.DefaultOptions(), nil
 }
 
-// build70 builds a statussync.Options with statussync.DefaultOptions.
-func build70(ctx context.Context) (r statussync.Options, err error) {
+// build71 builds a statussync.Options with statussync.DefaultOptions.
+func build71(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptions(), nil
 }
 
-// build71 builds a *statussync.Cache with statussync.NewCache.
-func build71(ctx context.Context) (r *statussync.Cache, err error) {
-	a0, _ := build70(ctx)
+// build72 builds a *statussync.Cache with statussync.NewCache.
+func build72(ctx context.Context) (r *statussync.Cache, err error) {
+	a0, _ := build71(ctx)
 	return statussync.NewCache(a0)
 }
 
-// build72 builds a *podrunner.Runner with podrunner.New.
-func build72(ctx context.Context) (r *podrunner.Runner, err error) {
-	a0, _ := build69(ctx)
-	a1, err := build71(ctx)
+// build73 builds a *podrunner.Runner with podrunner.New.
+func build73(ctx context.Context) (r *podrunner.Runner, err error) {
+	a0, _ := build70(ctx)
+	a1, err := build72(ctx)
 	if err != nil {
 		return r, err
 	}
 	return podrunner.New(a0, a1, nil)
 }
 
-// build73 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
-func build73(ctx context.Context) (r statussync.EngineOptions, err error) {
+// build74 builds a statussync.EngineOptions with statussync.DefaultEngineOptions.
+func build74(ctx context.Context) (r statussync.EngineOptions, err error) {
 	return statussync.DefaultEngineOptions(), nil
 }
 
-// build74 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
-func build74(ctx context.Context) (r *statussynctest.API, err error) {
+// build75 builds a *statussynctest.API with statussync/statussynctest.NewAPI.
+func build75(ctx context.Context) (r *statussynctest.API, err error) {
 	return statussynctest.NewAPI(0), nil
 }
 
-// build75 builds a *statussync.Engine with statussync.NewEngine.
-func build75(ctx context.Context) (r *statussync.Engine, err error) {
-	a0, _ := build73(ctx)
-	a1, err := build71(ctx)
+// build76 builds a *statussync.Engine with statussync.NewEngine.
+func build76(ctx context.Context) (r *statussync.Engine, err error) {
+	a0, _ := build74(ctx)
+	a1, err := build72(ctx)
 	if err != nil {
 		return r, err
 	}
-	a2, _ := build74(ctx)
+	a2, _ := build75(ctx)
 	return statussync.NewEngine(a0, a1, a2)
 }
 
-// build76 builds a statussync.Options with statussync.DefaultOptionsFor.
-func build76(ctx context.Context) (r statussync.Options, err error) {
+// build77 builds a statussync.Options with statussync.DefaultOptionsFor.
+func build77(ctx context.Context) (r statussync.Options, err error) {
 	a0, err := build4(ctx)
 	if err != nil {
 		return r, err
@@ -7010,34 +7091,34 @@ func build76(ctx context.Context) (r statussync.Options, err error) {
 	return statussync.DefaultOptionsFor(a0), nil
 }
 
-// build77 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
-func build77(ctx context.Context) (r statussync.PlannerOptions, err error) {
+// build78 builds a statussync.PlannerOptions with statussync.DefaultPlannerOptions.
+func build78(ctx context.Context) (r statussync.PlannerOptions, err error) {
 	return statussync.DefaultPlannerOptions(), nil
 }
 
-// build78 builds a *statussync.Planner with statussync.NewPlanner.
-func build78(ctx context.Context) (r *statussync.Planner, err error) {
-	a0, _ := build77(ctx)
-	a1, err := build71(ctx)
+// build79 builds a *statussync.Planner with statussync.NewPlanner.
+func build79(ctx context.Context) (r *statussync.Planner, err error) {
+	a0, _ := build78(ctx)
+	a1, err := build72(ctx)
 	if err != nil {
 		return r, err
 	}
 	return statussync.NewPlanner(a0, a1)
 }
 
-// build79 builds a statussynctest.Options with statussync/statussynctest.DefaultOptions.
-func build79(ctx context.Context) (r statussynctest.Options, err error) {
+// build80 builds a statussynctest.Options with statussync/statussynctest.DefaultOptions.
+func build80(ctx context.Context) (r statussynctest.Options, err error) {
 	return statussynctest.DefaultOptions(), nil
 }
 
-// build80 builds a *statussynctest.API with statussync/statussynctest.NewAPIWithOptions.
-func build80(ctx context.Context) (r *statussynctest.API, err error) {
-	a0, _ := build79(ctx)
+// build81 builds a *statussynctest.API with statussync/statussynctest.NewAPIWithOptions.
+func build81(ctx context.Context) (r *statussynctest.API, err error) {
+	a0, _ := build80(ctx)
 	return statussynctest.NewAPIWithOptions(a0)
 }
 
-// build81 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
-func build81(ctx context.Context) (r *statussynctest.History, err error) {
+// build82 builds a *statussynctest.History with statussync/statussynctest.NewHistory.
+func build82(ctx context.Context) (r *statussynctest.History, err error) {
 	return statussynctest.NewHistory(), nil
 }
 

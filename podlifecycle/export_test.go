@@ -1,0 +1,12 @@
+package podlifecycle
+
+// Test hooks for the external tests of this package.
+
+// RegenerateAlways makes m generate its status at every sync and convert
+// every container, into storage whose states are reused only for the same
+// kind, as it did before generations whose inputs did not change were
+// skipped.
+func RegenerateAlways(m *Machine) { m.noSkip = true }
+
+// Skipped returns how many generations m skipped.
+func Skipped(m *Machine) uint64 { return m.skipped }
