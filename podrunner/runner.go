@@ -2,7 +2,6 @@ package podrunner
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -383,41 +382,6 @@ func (r *Runner) count(f func(*Stats)) {
 	r.statsMu.Lock()
 	f(&r.stats)
 	r.statsMu.Unlock()
-}
-
-// Images returns the names of the images pulled onto the node so far, in
-// the order they arrived.
-func (r *Runner) Images() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.images) == 0 {
-		return nil
-	}
-	out := make([]string, len(r.images))
-	for i := range r.images {
-		out[i] = r.images[i].Name
-	}
-	return out
-}
-
-// Image is one image on the node, as the runtime reported it.
-type Image struct {
-	// Name is the image as the pod specs name it.
-	Name string
-	// Ref is the runtime's reference of it (ImageRef of the first
-	// container created from it); empty until one is.
-	Ref string
-	// Size is the size in bytes its pull reported.
-	Size int64
-}
-
-// NodeImages returns the images pulled onto the node so far, in the order
-// they arrived, with their refs and sizes: what a kubelet's node status
-// lists (status.images).
-func (r *Runner) NodeImages() []Image {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.images)
 }
 
 // Wakeup returns a channel that receives when a call (Add, Update, Remove,
