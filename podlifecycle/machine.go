@@ -31,6 +31,9 @@ type inst struct {
 	sandbox                    uint32 // the sandbox attempt it was created in
 	unknownSince               time.Time
 	probes                     [3]probeState // by Probe - 1
+	// shownStopped: a status generated since the instance stopped shows
+	// it so: the probe workers read that status (section 6, step 5).
+	shownStopped bool
 	kill                       killState
 	removing                   bool // RemoveContainer issued
 }
@@ -380,6 +383,7 @@ func (m *Machine) StepTo(now time.Time, pod *v1.Pod, obs []Observation, res *Res
 		m.adopt(pod)
 	}
 	m.started = true
+	m.stoppedTicks(now) // before this step's observations can show in a status
 	for i := range obs {
 		if len(m.implied) > 0 && m.implied[0] == i {
 			m.implied = m.implied[1:]

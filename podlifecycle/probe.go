@@ -212,3 +212,114 @@ func earliest(a, b time.Time) time.Time {
 	}
 	return a
 }
+
+// markShownStopped records, after a status was generated, that it shows
+// every newest instance that is not running as stopped.
+func (m *Machine) markShownStopped() {
+	for i := range m.ctrs {
+		c := &m.ctrs[i]
+		if len(c.insts) > 0 && c.insts[0].state != containerstate.RuntimeRunning {
+			c.insts[0].shownStopped = true
+		}
+	}
+}
+
+// stoppedProbe reports whether probe p of c's newest instance in, which is
+// not running, still has a tick that changes something: its worker reads a
+// status that shows the instance stopped, is neither ended nor on hold, and
+// has not stored Failure yet (section 6, steps 4 and 5).
+func stoppedProbe(c *ctr, in *inst, p Probe) bool {
+	if probeSpec(c.spec, p) == nil || !in.shownStopped || in.started.IsZero() {
+		return false
+	}
+	ps := &in.probes[p-1]
+	return !ps.ended && !ps.onHold && ps.result != containerstate.ProbeFailure
+}
+
+// probed reports whether c's probes run at all: regular containers and
+// sidecars.
+func probed(c *ctr) bool {
+	return c.spec != nil && len(c.insts) > 0 && c.kind != containerstate.Ephemeral && (c.kind != containerstate.Init || c.sidecar)
+}
+
+// stoppedTicks runs the probe ticks due at now of instances that stopped
+// (section 6, step 5): a worker that finds its container not running in the
+// status stores Failure without probing, and a changed result syncs the pod
+// at once, as any readiness or startup change and a liveness Failure do
+// (rule 4.5). So a crashed container with a readiness probe that passed is
+// synced again about a period after its exit, and shows CrashLoopBackOff
+// from then on. The worker ends unless the container will run again.
+func (m *Machine) stoppedTicks(now time.Time) {
+	if m.state != Syncing {
+		return // a terminating pod's sync is not repeated for it; a terminal one's workers ended (step 1)
+	}
+	for i := range m.ctrs {
+		c := &m.ctrs[i]
+		if !probed(c) || c.insts[0].state == containerstate.RuntimeRunning {
+			continue
+		}
+		in := &c.insts[0]
+		for p := Startup; p <= Liveness; p++ {
+			if !stoppedProbe(c, in, p) {
+				continue
+			}
+			ps := &in.probes[p-1]
+			next := stoppedTickAt(c, in, p)
+			if now.Before(next) {
+				continue
+			}
+			ps.next = next
+			for !now.Before(ps.next) {
+				ps.next = ps.next.Add(probePeriod(c, p))
+			}
+			ps.result = containerstate.ProbeFailure
+			m.dirty = true
+			if c.kind != containerstate.Init && !m.marked && !m.restarts(c, in.exitCode) {
+				ps.ended = true
+			}
+		}
+	}
+}
+
+// stoppedTickAt is the first tick of a stopped instance's worker that can
+// see it stopped: the worker's next tick, or, for a worker that never
+// ticked (the instance stopped before its first probe), the first tick of
+// its period counted from the instance's start.
+func stoppedTickAt(c *ctr, in *inst, p Probe) time.Time {
+	ps := &in.probes[p-1]
+	if !ps.next.IsZero() {
+		return ps.next
+	}
+	period := probePeriod(c, p)
+	end := in.finished
+	if end.Before(in.started) {
+		end = in.started
+	}
+	n := end.Sub(in.started)/period + 1
+	return in.started.Add(n * period)
+}
+
+func probePeriod(c *ctr, p Probe) time.Duration {
+	return time.Duration(orDefault(probeSpec(c.spec, p).PeriodSeconds, 10)) * time.Second
+}
+
+// nextStoppedTick returns the earliest tick still to come that would store
+// Failure for a stopped instance, or zero.
+func (m *Machine) nextStoppedTick() time.Time {
+	var t time.Time
+	if m.state != Syncing {
+		return t
+	}
+	for i := range m.ctrs {
+		c := &m.ctrs[i]
+		if !probed(c) || c.insts[0].state == containerstate.RuntimeRunning {
+			continue
+		}
+		for p := Startup; p <= Liveness; p++ {
+			if stoppedProbe(c, &c.insts[0], p) {
+				t = earliest(t, stoppedTickAt(c, &c.insts[0], p))
+			}
+		}
+	}
+	return t
+}

@@ -36,6 +36,7 @@ func (m *Machine) sync(now time.Time, res *Result) {
 	m.pendingErr = false
 	var crashExpiry, timer time.Time
 	status := m.generate(now, false, res)
+	m.markShownStopped()
 	m.marked = status != nil && conditionTrue(status, v1.AllContainersRestarting)
 	if m.state == Syncing && (m.pod.DeletionTimestamp != nil || (status != nil && podphase.IsTerminal(status.Phase))) {
 		m.state = Terminating
@@ -311,5 +312,5 @@ func (m *Machine) nextWake() time.Time {
 	if m.state >= Terminated {
 		return time.Time{}
 	}
-	return earliest(m.syncAt, m.nextProbe())
+	return earliest(m.syncAt, earliest(m.nextProbe(), m.nextStoppedTick()))
 }

@@ -219,3 +219,116 @@ func TestStartedImpliesCreated(t *testing.T) {
 		}
 	}
 }
+
+// TestRule6_Step5_StoppedContainerFailsItsProbes: section 6 step 5 and rule
+// 4.5, measured on the real kubelet (oracle case "crashloop-readiness"): a
+// probe worker that reads a status showing its container stopped stores
+// Failure without probing; a readiness result that changes syncs the pod at
+// once. So a crash-looping container with a readiness probe that passed
+// shows Terminated/Error in the sync its exit triggers and, one probe
+// period later, Waiting/CrashLoopBackOff (with a second BackOff event) until
+// the restart. A container whose readiness never passed stores no change
+// and causes no sync; a liveness worker stores Failure too; a container
+// that will not run again ends its workers.
+func TestRule6_Step5_StoppedContainerFailsItsProbes(t *testing.T) {
+	withProbe := func(period int32, ready, live bool) *v1.Pod {
+		p := onePod("app:1")
+		probe := &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"check"}}}, PeriodSeconds: period}
+		if ready {
+			p.Spec.Containers[0].ReadinessProbe = probe
+		}
+		if live {
+			p.Spec.Containers[0].LivenessProbe = probe.DeepCopy()
+		}
+		return p
+	}
+	t.Run("readiness passed: CrashLoopBackOff a period after the exit", func(t *testing.T) {
+		s := newSim(t, withProbe(2, true, false), DefaultOptions())
+		s.exitPastBackOff("foo1", 1)
+		s.now = s.now.Add(5 * time.Second) // probes ran; the new instance is ready
+		s.settle()
+		if !s.lastStatus().ContainerStatuses[0].Ready {
+			t.Fatal("the restarted container never turned ready")
+		}
+		s.exit("foo1", 1)
+		crash := s.now
+		r := s.step()
+		if got := waitingOrTerminated(r.Statuses); got != "Terminated/Error" {
+			t.Fatalf("the exit's sync shows %s, want Terminated/Error", got)
+		}
+		tick := r.NextSync
+		if d := tick.Sub(crash); d <= 0 || d > 2*time.Second {
+			t.Fatalf("next wake +%v after the exit, want the readiness worker's next tick within its 2 s period", d)
+		}
+		s.now = tick
+		r = s.step()
+		if got := waitingOrTerminated(r.Statuses); got != "Waiting/CrashLoopBackOff" {
+			t.Fatalf("the readiness Failure's sync shows %s, want Waiting/CrashLoopBackOff", got)
+		}
+		if n := countEvents(r, ReasonBackOff); n != 1 {
+			t.Fatalf("%d BackOff events in the readiness Failure's sync, want 1 (a sync in back-off records one)", n)
+		}
+		if countKind(r, StartContainer) != 0 {
+			t.Fatalf("restarted inside the back-off: %v", r.Actions)
+		}
+		if want := crash.Add(containerstate.CrashLoopInitial); !r.NextSync.Equal(want) {
+			t.Fatalf("next sync at +%v, want the back-off's expiry +%v (Failure stored once, no more wakes)", r.NextSync.Sub(crash), want.Sub(crash))
+		}
+	})
+	t.Run("readiness never passed: no change, no sync", func(t *testing.T) {
+		s := newSim(t, withProbe(2, true, false), DefaultOptions())
+		s.probe["foo1"] = ProbeFailure
+		s.exitPastBackOff("foo1", 1)
+		s.now = s.now.Add(5 * time.Second)
+		s.settle()
+		s.exit("foo1", 1)
+		crash := s.now
+		r := s.step()
+		if want := crash.Add(containerstate.CrashLoopInitial); !r.NextSync.Equal(want) {
+			t.Fatalf("next sync at +%v, want the back-off's expiry +%v: a Failure already stored changes nothing", r.NextSync.Sub(crash), want.Sub(crash))
+		}
+	})
+	t.Run("liveness: Failure syncs", func(t *testing.T) {
+		s := newSim(t, withProbe(3, false, true), DefaultOptions())
+		s.exitPastBackOff("foo1", 1)
+		s.now = s.now.Add(4 * time.Second)
+		s.settle()
+		s.exit("foo1", 1)
+		crash := s.now
+		r := s.step()
+		if d := r.NextSync.Sub(crash); d <= 0 || d > 3*time.Second {
+			t.Fatalf("next wake +%v after the exit, want the liveness worker's next tick", d)
+		}
+		s.now = r.NextSync
+		if got := waitingOrTerminated(s.step().Statuses); got != "Waiting/CrashLoopBackOff" {
+			t.Fatalf("the liveness Failure's sync shows %s, want Waiting/CrashLoopBackOff", got)
+		}
+	})
+	t.Run("no restart: the worker ends after its Failure", func(t *testing.T) {
+		p := withProbe(2, true, false)
+		p.Spec.RestartPolicy = v1.RestartPolicyNever
+		p.Spec.Containers = append(p.Spec.Containers, v1.Container{Name: "foo2", Image: "busybox:1"}) // keeps the pod running
+		s := newSim(t, p, DefaultOptions())
+		s.settle()
+		s.now = s.now.Add(5 * time.Second)
+		s.settle()
+		s.exit("foo1", 0)
+		s.now = s.step().NextSync
+		s.step()
+		in := &s.m.find("foo1").insts[0]
+		if ps := in.probes[Readiness-1]; !ps.ended || ps.result != containerstate.ProbeFailure {
+			t.Fatalf("readiness worker %+v, want ended with Failure stored", ps)
+		}
+	})
+}
+
+// countEvents counts r's events of reason.
+func countEvents(r *Result, reason string) int {
+	n := 0
+	for _, e := range r.Events {
+		if e.Reason == reason {
+			n++
+		}
+	}
+	return n
+}

@@ -52,8 +52,10 @@
 // So a crash-looping container shows Terminated/Error from the sync its
 // exit triggers until its back-off expires, then CrashLoopBackOff in the
 // status of the sync that restarts it, as on a kubelet with the default
-// resync (measured against the real kubelet code: the oracle in the kube
-// module's tests).
+// resync; one with a probe shows CrashLoopBackOff from its probe worker's
+// next tick after the exit, which stores Failure and syncs (measured
+// against the real kubelet code: conformance/compare's crashloop and
+// crashloop-readiness cases).
 //
 // The runner never syncs one pod more than Options.MaxSyncsPerInstant
 // times at one instant (a machine or runtime that keeps asking for a sync
