@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -23,6 +22,7 @@ import (
 	"github.com/nodestate/nodestate/kubeversion"
 	"github.com/nodestate/nodestate/nodecondition"
 	"github.com/nodestate/nodestate/podlifecycle"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	"github.com/nodestate/nodestate/podrunner"
 	"github.com/nodestate/nodestate/statussync"
 )
@@ -42,6 +42,10 @@ type Options struct {
 	// Capacity and Allocatable are the node's resources ("cpu", "memory",
 	// "pods", ...). Allocatable bounds what admission accepts.
 	Capacity, Allocatable corev1.ResourceList
+	// RuntimeVersion is the Node's containerRuntimeVersion,
+	// "<runtime name>://<version>" as a CRI runtime names itself (its name is
+	// the scheme of its container IDs). Empty reports none.
+	RuntimeVersion string
 	// PodCIDR is the range pod IPs come from when the cluster did not assign
 	// the node one (spec.podCIDR set by the controller manager wins).
 	PodCIDR string
@@ -130,22 +134,22 @@ type processRand struct{}
 func (processRand) Float64() float64 { return rand.Float64() }
 
 // DefaultOptions returns the options of a node called name: 4 CPUs,
-// 16 GiB, 100 GiB of ephemeral storage and 110 pods, pod IPs from
+// 16 GiB, 100 GiB of ephemeral storage and 110 pods, in the kubelet's
+// formats (nodecondition.Capacity), with the kubelet's node allocatable
+// (nodecondition.Allocatable: 100Mi of memory and 10% of the storage
+// reserved by the default hard eviction thresholds), the simulated
+// runtime's containerRuntimeVersion, pod IPs from
 // 10.244.0.0/24, address 127.0.0.1 and port 10250, no Hostname address,
 // the kubelet's jitter of requeues and probe delays (from the process-wide
 // random source), the status engine in NoGet mode (no GET before a status
 // PATCH: the node's watch has the pod), and the kubelet's defaults for
 // everything else.
 func DefaultOptions(name string) Options {
-	res := corev1.ResourceList{
-		corev1.ResourceCPU:              resource.MustParse("4"),
-		corev1.ResourceMemory:           resource.MustParse("16Gi"),
-		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
-		corev1.ResourcePods:             resource.MustParse("110"),
-	}
+	res := nodecondition.Capacity(4000, 16<<30, 100<<30, 110)
 	return Options{
-		Name: name, Capacity: res, Allocatable: res.DeepCopy(),
-		PodCIDR: "10.244.0.0/24", Address: "127.0.0.1", Port: 10250,
+		Name: name, Capacity: res, Allocatable: nodecondition.Allocatable(res, nil, nodecondition.DefaultHardThresholds()),
+		RuntimeVersion: simruntime.RuntimeVersion,
+		PodCIDR:        "10.244.0.0/24", Address: "127.0.0.1", Port: 10250,
 		Lifecycle: lifecycleWithJitter(),
 		Kubelet:   nodecondition.DefaultKubeletOptions(),
 		Status:    noGetEngineOptions(),

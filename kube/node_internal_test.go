@@ -209,8 +209,8 @@ func TestNodeVersionProfile(t *testing.T) {
 			t.Errorf("%v: the pod status cache wrote observedGeneration %d, want %d (statussync SS-V1)", c.v, s.ObservedGeneration, want)
 		}
 		info := n.rep.nodeObject().Status.NodeInfo
-		if info.KubeletVersion != c.want || info.ContainerRuntimeVersion != "nodestate://"+c.want {
-			t.Errorf("%v: nodeInfo reports kubelet %q, runtime %q; want %q", c.v, info.KubeletVersion, info.ContainerRuntimeVersion, c.want)
+		if info.KubeletVersion != c.want || info.ContainerRuntimeVersion != "sim://1.0.0" {
+			t.Errorf("%v: nodeInfo reports kubelet %q, runtime %q; want %q and the simulated runtime's sim://1.0.0", c.v, info.KubeletVersion, info.ContainerRuntimeVersion, c.want)
 		}
 	}
 	if d := DefaultOptions("n1"); d.Lifecycle.Version != kubeversion.Default {
@@ -237,8 +237,11 @@ func TestDeclaredFeatures(t *testing.T) {
 }
 
 // TestNodeObject: the Node the kubelet registers: its InternalIP, then the
-// Hostname address when one is set; ephemeral storage in its capacity; the
-// declared features; and no phase, which the kubelet never sets.
+// Hostname address when one is set; ephemeral storage in its capacity, and
+// capacity and allocatable in the kubelet's formats with its node
+// allocatable reservations (oracle case "node": status.capacity and
+// status.allocatable); the declared features; and no phase, which the
+// kubelet never sets.
 func TestNodeObject(t *testing.T) {
 	opts := DefaultOptions("n1")
 	n, err := NewNode(opts, fake.NewClientset())
@@ -252,8 +255,13 @@ func TestNodeObject(t *testing.T) {
 	if node.Status.Phase != "" {
 		t.Errorf("phase %q", node.Status.Phase)
 	}
-	if q := node.Status.Capacity[corev1.ResourceEphemeralStorage]; q.String() != "100Gi" {
-		t.Errorf("ephemeral-storage capacity %v", q.String())
+	for name, want := range map[corev1.ResourceName][2]string{
+		"cpu": {"4", "4"}, "memory": {"16Gi", "16284Mi"}, "ephemeral-storage": {"107374182400", "96636764k"}, "pods": {"110", "110"},
+	} {
+		c, a := node.Status.Capacity[name], node.Status.Allocatable[name]
+		if c.String() != want[0] || a.String() != want[1] {
+			t.Errorf("%s: capacity %s, allocatable %s; want %s and %s", name, c.String(), a.String(), want[0], want[1])
+		}
 	}
 	if len(node.Status.DeclaredFeatures) != 4 {
 		t.Errorf("declared features %v", node.Status.DeclaredFeatures)

@@ -134,7 +134,7 @@ func KubeletNode(opts Options) *corev1.Node {
 			NodeInfo: corev1.NodeSystemInfo{
 				MachineID: opts.Name, SystemUUID: opts.Name, BootID: opts.Name,
 				KernelVersion: "nodestate", OSImage: "nodestate simulated node",
-				ContainerRuntimeVersion: "nodestate://" + version,
+				ContainerRuntimeVersion: opts.RuntimeVersion,
 				KubeletVersion:          version, OperatingSystem: "linux", Architecture: "amd64",
 				RunningInUserNamespace: &notInUserNamespace,
 			},

@@ -57,11 +57,11 @@ func (p *Provider) Node() *v1.Node {
 		return nil
 	}
 	o := &p.opts
-	n := kube.KubeletNode(kube.Options{Name: o.Name, Labels: o.Labels, Taints: o.Taints,
-		Capacity: o.Capacity, Allocatable: o.Allocatable, Address: o.Address, Port: o.Port, Lifecycle: o.Runner.Lifecycle})
+	n := kube.KubeletNode(kube.Options{Name: o.Name, Labels: o.Labels, Taints: o.Taints, Capacity: o.Capacity,
+		Allocatable: o.Allocatable, Address: o.Address, Port: o.Port, Lifecycle: o.Runner.Lifecycle, RuntimeVersion: o.RuntimeVersion})
 	info := &n.Status.NodeInfo
 	info.OSImage = "nodestate virtual-kubelet node"
-	info.KubeletVersion, info.ContainerRuntimeVersion = o.KubeletVersion, "nodestate://"+o.KubeletVersion
+	info.KubeletVersion = o.KubeletVersion
 	return n
 }
 

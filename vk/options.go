@@ -7,12 +7,12 @@ import (
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
 
 	"github.com/nodestate/nodestate/events"
 	"github.com/nodestate/nodestate/nodecondition"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
 	"github.com/nodestate/nodestate/podrunner"
 	"github.com/nodestate/nodestate/statussync"
 )
@@ -40,6 +40,10 @@ type Options struct {
 	Taints []v1.Taint
 	// KubeletVersion is the nodeInfo's kubeletVersion.
 	KubeletVersion string
+	// RuntimeVersion is the nodeInfo's containerRuntimeVersion,
+	// "<runtime name>://<version>" as a CRI runtime names itself; the
+	// default is the simulated runtime's. Empty reports none.
+	RuntimeVersion string
 
 	// Runner configures the pod runner: each pod's podlifecycle machine
 	// (Runner.Lifecycle), the pod CIDR pod IPs come from
@@ -84,17 +88,13 @@ type Options struct {
 // defaults, a 10 s full sync, a 2 min runtime timeout and a 5 s flush of
 // the events at shutdown.
 func DefaultOptions() Options {
-	res := v1.ResourceList{
-		v1.ResourceCPU:              resource.MustParse("4"),
-		v1.ResourceMemory:           resource.MustParse("16Gi"),
-		v1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
-		v1.ResourcePods:             resource.MustParse("110"),
-	}
+	res := nodecondition.Capacity(4000, 16<<30, 100<<30, 110)
 	r := podrunner.DefaultOptions()
 	r.PodCIDR = "10.244.0.0/24"
 	return Options{
-		Address: "127.0.0.1", Port: 10250, Capacity: res, Allocatable: res.DeepCopy(),
+		Address: "127.0.0.1", Port: 10250, Capacity: res, Allocatable: nodecondition.Allocatable(res, nil, nodecondition.DefaultHardThresholds()),
 		KubeletVersion: KubeletVersion,
+		RuntimeVersion: simruntime.RuntimeVersion,
 		Runner:         r,
 		Kubelet:        nodecondition.DefaultKubeletOptions(),
 		Events:         events.DefaultBroadcasterOptions(),

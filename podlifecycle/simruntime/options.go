@@ -7,6 +7,15 @@ import "strings"
 // Options.Token.
 const Scheme = "sim://"
 
+// Version is the simulated runtime's version, and RuntimeVersion what a
+// node running it reports as its containerRuntimeVersion: the kubelet
+// writes "<runtime name>://<version>" as the runtime names itself, and the
+// runtime name is the scheme of its container IDs.
+const (
+	Version        = "1.0.0"
+	RuntimeVersion = Scheme + Version
+)
+
 // Options configures a Runtime. Start from DefaultOptions; the zero value
 // is valid too (no token, no IP, images of 0 bytes).
 type Options struct {
