@@ -27,12 +27,16 @@
 //
 //   - it was just added (its first sync);
 //   - its runtime reports something (Runtime.Due is not empty at now, which
-//     Runtime.Next or Notify said it would be): the kubelet's relist
-//     finding a container created, started, exited or gone, a sandbox ready
-//     or lost; and the results of the calls the previous sync made (pulls,
-//     starts, kills, hooks, probes), which the machine takes as the kubelet
-//     does: a probe result that changes nothing, a pull, or the failure
-//     that ends a sync schedules no sync of its own;
+//     Runtime.Next or Notify said it would be): the results of the calls
+//     the previous sync made (pulls, starts, kills, hooks, probes), taken at
+//     once as the kubelet's relist on demand takes them, which the machine
+//     takes as the kubelet does (a probe result that changes nothing, a
+//     pull, or the failure that ends a sync schedules no sync of its own);
+//     and a change no call asked for (a container that exits by itself or
+//     is lost, a sandbox that dies), taken at the next periodic relist
+//     (Options.RelistPeriod, 1 s from the first Advance), so that a probe
+//     that ticks in between runs against the stopped container and errors,
+//     as the kubelet's does;
 //   - Update handed it an object that differs in what the kubelet's pod
 //     config compares (podlifecycle.Changed: spec, labels, annotations,
 //     deletionTimestamp, deletionGracePeriodSeconds), or one whose Ready

@@ -39,6 +39,14 @@ type Options struct {
 	// RuntimeRetry is the first wait after a Runtime's Do returned an
 	// error, doubling up to RuntimeRetryMax.
 	RuntimeRetry, RuntimeRetryMax time.Duration
+	// RelistPeriod is the kubelet's PLEG relist period: a change the
+	// runtime reports that answers none of the runner's actions (a
+	// container that exits by itself or is lost, a sandbox that dies) is
+	// taken at the first relist after it, counted from the first Advance,
+	// as the kubelet only learns of it then; the answers to a sync's own
+	// actions are taken at once (its relist on demand). 0 takes every
+	// change when it happens.
+	RelistPeriod time.Duration
 	// Logger receives what fails and what the runner works around. The
 	// zero value discards.
 	Logger logr.Logger
@@ -61,10 +69,11 @@ type Hooks struct {
 
 // DefaultOptions returns the kubelet's defaults: podlifecycle's, no pod
 // CIDR and no host IPs, at most 100 syncs of a pod at one instant then a
-// 1 s wait, runtime retries after 1 s doubling up to 30 s.
+// 1 s wait, runtime retries after 1 s doubling up to 30 s, and the 1 s
+// relist.
 func DefaultOptions() Options {
 	return Options{Lifecycle: podlifecycle.DefaultOptions(), MaxSyncsPerInstant: 100, StallDelay: time.Second,
-		RuntimeRetry: time.Second, RuntimeRetryMax: 30 * time.Second}
+		RuntimeRetry: time.Second, RuntimeRetryMax: 30 * time.Second, RelistPeriod: time.Second}
 }
 
 func (o *Options) validate() error {
@@ -97,6 +106,8 @@ func (o *Options) validate() error {
 		return &OptionError{Field: "RuntimeRetry", Value: o.RuntimeRetry, Reason: "must be positive"}
 	case o.RuntimeRetryMax < o.RuntimeRetry:
 		return &OptionError{Field: "RuntimeRetryMax", Value: o.RuntimeRetryMax, Reason: "must be at least RuntimeRetry"}
+	case o.RelistPeriod < 0:
+		return &OptionError{Field: "RelistPeriod", Value: o.RelistPeriod, Reason: "must not be negative"}
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ type podEntry struct {
 	accepted *v1.Pod   // the API object the machine last took
 	lastStep time.Time // when it last synced
 	atOnce   int       // syncs at lastStep
+	stepped  time.Time // when the machine last took a step: no observation may be older
 
 	retry      []podlifecycle.Action // actions a refused Do is to be handed again, and those queued behind them
 	retryAt    time.Time
@@ -41,6 +42,14 @@ type podEntry struct {
 
 	obs  []podlifecycle.Observation // the runtime's observations for the next step, reused
 	imgs []podlifecycle.Observation // the same behind the node's new images, reused
+
+	// held are changes the runtime reported that answer no action of the
+	// runner's, waiting for the relist that sees them (Options.RelistPeriod).
+	held []podlifecycle.Observation
+	// killing are the container IDs with a KillContainer in flight, and
+	// sandboxKill a KillSandbox: the exits that answer them are not held.
+	killing     []string
+	sandboxKill bool
 }
 
 // sync does what is due for p at now: hands a refused batch of actions to
@@ -121,6 +130,7 @@ func (r *Runner) step(p *podEntry, now time.Time, obs []podlifecycle.Observation
 	for {
 		err := p.m.StepTo(now, p.api, obs, &p.res)
 		if err == nil {
+			p.stepped = now
 			r.count(func(s *Stats) { s.Steps++ })
 			return nil
 		}
@@ -143,10 +153,90 @@ func (r *Runner) do(p *podEntry, now time.Time, actions []podlifecycle.Action) {
 		p.retry = append(p.retry, actions...)
 		return
 	}
+	p.track(actions)
 	if err := p.rt.Do(now, actions); err != nil {
 		p.retry = append(p.retry[:0], actions...)
 		r.refused(p, now, err)
 	}
+}
+
+// track records the kills among actions, whose answers are taken at once.
+func (p *podEntry) track(actions []podlifecycle.Action) {
+	for i := range actions {
+		switch a := &actions[i]; a.Kind {
+		case podlifecycle.KillContainer:
+			p.killing = append(p.killing, a.ContainerID)
+		case podlifecycle.KillSandbox:
+			p.sandboxKill = true
+		}
+	}
+}
+
+// spontaneous reports whether o is a change no action of the runner's
+// asked for (an exit without a kill, a container lost, a sandbox that
+// died without a KillSandbox), which the kubelet learns of at its next
+// relist; an exit that answers a kill is taken off the kills in flight.
+func (p *podEntry) spontaneous(o *podlifecycle.Observation) bool {
+	switch o.Kind {
+	case podlifecycle.ContainerExited:
+		if p.sandboxKill {
+			return false
+		}
+		for i, id := range p.killing {
+			if id == o.ContainerID {
+				p.killing = append(p.killing[:i], p.killing[i+1:]...)
+				return false
+			}
+		}
+		return true
+	case podlifecycle.ContainerUnknown:
+		return true
+	case podlifecycle.SandboxNotReady:
+		if p.sandboxKill {
+			p.sandboxKill = false
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+// relistAt is the first relist at or after t: the relists run every
+// Options.RelistPeriod from the runner's first Advance.
+func (r *Runner) relistAt(t time.Time) time.Time {
+	period := r.opts.RelistPeriod
+	if period <= 0 || !t.After(r.epoch) {
+		return t
+	}
+	n := (t.Sub(r.epoch) + period - 1) / period
+	return r.epoch.Add(n * period)
+}
+
+// release moves the held changes a relist at or before now has seen into
+// p.obs, in the order they happened.
+func (r *Runner) release(p *podEntry, now time.Time) {
+	kept := p.held[:0]
+	for _, o := range p.held {
+		if r.relistAt(o.At).After(now) {
+			kept = append(kept, o)
+			continue
+		}
+		if o.At.Before(p.stepped) {
+			o.At = p.stepped // a step (a probe's, say) came in between
+		}
+		p.obs = append(p.obs, o)
+	}
+	clear(p.held[len(kept):])
+	p.held = kept
+}
+
+// nextRelease is when the earliest held change is seen, or zero.
+func (r *Runner) nextRelease(p *podEntry) time.Time {
+	var t time.Time
+	for i := range p.held {
+		t = earliest(t, r.relistAt(p.held[i].At))
+	}
+	return t
 }
 
 // retry hands the refused actions to the runtime again.
@@ -177,6 +267,7 @@ func (r *Runner) refused(p *podEntry, now time.Time, err error) {
 // there. It reports whether there was any.
 func (r *Runner) observe(p *podEntry, now time.Time) bool {
 	n := len(p.obs)
+	r.release(p, now)
 	for _, o := range p.rt.Due(now) {
 		switch o.Kind {
 		case podlifecycle.SandboxReady:
@@ -198,8 +289,12 @@ func (r *Runner) observe(p *podEntry, now time.Time) bool {
 		// ahead of now, or behind a step already taken.
 		if o.At.After(now) {
 			o.At = now
-		} else if !o.At.IsZero() && o.At.Before(p.lastStep) {
-			o.At = p.lastStep
+		} else if !o.At.IsZero() && o.At.Before(p.stepped) {
+			o.At = p.stepped
+		}
+		if p.spontaneous(&o) && r.relistAt(o.At).After(now) {
+			p.held = append(p.held, o)
+			continue
 		}
 		p.obs = append(p.obs, o)
 	}
@@ -240,6 +335,9 @@ func (r *Runner) wakeOf(p *podEntry, now time.Time) time.Time {
 	w := earliest(p.nextSync, p.rt.Next())
 	if len(p.retry) > 0 {
 		w = earliest(w, p.retryAt)
+	}
+	if len(p.held) > 0 {
+		w = earliest(w, r.nextRelease(p))
 	}
 	return w
 }

@@ -47,6 +47,7 @@ type Runner struct {
 	heap   wakeHeap
 	seq    uint64
 	last   time.Time // the latest time Advance ran at
+	epoch  time.Time // the first time Advance ran at: the relists count from it
 	images []Image   // images on the node, in the order they arrived
 
 	statsMu sync.Mutex
@@ -455,6 +456,9 @@ func (r *Runner) Advance(now time.Time) time.Time {
 		now = r.last
 	}
 	r.last = now
+	if r.epoch.IsZero() {
+		r.epoch = now
+	}
 	r.drain(now)
 	for len(r.heap) > 0 && !r.heap[0].wake.After(now) {
 		r.sync(r.heap[0], now)

@@ -31,8 +31,9 @@ func TestStatusColumnOverTime(t *testing.T) {
 		want   []string
 		reason string
 	}{
-		{"worker", []string{"ContainerCreating", "Running", "CrashLoopBackOff", "Running", "CrashLoopBackOff"},
-			"containerstate spec section 5: a restart held back by crash-loop back-off (section 10) is Waiting/CrashLoopBackOff; kubectl shows the waiting reason (podphase spec K02)"},
+		{"worker", []string{"ContainerCreating", "Running", "Error", "Running", "Error", "CrashLoopBackOff"},
+			"podlifecycle spec rule 4.5, as the real kubelet shows it: a crashed container shows Terminated/Error until its back-off's requeue, " +
+				"and Waiting/CrashLoopBackOff (containerstate spec section 5; kubectl shows the waiting reason, podphase spec K02) once a back-off outlasts the 1 min resync"},
 		{"cache", []string{"ContainerCreating", "ErrImagePull", "ImagePullBackOff", "ErrImagePull", "ImagePullBackOff"},
 			"containerstate spec sections 5 and 11: a failed pull is ErrImagePull until the retry, which image-pull back-off turns into ImagePullBackOff"},
 		{"report", []string{"Init:0/1", "PodInitializing", "Running", "Completed"},

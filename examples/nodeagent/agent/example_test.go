@@ -62,5 +62,5 @@ func ExampleWriteEvents() {
 	//   Normal  Pulled   2m54s  kubelet  spec.containers{report}: Successfully pulled image "registry.example.com/batch/report:1.4.0" in 3.5s (3.5s including waiting). Image size: 42122429 bytes.
 	//   Normal  Created  2m54s  kubelet  spec.containers{report}: Container created
 	//   Normal  Started  2m54s  kubelet  spec.containers{report}: Container started
-	//   Normal  Killing  112s   kubelet  spec.initContainers{log-shipper}: Stopping container log-shipper
+	//   Normal  Killing  111s   kubelet  spec.initContainers{log-shipper}: Stopping container log-shipper
 }

@@ -1,0 +1,112 @@
+package podrunner_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nodestate/nodestate/podlifecycle"
+	"github.com/nodestate/nodestate/podlifecycle/simruntime"
+	"github.com/nodestate/nodestate/podrunner"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestRelist: the kubelet learns of a change no sync of its own caused at
+// its next PLEG relist, every second (spec/podlifecycle.md rule 4.5, "a
+// runtime state change"): a container that exits by itself at 2.5 s shows
+// Terminated in the sync of the relist at 3 s. A readiness probe that ticks
+// in between runs against the exited container and errors, as the real
+// kubelet's does (oracle case "crashloop-readiness": Unhealthy, "container
+// is in CONTAINER_EXITED state"). An exit that answers a kill is taken at
+// once, and with RelistPeriod 0 so is every change.
+func TestRelist(t *testing.T) {
+	type seen struct {
+		at    time.Duration
+		state string
+	}
+	run := func(t *testing.T, relist time.Duration, clauses string, probe bool, d time.Duration, addAt ...time.Duration) ([]seen, *node) {
+		var n *node
+		var out []seen
+		opts := podrunner.DefaultOptions()
+		opts.PodCIDR, opts.RelistPeriod = "10.244.1.0/24", relist
+		opts.Hooks.Synced = func(_ time.Time, _ *v1.Pod, _ []podlifecycle.Observation, res *podlifecycle.Result) {
+			for _, st := range res.Statuses {
+				if s := state(st, "app"); len(out) == 0 || out[len(out)-1].state != s {
+					out = append(out, seen{n.now.Sub(t0), s})
+				}
+			}
+		}
+		n = newNode(t, opts)
+		n.r.Advance(n.now) // the relists count from here
+		for _, a := range addAt {
+			n.now = n.now.Add(a)
+		}
+		pod := testPod("p", map[string]string{simruntime.AnnotationPrefix + "app": clauses}, "app")
+		if probe {
+			pod.Spec.Containers[0].ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"check"}}},
+				PeriodSeconds: 1, InitialDelaySeconds: 0}
+		}
+		n.add(pod)
+		n.run(d)
+		return out, n
+	}
+	exitAt := func(ss []seen) time.Duration {
+		for _, s := range ss {
+			if s.state == "Terminated/Error" || s.state == "Terminated/Completed" {
+				return s.at
+			}
+		}
+		return -1
+	}
+	t.Run("an exit by itself waits for the relist", func(t *testing.T) {
+		ss, _ := run(t, time.Second, "run 2.5s exit 1", false, 10*time.Second)
+		if at := exitAt(ss); at != 3*time.Second {
+			t.Fatalf("the exit at 2.5s showed at %v, want the relist at 3s (%v)", at, ss)
+		}
+	})
+	t.Run("no relist period: at once", func(t *testing.T) {
+		ss, _ := run(t, 0, "run 2.5s exit 1", false, 10*time.Second)
+		if at := exitAt(ss); at != 2500*time.Millisecond {
+			t.Fatalf("the exit showed at %v, want 2.5s (%v)", at, ss)
+		}
+	})
+	t.Run("a probe between the exit and the relist errors", func(t *testing.T) {
+		// Added at 0.8 s: the probe ticks at 1.8 s, 2.8 s, ...; the exit at
+		// 2.7 s is seen at the relist at 3 s.
+		_, n := run(t, time.Second, "run 1.9s exit 1", true, 2900*time.Millisecond, 800*time.Millisecond)
+		var errored int
+		for _, e := range n.rec.reasons() {
+			if strings.Contains(e, "Unhealthy") && strings.Contains(e, "CONTAINER_EXITED") {
+				errored++
+			}
+		}
+		if errored == 0 {
+			t.Fatalf("no Unhealthy event for the probe between the exit and the relist: %v", n.rec.reasons())
+		}
+	})
+	t.Run("a kill's answer at once", func(t *testing.T) {
+		// ignore-sigterm 1.5s: the kill with the 30 s grace stops it at 1.5 s
+		// after the delete, not at a relist.
+		_, n := run(t, time.Second, "ignore-sigterm 1.5s", false, 5*time.Second)
+		pod := testPod("p", map[string]string{simruntime.AnnotationPrefix + "app": "ignore-sigterm 1.5s"}, "app")
+		deleted := pod.DeepCopy()
+		now := n.now
+		ts := metavvTime(now.Add(200 * time.Millisecond))
+		deleted.DeletionTimestamp, deleted.DeletionGracePeriodSeconds = &ts, ptr30()
+		deleted.ResourceVersion = "2"
+		n.now = now.Add(200 * time.Millisecond)
+		if err := n.r.Update(deleted); err != nil {
+			t.Fatal(err)
+		}
+		n.run(1600 * time.Millisecond) // to 6.8 s: the exit at 6.7 s, before the relist at 7 s
+		st := n.status("uid-p")
+		if s := state(st, "app"); s != "Terminated/Error" {
+			t.Fatalf("1.5 s after the delete the container is %s, want Terminated (the kill's answer, not held for a relist)", s)
+		}
+	})
+}
+
+func metavvTime(t time.Time) metav1.Time { return metav1.NewTime(t) }
+
+func ptr30() *int64 { g := int64(30); return &g }
