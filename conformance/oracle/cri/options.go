@@ -52,14 +52,16 @@ type Options struct {
 
 // DefaultOptions returns the real clock, pod IPs from 10.244.0.0/24,
 // images of 1 MiB (simruntime's default), no token, the runtime name "sim"
-// (so that the kubelet's container IDs start with simruntime.Scheme, as
-// nodestate's do) and the image filesystem "/".
+// and simruntime's Version (so that the kubelet's container IDs start with
+// simruntime.Scheme and its Node's containerRuntimeVersion is
+// simruntime.RuntimeVersion, as nodestate's are) and the image filesystem
+// "/".
 func DefaultOptions() Options {
 	return Options{
 		PodCIDR:           "10.244.0.0/24",
 		ImageSize:         simruntime.DefaultOptions().ImageSize,
 		RuntimeName:       strings.TrimSuffix(simruntime.Scheme, "://"),
-		RuntimeVersion:    "1.0.0",
+		RuntimeVersion:    simruntime.Version,
 		ImageFsMountpoint: "/",
 	}
 }

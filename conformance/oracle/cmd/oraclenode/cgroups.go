@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
 )
@@ -14,18 +15,35 @@ import (
 // what a pod's cgroup holds as a host with cgroup v2 would (podCgroups).
 type containerManager struct {
 	cm.ContainerManager
-	pods podCgroups
+	pods      podCgroups
+	resources *nodeResources
 }
 
-func newContainerManager(kc *kubeletconfig.KubeletConfiguration) *containerManager {
+func newContainerManager(kc *kubeletconfig.KubeletConfiguration, res *nodeResources) *containerManager {
 	return &containerManager{
 		ContainerManager: cm.NewStubContainerManager(),
+		resources:        res,
 		pods: podCgroups{
 			enforceCPULimits: kc.CPUCFSQuota,
 			cpuPeriod:        uint64(kc.CPUCFSQuotaPeriod.Duration / time.Microsecond),
 			memoryPolicy:     kc.MemoryReservationPolicy,
 		},
 	}
+}
+
+// GetCapacity returns the ephemeral-storage capacity, as the kubelet's
+// container manager does with local storage capacity isolation on (the
+// default); the machine's CPU and memory come from cadvisor.
+func (c *containerManager) GetCapacity(_ klog.Logger, localStorageCapacityIsolation bool) v1.ResourceList {
+	if !localStorageCapacityIsolation {
+		return v1.ResourceList{}
+	}
+	return c.resources.ephemeralStorage()
+}
+
+// GetNodeAllocatableReservation returns what node allocatable reserves.
+func (c *containerManager) GetNodeAllocatableReservation() v1.ResourceList {
+	return c.resources.reservation()
 }
 
 // NewPodContainerManager returns the pod container manager of podCgroups.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/kubernetes/pkg/kubelet"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	containertest "k8s.io/kubernetes/pkg/kubelet/container/testing"
+	"k8s.io/kubernetes/pkg/kubelet/eviction"
 	kubeletutil "k8s.io/kubernetes/pkg/kubelet/util"
 	"k8s.io/kubernetes/pkg/util/oom"
 	"k8s.io/kubernetes/pkg/volume"
@@ -36,8 +38,9 @@ import (
 // config is what the command's flags say.
 type config struct {
 	kubeconfig, name, nodeIP, podCIDR, rootDir, clusterDNS, featureGates string
-	port, cpus                                                           int
-	memory                                                               uint64
+	port, cpus, maxPods, registryPullQPS                                 int
+	serializeImagePulls                                                  bool
+	memory, storage                                                      uint64
 }
 
 // kubeletServer returns the kubelet's flags and configuration: the
@@ -64,6 +67,18 @@ func kubeletServer(c config, endpoint string) (*options.KubeletServer, error) {
 		kc.ClusterDNS = []string{c.clusterDNS}
 	}
 	kc.MakeIPTablesUtilChains = false
+	// What the kubelet's configuration file loading does for a file that
+	// sets no evictionHard (the kubelet of every kubeadm or distribution
+	// install): the default hard eviction thresholds, which node
+	// allocatable also reserves.
+	if kc.EvictionHard == nil {
+		kc.EvictionHard = maps.Clone(eviction.DefaultEvictionHard)
+	}
+	if c.maxPods > 0 {
+		kc.MaxPods = int32(c.maxPods)
+	}
+	kc.SerializeImagePulls = c.serializeImagePulls
+	kc.RegistryPullQPS = int32(c.registryPullQPS)
 	// What the kubelet's own start does before it runs with cgroups per
 	// QoS class and no cgroup root.
 	if kc.CgroupsPerQOS && kc.CgroupRoot == "" {
@@ -145,14 +160,19 @@ func dependencies(ctx context.Context, c config, cl *clients, kc *kubeletconfig.
 	if err != nil {
 		return nil, fmt.Errorf("oraclenode: image service: %w", err)
 	}
+	m := &machine{name: c.name, cpus: c.cpus, memory: c.memory, storage: c.storage}
+	res, err := newNodeResources(m, kc)
+	if err != nil {
+		return nil, err
+	}
 	return &kubelet.Dependencies{
 		KubeClient:                cl.kube,
 		HeartbeatClient:           cl.heartbeat,
 		EventClient:               cl.events.CoreV1(),
 		RemoteRuntimeService:      rs,
 		RemoteImageService:        is,
-		CAdvisorInterface:         &machine{name: c.name, cpus: c.cpus, memory: c.memory},
-		ContainerManager:          newContainerManager(kc),
+		CAdvisorInterface:         m,
+		ContainerManager:          newContainerManager(kc, res),
 		OSInterface:               &containertest.FakeOS{StatFn: os.Stat},
 		VolumePlugins:             volumePlugins(),
 		OOMAdjuster:               oom.NewFakeOOMAdjuster(),

@@ -10,20 +10,18 @@ import (
 )
 
 // machine is the kubelet's cadvisor: a machine of a few CPUs and some
-// memory that runs no containers cadvisor could see, with one large, empty
-// filesystem under every path (so that image garbage collection and the
-// eviction manager find capacity and no pressure). It reads nothing from
-// the host.
+// memory that runs no containers cadvisor could see, with one empty
+// filesystem of storage bytes under every path (so that image garbage
+// collection and the eviction manager find capacity and no pressure). It
+// reads nothing from the host.
 type machine struct {
-	name   string
-	cpus   int
-	memory uint64
+	name    string
+	cpus    int
+	memory  uint64
+	storage uint64
 }
 
 var _ cadvisor.Interface = (*machine)(nil)
-
-// fsCapacity is the size of every filesystem the machine reports.
-const fsCapacity = 1 << 40
 
 func (m *machine) Start() error { return nil }
 
@@ -46,15 +44,16 @@ func (m *machine) MachineInfo(klog.Logger) (*cadvisorapi.MachineInfo, error) {
 	}, nil
 }
 
-// VersionInfo names the kernel and OS image as nodestate's nodes do.
+// VersionInfo names the kernel and OS image as nodestate's nodes do: both
+// are the same simulated machine.
 func (m *machine) VersionInfo() (*cadvisorapi.VersionInfo, error) {
-	return &cadvisorapi.VersionInfo{KernelVersion: "nodestate", ContainerOsVersion: "nodestate oracle node"}, nil
+	return &cadvisorapi.VersionInfo{KernelVersion: "nodestate", ContainerOsVersion: "nodestate simulated node"}, nil
 }
 
 func (m *machine) fs(path string) cadvisorapi.FsInfo {
 	inodes := uint64(1 << 30)
 	return cadvisorapi.FsInfo{Timestamp: time.Now(), Device: "oracle", Mountpoint: path,
-		Capacity: fsCapacity, Available: fsCapacity, Inodes: &inodes, InodesFree: &inodes}
+		Capacity: m.storage, Available: m.storage, Inodes: &inodes, InodesFree: &inodes}
 }
 
 func (m *machine) ImagesFsInfo(context.Context) (cadvisorapi.FsInfo, error)    { return m.fs("/"), nil }

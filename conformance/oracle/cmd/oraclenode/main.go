@@ -42,7 +42,10 @@
 // minimum age 0, one dead container kept per container and no total limit,
 // image garbage collection at 85%/80% (never reached: the image filesystem
 // is nearly empty), the default hard eviction thresholds (never reached:
-// the machine reports no usage). These values differ from the defaults:
+// the machine reports no usage; set as the kubelet's configuration file
+// loading sets them for a file without evictionHard, which a kubelet
+// started with flags alone does not, and reserved by node allocatable).
+// These values differ from the defaults:
 //
 //   - rootDirectory, certDirectory (<root>/pki), podLogsDir
 //     (<root>/pod-logs): the default /var/lib/kubelet and /var/log/pods
@@ -60,6 +63,13 @@
 //     loopback only. readOnlyPort 0 (the config file's default; the
 //     legacy flag default is 10255), so that nodes on one host do not
 //     collide. Neither changes a pod status.
+//   - maxPods (--max-pods, default 110, the kubelet's): a comparison that
+//     runs more pods at once than a kubelet takes raises it on both nodes.
+//   - serializeImagePulls and registryPullQPS (--serialize-image-pulls,
+//     --registry-pull-qps; defaults true and 5, the kubelet's): a comparison
+//     that starts many pods at once turns them off, as which pod's pull
+//     waits or is refused then depends on the order of the kubelet's
+//     goroutines.
 //   - clusterDNS [--cluster-dns, 10.0.0.10] (default none): without it
 //     the kubelet records a MissingClusterDNS warning on the pod and the
 //     Node whenever it makes a sandbox config for a ClusterFirst pod (each
@@ -75,10 +85,13 @@
 //     manager makes no cgroups either way.
 //
 // Besides the configuration, the dependencies differ from a kubelet on a
-// machine: the node has --cpus CPUs and --memory bytes (default 4 and
-// 16Gi, as nodestate's nodes), ephemeral-storage capacity 0 and no
-// allocatable reservations (the stub container manager), the machine,
-// system and boot IDs are the node's name, the eviction manager finds no
+// machine: the node has --cpus CPUs, --memory bytes and a root filesystem
+// of --ephemeral-storage bytes (default 4, 16Gi and 100Gi, as nodestate's
+// nodes), its container manager is the stub (no cgroups) but reports the
+// ephemeral-storage capacity and the node allocatable reservations as the
+// kubelet's own does (allocatable.go), the OS image and runtime are named
+// as nodestate's simulated nodes name theirs, the machine, system and boot
+// IDs are the node's name, the eviction manager finds no
 // usage statistics (it logs that every 10 s and never evicts), and the
 // volume plugins are emptyDir, secret, configMap, downwardAPI, projected
 // and a hostPath that touches nothing (no CSI, so no CSINode object). The
@@ -132,7 +145,7 @@ func main() {
 
 func run() error {
 	var c config
-	var memory string
+	var memory, storage string
 	fs := flag.CommandLine
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "kubeconfig of the node's identity (system:node:<name>); required")
 	fs.StringVar(&c.name, "name", "", "the node's name; required")
@@ -143,6 +156,10 @@ func run() error {
 	fs.StringVar(&c.clusterDNS, "cluster-dns", "10.0.0.10", "the cluster DNS address written into sandbox configs; empty for none")
 	fs.IntVar(&c.cpus, "cpus", 4, "the node's CPU capacity")
 	fs.StringVar(&memory, "memory", "16Gi", "the node's memory capacity")
+	fs.StringVar(&storage, "ephemeral-storage", "100Gi", "the size of the node's root filesystem: its ephemeral-storage capacity")
+	fs.IntVar(&c.maxPods, "max-pods", 110, "the kubelet's maxPods: the node's pod capacity")
+	fs.BoolVar(&c.serializeImagePulls, "serialize-image-pulls", true, "the kubelet's serializeImagePulls: one image pull at a time")
+	fs.IntVar(&c.registryPullQPS, "registry-pull-qps", 5, "the kubelet's registryPullQPS (burst 10); 0 for no limit")
 	fs.StringVar(&c.featureGates, "feature-gates", "", "kubelet feature gates, as the kubelet's --feature-gates (A=true,B=false)")
 	klog.InitFlags(fs)
 	flag.Parse()
@@ -155,12 +172,21 @@ func run() error {
 		return fmt.Errorf("oraclenode: --root-dir is required")
 	case c.cpus < 1:
 		return fmt.Errorf("oraclenode: --cpus %d: want at least 1", c.cpus)
+	case c.maxPods < 1:
+		return fmt.Errorf("oraclenode: --max-pods %d: want at least 1", c.maxPods)
+	case c.registryPullQPS < 0:
+		return fmt.Errorf("oraclenode: --registry-pull-qps %d: want 0 or more", c.registryPullQPS)
 	}
 	q, err := resource.ParseQuantity(memory)
 	if err != nil || q.Sign() <= 0 {
 		return fmt.Errorf("oraclenode: --memory %q: want a positive quantity", memory)
 	}
 	c.memory = uint64(q.Value())
+	s, err := resource.ParseQuantity(storage)
+	if err != nil || s.Sign() <= 0 {
+		return fmt.Errorf("oraclenode: --ephemeral-storage %q: want a positive quantity", storage)
+	}
+	c.storage = uint64(s.Value())
 	if c.featureGates != "" {
 		if err := utilfeature.DefaultMutableFeatureGate.Set(c.featureGates); err != nil {
 			return fmt.Errorf("oraclenode: --feature-gates: %w", err)
