@@ -49,6 +49,16 @@ func TestRule5_PresentAndNever(t *testing.T) {
 	if !slices.Equal(evs, want) {
 		t.Fatalf("events %q", evs)
 	}
+	// The sync that made the sandbox ended with an error: the relist that
+	// finds the sandbox syncs at once (rule 4.5); that sync's error
+	// requeues after 10 s.
+	if !r.NextSync.Equal(t0) {
+		t.Fatalf("next sync at +%v, want the sandbox's relist at once", r.NextSync.Sub(t0))
+	}
+	m.StepTo(t0, pod, nil, &r)
+	if w := waiting(m.lastStatus, "never"); !strings.HasPrefix(w, "ErrImageNeverPull") {
+		t.Fatalf("the relist's sync shows %q", w)
+	}
 	if d := r.NextSync.Sub(t0); d != 10*time.Second {
 		t.Fatalf("requeue %v", d)
 	}
@@ -65,7 +75,16 @@ func TestRule4_2_CreateAndStartFailures(t *testing.T) {
 	var r Result
 	m.StepTo(t0, pod, []Observation{{Kind: ImagePresent, Image: "app:1"}}, &r)
 	m.StepTo(t0, pod, []Observation{{Kind: SandboxReady, IP: "10.0.0.2"}}, &r)
-	now := t0
+	now := t0.Add(time.Second)
+	// The sync that made the sandbox fails: the relist that finds the
+	// sandbox syncs at once (rule 4.5) and retries the creation.
+	if err := m.StepTo(now, pod, []Observation{{Kind: ContainerCreateFailed, Container: "foo1",
+		Reason: "CreateContainerConfigError", Message: `secret "s" not found`}}, &r); err != nil {
+		t.Fatal(err)
+	}
+	if got := actionsOf(&r); !slices.Equal(got, []string{"StartContainer foo1"}) {
+		t.Fatalf("the sandbox's relist did not retry the creation: %v", got)
+	}
 	for i := 0; i < 3; i++ {
 		now = now.Add(time.Second)
 		if err := m.StepTo(now, pod, []Observation{{Kind: ContainerCreateFailed, Container: "foo1",

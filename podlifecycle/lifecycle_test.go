@@ -265,21 +265,35 @@ func TestPL41_PullBackOff(t *testing.T) {
 	}
 }
 
-// TestRule4_5_PullErrorRequeue: a pull error requeues after 10 s (rule 4.5,
-// section 15 decision 5).
+// TestRule4_5_PullErrorRequeue: a pull error in the sync that made the
+// sandbox is followed at once by the sync the relist makes for the new
+// sandbox (rule 4.5; oracle case "image-pull-fails": ErrImagePull shows
+// about a second after the start), whose status shows ErrImagePull and
+// which finds the image in back-off (ImagePullBackOff, a BackOff event);
+// that sync's error requeues after 10 s (section 15 decision 5), whose sync
+// shows ImagePullBackOff and pulls again, the back-off being over.
 func TestRule4_5_PullErrorRequeue(t *testing.T) {
 	s := newSim(t, onePod("missing:1"), DefaultOptions())
 	s.pullOK["missing:1"] = false
 	s.step()
 	s.step()
-	r := s.step() // the failure: events, no sync (it is no runtime event)
-	if d := r.NextSync.Sub(s.now); d != 10*time.Second || len(r.Statuses) != 0 || len(r.Actions) != 0 {
-		t.Fatalf("requeue %v, statuses %d, actions %v", d, len(r.Statuses), actionsOf(r))
+	r := s.step() // the failure, and the relist's sync at once
+	if len(r.Statuses) != 1 || len(r.Actions) != 0 {
+		t.Fatalf("statuses %d, actions %v: want the relist's sync, which pulls nothing in back-off", len(r.Statuses), actionsOf(r))
+	}
+	if w := waiting(&r.Statuses[0], "foo1"); w != "ErrImagePull: 404" {
+		t.Fatalf("the relist's sync shows %q, want the failure (4.3)", w)
+	}
+	if !hasEvent(r, ReasonBackOff, `Back-off pulling image "missing:1"`) {
+		t.Fatalf("no BackOff event in the relist's sync: %v", r.Events)
+	}
+	if d := r.NextSync.Sub(s.now); d != 10*time.Second {
+		t.Fatalf("requeue %v, want the error requeue of 10 s", d)
 	}
 	s.now = r.NextSync
 	r = s.step()
-	if w := waiting(&r.Statuses[0], "foo1"); w != "ErrImagePull: 404" {
-		t.Fatalf("the status lags one sync (4.3): waiting %q", w)
+	if w := waiting(&r.Statuses[0], "foo1"); !strings.HasPrefix(w, "ImagePullBackOff: ") {
+		t.Fatalf("the requeue's sync shows %q, want ImagePullBackOff (4.3)", w)
 	}
 	if got := actionsOf(r); !slices.Equal(got, []string{"PullImage foo1 missing:1 IfNotPresent", "StartContainer foo1"}) {
 		t.Fatalf("back-off of 10 s is over at the requeue: %v", got)
@@ -307,8 +321,8 @@ func TestPL44_MissingPullSecrets(t *testing.T) {
 	if !hasEvent(&r, ReasonFailedToRetrieveImagePullSecret, "Unable to retrieve some image pull secrets (missing); attempting to pull the image may not succeed.") {
 		t.Fatalf("events %v", r.Events)
 	}
-	r, _ = m.Step(r.NextSync, pod, nil)
-	if w := waiting(&r.Statuses[0], "foo1"); !strings.HasPrefix(w, "ErrImagePull") {
+	// The sandbox's relist syncs at once (rule 4.5): its status shows the failure.
+	if w := waiting(&r.Statuses[len(r.Statuses)-1], "foo1"); !strings.HasPrefix(w, "ErrImagePull") {
 		t.Fatalf("waiting %q", w)
 	}
 }

@@ -113,6 +113,10 @@ type sandbox struct {
 	// termStopped: the termination's KillSandbox was issued.
 	termStopped bool
 	changed     bool // SandboxChanged recorded for the current recreation
+	// readyAt is the machine's sync count when the sandbox last turned
+	// ready: the sync after it is the rest of the kubelet's sync that made
+	// the sandbox, which the relist that finds the sandbox follows.
+	readyAt uint64
 }
 
 // Machine is one pod on one node (spec/podlifecycle.md). Use New; the
@@ -160,6 +164,7 @@ type Machine struct {
 	podSig     podSig
 	override   int64 // the effective grace of a deletion (7.2); 0 none
 	pendingErr bool  // the previous sync had an error (requeue)
+	nsync      uint64 // syncs so far
 	marked     bool  // AllContainersRestarting was True at the start of the sync (3.2)
 
 	plan plan

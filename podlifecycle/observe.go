@@ -67,6 +67,7 @@ func (m *Machine) applySandbox(at time.Time, o *Observation, res *Result) {
 		if !m.sb.exists || o.Attempt >= m.sb.attempt {
 			m.sb.attempt, m.sb.exists, m.sb.ready, m.sb.ip = o.Attempt, true, true, o.IP
 			m.sb.creating, m.sb.changed, m.sb.stopping = false, false, false
+			m.sb.readyAt = m.nsync
 			m.dirty = true
 		}
 	case SandboxNotReady:
@@ -239,8 +240,28 @@ func (in *inst) report(o *Observation) {
 
 // failedSync records that the sync whose call failed at at ended with an
 // error: the failure is no runtime event, so it does not sync at once; the
-// pod worker requeues the pod (rule 4.5, section 15 decision 5).
+// pod worker requeues the pod (rule 4.5, section 15 decision 5), unless the
+// sync made the sandbox (sandboxRelist).
+//
+// sandboxRelist reports whether the sync under way is the rest of the one
+// that made the pod's sandbox, and uses that up: the kubelet's relist finds
+// the new sandbox and syncs the pod at once, error or not (rule 4.5), so a
+// first pull, create or config error shows in a status about a second after
+// the pod started (oracle case "image-pull-fails"), not at the requeue.
+func (m *Machine) sandboxRelist() bool {
+	if !m.sb.ready || m.sb.readyAt == 0 || m.nsync != m.sb.readyAt+1 {
+		return false
+	}
+	m.sb.readyAt = 0
+	return true
+}
+
+// failedSync records (see above).
 func (m *Machine) failedSync(at time.Time) {
+	if m.sandboxRelist() {
+		m.syncAt = at
+		return
+	}
 	d := min(m.opts.ErrorRequeue, m.opts.SyncFrequency)
 	if m.opts.Rand != nil {
 		d += time.Duration(m.opts.Rand.Float64() * 0.5 * float64(d))

@@ -24,6 +24,7 @@ type progress struct {
 // sync is one full kubelet sync at now.
 func (m *Machine) sync(now time.Time, res *Result) {
 	m.dirty = false
+	m.nsync++
 	if m.cont {
 		if m.pod.DeletionTimestamp == nil {
 			m.resume(now, res)
@@ -77,6 +78,10 @@ func (m *Machine) schedule(now, crashExpiry, timer time.Time) {
 		if delay > m.opts.SyncFrequency {
 			delay = m.opts.SyncFrequency
 		}
+	case m.pendingErr && m.sandboxRelist():
+		delay = 0
+		m.syncAt = now
+		return
 	case m.pendingErr:
 		delay = min(m.opts.ErrorRequeue, m.opts.SyncFrequency)
 	}

@@ -83,11 +83,15 @@ func TestChanged(t *testing.T) {
 // TestRule4_5_PulledThenCreateFailedWaitsForRequeue: a sync whose pull
 // succeeds and whose container creation then fails ended with an error, so
 // the pod is synced again at the error requeue (10 s), not at once: only a
-// sync without error asks for an immediate relist (rules 4.1 and 4.5).
+// sync without error asks for an immediate relist (rules 4.1 and 4.5). The
+// one exception is the sync that made the sandbox, whose relist finds the
+// new sandbox and syncs at once, error or not, retrying the creation.
 func TestRule4_5_PulledThenCreateFailedWaitsForRequeue(t *testing.T) {
-	s := newSim(t, onePod("app:1"), DefaultOptions())
+	s := newSim(t, onePod("app"), DefaultOptions()) // untagged: pulled at every start
+	s.step()                                        // the sandbox
+	s.settle()                                      // pulled, created and started
 	s.createFail["foo1"] = "failed to reserve container name"
-	s.step() // the sandbox
+	s.exit("foo1", 1) // the first crash: restarted in the sync its exit triggers
 	r := s.step()
 	if countKind(r, PullImage) != 1 || countKind(r, StartContainer) != 1 {
 		t.Fatalf("want the pull and the start, got %v", r.Actions)
@@ -103,6 +107,15 @@ func TestRule4_5_PulledThenCreateFailedWaitsForRequeue(t *testing.T) {
 	s.now = r.NextSync
 	if r := s.step(); countKind(r, StartContainer) != 1 {
 		t.Fatalf("no start at the requeue: %v", r.Actions)
+	}
+
+	// The sync that made the sandbox.
+	s = newSim(t, onePod("app"), DefaultOptions())
+	s.createFail["foo1"] = "failed to reserve container name"
+	s.step()
+	s.step()
+	if r := s.step(); countKind(r, StartContainer) != 1 || !r.NextSync.After(s.now) {
+		t.Fatalf("the sandbox's relist sync: actions %v, next sync +%v; want a start, then the requeue", r.Actions, r.NextSync.Sub(s.now))
 	}
 }
 
