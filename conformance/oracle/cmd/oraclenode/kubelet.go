@@ -38,7 +38,7 @@ import (
 // config is what the command's flags say.
 type config struct {
 	kubeconfig, name, nodeIP, podCIDR, rootDir, clusterDNS, featureGates string
-	port, cpus, maxPods, registryPullQPS                                 int
+	port, cpus, maxPods, registryPullQPS, kubeAPIQPS, eventQPS           int
 	serializeImagePulls                                                  bool
 	memory, storage                                                      uint64
 }
@@ -78,6 +78,12 @@ func kubeletServer(c config, endpoint string) (*options.KubeletServer, error) {
 		kc.MaxPods = int32(c.maxPods)
 	}
 	kc.SerializeImagePulls = c.serializeImagePulls
+	if c.kubeAPIQPS > 0 {
+		kc.KubeAPIQPS, kc.KubeAPIBurst = int32(c.kubeAPIQPS), int32(2*c.kubeAPIQPS)
+	}
+	if c.eventQPS > 0 {
+		kc.EventRecordQPS, kc.EventBurst = int32(c.eventQPS), int32(2*c.eventQPS)
+	}
 	kc.RegistryPullQPS = int32(c.registryPullQPS)
 	// What the kubelet's own start does before it runs with cgroups per
 	// QoS class and no cgroup root.

@@ -70,6 +70,11 @@
 //     that starts many pods at once turns them off, as which pod's pull
 //     waits or is refused then depends on the order of the kubelet's
 //     goroutines.
+//   - kubeAPIQPS and eventRecordQPS (--kube-api-qps, --event-qps, default
+//     50 with a burst of 100, the kubelet's): a comparison that starts
+//     hundreds of pods at once raises them, or the kubelet's status writes
+//     queue behind its own rate limit for tens of seconds and its event
+//     queue (1,000 events) overflows.
 //   - clusterDNS [--cluster-dns, 10.0.0.10] (default none): without it
 //     the kubelet records a MissingClusterDNS warning on the pod and the
 //     Node whenever it makes a sandbox config for a ClusterFirst pod (each
@@ -160,6 +165,8 @@ func run() error {
 	fs.IntVar(&c.maxPods, "max-pods", 110, "the kubelet's maxPods: the node's pod capacity")
 	fs.BoolVar(&c.serializeImagePulls, "serialize-image-pulls", true, "the kubelet's serializeImagePulls: one image pull at a time")
 	fs.IntVar(&c.registryPullQPS, "registry-pull-qps", 5, "the kubelet's registryPullQPS (burst 10); 0 for no limit")
+	fs.IntVar(&c.kubeAPIQPS, "kube-api-qps", 50, "the kubelet's kubeAPIQPS (burst twice that)")
+	fs.IntVar(&c.eventQPS, "event-qps", 50, "the kubelet's eventRecordQPS (burst twice that)")
 	fs.StringVar(&c.featureGates, "feature-gates", "", "kubelet feature gates, as the kubelet's --feature-gates (A=true,B=false)")
 	klog.InitFlags(fs)
 	flag.Parse()
@@ -174,6 +181,8 @@ func run() error {
 		return fmt.Errorf("oraclenode: --cpus %d: want at least 1", c.cpus)
 	case c.maxPods < 1:
 		return fmt.Errorf("oraclenode: --max-pods %d: want at least 1", c.maxPods)
+	case c.kubeAPIQPS < 1 || c.eventQPS < 1:
+		return fmt.Errorf("oraclenode: --kube-api-qps %d, --event-qps %d: want at least 1", c.kubeAPIQPS, c.eventQPS)
 	case c.registryPullQPS < 0:
 		return fmt.Errorf("oraclenode: --registry-pull-qps %d: want 0 or more", c.registryPullQPS)
 	}
