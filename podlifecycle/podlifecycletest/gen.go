@@ -41,7 +41,8 @@ func Pod() *rapid.Generator[*v1.Pod] { return PodWith(DefaultGenOptions()) }
 // and sidecars ("sideN") in any order, regular containers ("appN") with or
 // without their own restart policy and rules, startup, liveness and
 // readiness probes with small periods and thresholds, postStart and
-// preStop hooks, terminationGracePeriodSeconds (unset, 0 or up to 30) and
+// preStop hooks (not on regular init containers, which the API server
+// refuses), terminationGracePeriodSeconds (unset, 0 or up to 30) and
 // sometimes activeDeadlineSeconds. Images have a tag (pulled if not
 // present) or none (always pulled).
 func PodWith(o GenOptions) *rapid.Generator[*v1.Pod] {
@@ -138,10 +139,11 @@ func genContainer(t *rapid.T, o GenOptions, name string, kind containerstate.Kin
 	hook := func() *v1.LifecycleHandler {
 		return &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"/hook"}}}
 	}
-	if rapid.IntRange(0, 3).Draw(t, name+"-postStart") == 0 {
+	// The API server refuses lifecycle hooks on a regular init container.
+	if (kind == containerstate.Regular || sidecar) && rapid.IntRange(0, 3).Draw(t, name+"-postStart") == 0 {
 		c.Lifecycle = &v1.Lifecycle{PostStart: hook()}
 	}
-	if rapid.IntRange(0, 3).Draw(t, name+"-preStop") == 0 {
+	if (kind == containerstate.Regular || sidecar) && rapid.IntRange(0, 3).Draw(t, name+"-preStop") == 0 {
 		if c.Lifecycle == nil {
 			c.Lifecycle = &v1.Lifecycle{}
 		}
