@@ -48,8 +48,8 @@ func TestObservedFields(t *testing.T) {
 	}
 	applied := &containerstate.ActuatedResources{CPURequest: resource.NewMilliQuantity(98, resource.DecimalSI), CPULimit: resource.NewMilliQuantity(1000, resource.DecimalSI)}
 	now = now.Add(time.Second)
-	step(Observation{Kind: SandboxReady, IP: "10.0.0.1"},
-		Observation{Kind: ImagePulled, Container: "foo1", Image: "busybox"},
+	step(Observation{Kind: SandboxReady, IP: "10.0.0.1"}) // the pull and start are asked for
+	step(Observation{Kind: ImagePulled, Container: "foo1", Image: "busybox"},
 		Observation{Kind: ContainerCreated, Container: "foo1", ContainerID: "c://1", ImageRef: "docker.io/library/busybox@sha256:1"},
 		Observation{Kind: ContainerStarted, Container: "foo1", ContainerID: "c://1", Resources: applied})
 	applied.CPURequest.Add(resource.MustParse("1")) // the machine keeps a copy
@@ -154,7 +154,10 @@ func TestPodCgroupRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		now = now.Add(time.Second)
-		if err := m.StepTo(now, pod, []Observation{{Kind: SandboxReady, IP: "10.0.0.1"}, {Kind: ImagePulled, Container: "foo1", Image: "busybox"},
+		if err := m.StepTo(now, pod, []Observation{{Kind: SandboxReady, IP: "10.0.0.1"}}, &r); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.StepTo(now, pod, []Observation{{Kind: ImagePulled, Container: "foo1", Image: "busybox"},
 			{Kind: ContainerCreated, Container: "foo1", ContainerID: "c://1"}, {Kind: ContainerStarted, Container: "foo1", ContainerID: "c://1"}}, &r); err != nil {
 			t.Fatal(err)
 		}

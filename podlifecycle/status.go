@@ -1,6 +1,7 @@
 package podlifecycle
 
 import (
+	"slices"
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
@@ -284,4 +285,30 @@ func stampedAt(st *v1.PodStatus, now time.Time) bool {
 		}
 	}
 	return false
+}
+
+// sandboxReadyStatus records the status the kubelet writes once the sync
+// has made the pod's sandbox (section 15 decision 6): its callback takes the
+// status it wrote last and sets PodReadyToStartContainers True, and nothing
+// else, so the pod IP and the containers' states show only in the status of
+// the next sync, after the pulls and starts of this one (measured on the
+// real kubelet: oracle case "image-pull-slow", whose pod has no IP while its
+// pull takes 5 s). A machine that wrote no status yet generates one.
+func (m *Machine) sandboxReadyStatus(now time.Time, res *Result) {
+	if m.lastStatus == nil {
+		m.generate(now, false, res)
+		return
+	}
+	st := copyOut(m.lastStatus)
+	i := slices.IndexFunc(st.Conditions, func(c v1.PodCondition) bool { return c.Type == v1.PodReadyToStartContainers })
+	if i < 0 || st.Conditions[i].Status == v1.ConditionTrue {
+		return // none to flip, or no change: the kubelet's status manager writes none
+	}
+	// The condition keeps its observedGeneration, which the generation that
+	// wrote it took from the same pod.
+	c := &st.Conditions[i]
+	c.Status, c.Reason, c.Message, c.LastTransitionTime = v1.ConditionTrue, "", "", metav1.NewTime(now)
+	res.Statuses = append(res.Statuses, copyOut(&st))
+	m.lastStatus = &st
+	m.genValid = false
 }

@@ -255,10 +255,16 @@ func (m *Machine) resume(now time.Time, res *Result) {
 		}
 		// Section 15 decision 6: the status with the sandbox ready, then
 		// the starts the sync decided when it began (rule 3.3).
-		m.generate(now, false, res)
+		m.sandboxReadyStatus(now, res)
 		crashExpiry := m.startPhase(now, res)
 		m.endCont()
 		m.schedule(now, crashExpiry, time.Time{})
+		if !m.pendingErr && crashExpiry.IsZero() && !m.inFlight() {
+			// Nothing of the sync is left to answer (the runtime already
+			// reported its starts): the relist on demand after a sync
+			// without error (a back-off is one) syncs at once (rule 4.1).
+			m.syncAt = now
+		}
 		return
 	}
 	if m.plan.killPod {
@@ -318,4 +324,15 @@ func (m *Machine) nextWake() time.Time {
 		return time.Time{}
 	}
 	return earliest(m.syncAt, earliest(m.nextProbe(), m.nextStoppedTick()))
+}
+
+// inFlight reports whether a pull or start of some container awaits its
+// answer.
+func (m *Machine) inFlight() bool {
+	for i := range m.ctrs {
+		if m.ctrs[i].inFlight {
+			return true
+		}
+	}
+	return false
 }

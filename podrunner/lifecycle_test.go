@@ -245,11 +245,22 @@ func TestNotify(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.r.Advance(t0.Add(time.Second))
-	if st := n.status("uid-web"); st.PodIP != "10.244.1.2" || cond(st, v1.PodReadyToStartContainers).Status != v1.ConditionTrue {
+	// The sandbox-ready version sets the condition alone (podlifecycle
+	// section 15 decision 6); the IP shows once the starts are answered.
+	if st := n.status("uid-web"); st.PodIP != "" || cond(st, v1.PodReadyToStartContainers).Status != v1.ConditionTrue {
 		t.Fatalf("status %+v", st)
 	}
 	if !slices.ContainsFunc(rt.actions, func(a podlifecycle.Action) bool { return a.Kind == podlifecycle.StartContainer }) {
 		t.Fatalf("no start after the sandbox: %v", rt.actions)
+	}
+	rt.obs = []podlifecycle.Observation{{Kind: podlifecycle.ImagePulled, Container: "app", Image: "app:1"},
+		{Kind: podlifecycle.ContainerCreated, Container: "app", ContainerID: "x://1"}, {Kind: podlifecycle.ContainerStarted, Container: "app", ContainerID: "x://1"}}
+	if err := n.r.Notify("uid-web"); err != nil {
+		t.Fatal(err)
+	}
+	n.r.Advance(t0.Add(2 * time.Second))
+	if st := n.status("uid-web"); st.PodIP != "10.244.1.2" || state(st, "app") != "Running" {
+		t.Fatalf("status after the starts %+v", st)
 	}
 	if s := n.r.Stats(); s.StepErrors != 0 || s.DroppedObservations != 0 {
 		t.Fatalf("stats %+v", s)

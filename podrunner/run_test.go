@@ -26,7 +26,7 @@ func TestRun(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
 	synced := make(chan string, 100)
 	opts := podrunner.DefaultOptions()
-	opts.Clock = clk
+	opts.Clock, opts.PodCIDR = clk, "10.244.1.0/24" // a sandbox without an IP would be made again at every sync
 	opts.Hooks.Synced = func(_ time.Time, _ *v1.Pod, _ []podlifecycle.Observation, res *podlifecycle.Result) {
 		for _, st := range res.Statuses {
 			synced <- state(st, "app")
