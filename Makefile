@@ -18,7 +18,7 @@ FUZZTIME ?= 5s
 
 SHELL := /bin/bash
 
-.PHONY: test test-short lint fuzz example conformance mutation bench-fleet
+.PHONY: test test-short lint fuzz example conformance oracle mutation bench-fleet
 
 # All tests of all modules, with the race detector (not for conformance/ and
 # conformance/versions/..., whose single-goroutine comparisons of pure
@@ -30,7 +30,9 @@ SHELL := /bin/bash
 # kube-apiserver, kube-controller-manager, kube-scheduler and kubectl, built
 # from Go modules into a cache outside the clone on first use: about 13
 # minutes of two cores once) and the oracle node beside it (the real kubelet,
-# built by kube/hack/build-oracle.sh into the same cache). Without go test's
+# built by kube/hack/build-oracle.sh into the same cache), which
+# conformance/compare runs beside a kube.Node: its CI subset of the oracle
+# comparison prints its report (make oracle runs it all). Without go test's
 # own vet pass: go vet runs in lint, over the same sources, and go test's
 # would analyse every dependency again for each build
 # configuration (the race-instrumented one here, the fuzz-instrumented one in
@@ -52,6 +54,10 @@ test:
 	      sed -n '/^conformance against/,$$p' $$log; \
 	    else cat $$log; exit 1; fi;; \
 	  conformance/oracle/) (cd $$m && go test -race -vet=off -count=1 ./...);; \
+	  conformance/compare/) \
+	    if (cd $$m && go test -vet=off -count=1 -timeout 30m -v ./...) > $$log 2>&1; then \
+	      sed -n '/oracle comparison:/,/ oracle node: RSS/p' $$log; \
+	    else cat $$log; exit 1; fi;; \
 	  conformance/*) (cd $$m && go test -vet=off -count=1 ./...);; \
 	  *) (cd $$m && go test -race -vet=off -count=1 -timeout 30m ./...);; \
 	  esac; \
@@ -126,6 +132,20 @@ example:
 conformance:
 	@set -o pipefail; cd conformance && go test -vet=off -count=1 -v . | sed -n '/^conformance against/,$$p'
 	@set -o pipefail; cd conformance/versions && go test -vet=off -count=1 -timeout 80m -v . | sed -n '/^conformance against/,$$p'
+
+# The oracle comparison (conformance/compare): the real kubelet of v1.37.2
+# (the oracle node) and a nodestate kube.Node on one control plane, every
+# named workload and ORACLE_GENERATED generated pods created on both, every
+# pod status, event and the Node objects compared; prints the report and
+# fails on an undocumented difference (docs/faithfulness.md). make test runs
+# its CI subset (TestOracle). About 6 minutes: the longest workload follows
+# a crash loop over five restarts.
+ORACLE_GENERATED ?= 200
+ORACLE_SEED ?= 1
+oracle:
+	@set -e; export NODESTATE_CONTROL_PLANE="$$(bash kube/hack/build-control-plane.sh)"; \
+	export NODESTATE_ORACLE="$$(bash kube/hack/build-oracle.sh)"; \
+	cd conformance/compare && go run ./cmd/oraclecompare -generated $(ORACLE_GENERATED) -seed $(ORACLE_SEED)
 
 # A nodestate fleet beside KWOK v0.8.0 (built from its Go module with its
 # default stages into ~/.cache/nodestate/kwok on first use, about 90 s of two

@@ -34,8 +34,8 @@ type inst struct {
 	// shownStopped: a status generated since the instance stopped shows
 	// it so: the probe workers read that status (section 6, step 5).
 	shownStopped bool
-	kill                       killState
-	removing                   bool // RemoveContainer issued
+	kill         killState
+	removing     bool // RemoveContainer issued
 }
 
 // ctr is one container of the spec and the machine's view of it.
@@ -162,10 +162,10 @@ type Machine struct {
 	syncAt     time.Time // next full sync (requeue, back-off, deadline, kill timers)
 	dirty      bool
 	podSig     podSig
-	override   int64 // the effective grace of a deletion (7.2); 0 none
-	pendingErr bool  // the previous sync had an error (requeue)
+	override   int64  // the effective grace of a deletion (7.2); 0 none
+	pendingErr bool   // the previous sync had an error (requeue)
 	nsync      uint64 // syncs so far
-	marked     bool  // AllContainersRestarting was True at the start of the sync (3.2)
+	marked     bool   // AllContainersRestarting was True at the start of the sync (3.2)
 
 	plan plan
 	// prog is how far the sync has carried plan out.

@@ -14,7 +14,7 @@ graph() { go list -deps -test -f '{{with .Module}}{{.Path}} {{with .Replace}}{{.
 (cd kube/hack/tools && graph go.etcd.io/etcd/server/v3 k8s.io/kubernetes/cmd/kube-apiserver \
   k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl) > "$tmp/tools"
 status=0
-for m in . kube conformance conformance/oracle; do
+for m in . kube conformance conformance/oracle conformance/compare; do
   (cd "$m" && graph ./...) > "$tmp/mod"
   if diff=$(join "$tmp/mod" "$tmp/tools" | awk '$2 != $3'); [[ -n "$diff" ]]; then
     echo "check-aligned: $m builds these modules at other versions than kube/hack/tools (module, $m, tools):" >&2
