@@ -127,7 +127,7 @@ func genContainer(t *rapid.T, o GenOptions, name string, kind containerstate.Kin
 			if readiness {
 				p.SuccessThreshold = rapid.Int32Range(1, 2).Draw(t, name+"-"+kind+"-success")
 			} else if rapid.IntRange(0, 3).Draw(t, name+"-"+kind+"-hasGrace") == 0 {
-				g := rapid.Int64Range(0, 20).Draw(t, name+"-"+kind+"-grace")
+				g := rapid.Int64Range(1, 20).Draw(t, name+"-"+kind+"-grace") // the API server refuses 0
 				p.TerminationGracePeriodSeconds = &g
 			}
 			return p
