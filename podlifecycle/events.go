@@ -1,6 +1,7 @@
 package podlifecycle
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -100,6 +101,25 @@ func (e Event) Reference(pod *v1.Pod) *v1.ObjectReference {
 // PodRef is how messages name a pod: <name>_<namespace>(<uid>).
 func PodRef(name, namespace string, uid types.UID) string {
 	return name + "_" + namespace + "(" + string(uid) + ")"
+}
+
+// HookFailedMessage is the message of a lifecycle hook that failed with
+// err (the runtime's error: "command 'drain' exited with 1: " for an exec
+// hook whose command exited 1, as the CRI client words it), by the kind of
+// handler: the waiting message of PostStartHookError. output is what an
+// exec hook printed.
+func HookFailedMessage(h *v1.LifecycleHandler, container, podRef, err, output string) string {
+	switch {
+	case h == nil:
+		return err
+	case h.Exec != nil:
+		return fmt.Sprintf("Exec lifecycle hook (%v) for Container %q in Pod %q failed - error: %v, message: %q", h.Exec.Command, container, podRef, err, output)
+	case h.HTTPGet != nil:
+		return fmt.Sprintf("HTTP lifecycle hook (%s) for Container %q in Pod %q failed - error: %v", h.HTTPGet.Path, container, podRef, err)
+	case h.Sleep != nil:
+		return fmt.Sprintf("Sleep lifecycle hook (%d) for Container %q in Pod %q failed - error: %v", h.Sleep.Seconds, container, podRef, err)
+	}
+	return err
 }
 
 // PullingMessage is the Pulling message: Pulling image "<img>".

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
+	v1 "k8s.io/api/core/v1"
 )
 
 // TestEventMessages checks each message format against the text of
@@ -53,6 +54,30 @@ func TestEventMessages(t *testing.T) {
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.rule, tc.got, tc.want)
+		}
+	}
+}
+
+// TestHookFailedMessage: the waiting message of PostStartHookError as the
+// kubelet's handler runner words it, around the runtime's error (oracle
+// case "poststart-fails": `Exec lifecycle hook ([init]) for Container "app"
+// in Pod "..." failed - error: command 'init' exited with 1: , message: ""`).
+func TestHookFailedMessage(t *testing.T) {
+	ref := PodRef("web", "ns", "u-1")
+	for _, tc := range []struct {
+		h    *v1.LifecycleHandler
+		want string
+	}{
+		{&v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"init", "-v"}}},
+			`Exec lifecycle hook ([init -v]) for Container "app" in Pod "web_ns(u-1)" failed - error: command 'init -v' exited with 1: , message: "out"`},
+		{&v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/start"}},
+			`HTTP lifecycle hook (/start) for Container "app" in Pod "web_ns(u-1)" failed - error: command 'init -v' exited with 1: `},
+		{&v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: 5}},
+			`Sleep lifecycle hook (5) for Container "app" in Pod "web_ns(u-1)" failed - error: command 'init -v' exited with 1: `},
+		{nil, `command 'init -v' exited with 1: `},
+	} {
+		if got := HookFailedMessage(tc.h, "app", ref, "command 'init -v' exited with 1: ", "out"); got != tc.want {
+			t.Errorf("got  %s\nwant %s", got, tc.want)
 		}
 	}
 }

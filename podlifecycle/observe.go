@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
+	v1 "k8s.io/api/core/v1"
 )
 
 // apply takes one validated observation into the machine's view of the
@@ -208,7 +209,11 @@ func (m *Machine) applyHook(c *ctr, at time.Time, o *Observation, fp string, res
 	case PostStart:
 		if o.Failed && in.state == containerstate.RuntimeRunning && !in.kill.active {
 			res.Events = append(res.Events, warning(ReasonFailedPostStartHook, MessagePostStartHookFailed, fp))
-			c.setStartErr(containerstate.ReasonPostStartHookError, o.Message)
+			var h *v1.LifecycleHandler
+			if c.spec.Lifecycle != nil {
+				h = c.spec.Lifecycle.PostStart
+			}
+			c.setStartErr(containerstate.ReasonPostStartHookError, HookFailedMessage(h, c.name, PodRef(m.name, m.ns, m.uid), o.Message, o.Output))
 			m.beginKill(c, in, KillFailedPostStartHook, MessageKillFailedPostStartHook,
 				m.podGrace(c, KillFailedPostStartHook), false, false, at, res)
 		}

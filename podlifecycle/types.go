@@ -60,7 +60,10 @@ const (
 	// with Message as the probe's output or error text.
 	ProbeResult
 	// HookResult: Hook on instance ContainerID finished; Failed says whether
-	// it failed, Message is the handler's error message.
+	// it failed, Message is the runtime's error (for an exec hook, the CRI
+	// client's "command '<cmd>' exited with <code>: <stderr>") and Output
+	// what an exec hook printed; the machine words the handler's message
+	// around them as the kubelet does (HookFailedMessage).
 	HookResult
 )
 
@@ -104,6 +107,8 @@ type Observation struct {
 	ExitCode int32
 	// Reason and Message are the runtime's words (see each kind).
 	Reason, Message string
+	// Output is what an exec hook printed, for HookResult.
+	Output string
 	// Probe and Outcome are the probe and its outcome of ProbeResult.
 	Probe   Probe
 	Outcome ProbeOutcome

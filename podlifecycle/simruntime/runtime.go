@@ -3,6 +3,7 @@ package simruntime
 import (
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nodestate/nodestate/containerstate"
@@ -41,7 +42,8 @@ type simCtr struct {
 	b       Behaviour
 	pulls   int
 	insts   map[string]*simInst
-	probes  [3]*v1.Probe // the spec's startup, readiness and liveness probes
+	probes  [3]*v1.Probe  // the spec's startup, readiness and liveness probes
+	hooks   *v1.Lifecycle // the spec's hooks
 	// applied is what a runtime that applied the container's spec reports
 	// for a running instance.
 	applied *containerstate.ActuatedResources
@@ -85,7 +87,7 @@ func New(opts Options, pod *v1.Pod, bs Behaviours) (*Runtime, error) {
 			b = DefaultBehaviour(reg)
 		}
 		r.ctrs[c.Name] = &simCtr{name: c.Name, kind: kind, regInit: reg, b: b, insts: map[string]*simInst{},
-			applied: Applied(pod.Spec.Resources, c), probes: [3]*v1.Probe{c.StartupProbe, c.ReadinessProbe, c.LivenessProbe}}
+			applied: Applied(pod.Spec.Resources, c), probes: [3]*v1.Probe{c.StartupProbe, c.ReadinessProbe, c.LivenessProbe}, hooks: c.Lifecycle}
 	}
 	for i := range pod.Spec.InitContainers {
 		add(&pod.Spec.InitContainers[i], containerstate.Init)
@@ -300,13 +302,13 @@ func (r *Runtime) runHook(s *syncCalls, c *simCtr, a podlifecycle.Action) {
 	}
 	o := podlifecycle.Observation{Kind: podlifecycle.HookResult, At: at, Container: c.name, ContainerID: id, Hook: a.Hook, Failed: h.Fail}
 	if h.Fail {
-		o.Message = "Exec lifecycle hook ([/hook]) for Container \"" + c.name + "\" failed - error: command '/hook' exited with 1, message: \"\""
+		o.Message = c.hookError(a.Hook, 1)
 	}
 	if a.Hook == podlifecycle.PreStop {
-		// A hook cannot outlive its container: it fails when the
-		// container stops first.
+		// A hook cannot outlive its container: it ends with it, killed
+		// (exit 137), as the oracle node's runtime ends it.
 		if !in.exitAt.IsZero() && in.exitAt.Before(o.At) {
-			o.At, o.Failed, o.Message = in.exitAt, true, "container stopped before the hook finished"
+			o.At, o.Failed, o.Message = in.exitAt, true, c.hookError(a.Hook, 137)
 		}
 		in.preStop, in.hookAt = r.push(o), o.At
 		return
@@ -436,4 +438,21 @@ func (c *simCtr) sortedInsts() []*simInst {
 
 func exitObs(name, id string, at time.Time, code int32) podlifecycle.Observation {
 	return podlifecycle.Observation{Kind: podlifecycle.ContainerExited, At: at, Container: name, ContainerID: id, ExitCode: code}
+}
+
+// hookError is the error of hook h of c that exited with code, as a CRI
+// client words a failed exec ("command 'drain' exited with 1: ", with the
+// hook's empty stderr), or a plain one for a hook that is no exec.
+func (c *simCtr) hookError(h podlifecycle.Hook, code int) string {
+	var handler *v1.LifecycleHandler
+	if c.hooks != nil {
+		handler = c.hooks.PostStart
+		if h == podlifecycle.PreStop {
+			handler = c.hooks.PreStop
+		}
+	}
+	if handler == nil || handler.Exec == nil {
+		return "hook failed"
+	}
+	return "command '" + strings.Join(handler.Exec.Command, " ") + "' exited with " + strconv.Itoa(code) + ": "
 }
