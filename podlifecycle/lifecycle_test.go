@@ -143,7 +143,8 @@ func TestRule2_3_InitContainersOneAtATime(t *testing.T) {
 
 // TestRule2_4_SidecarStartupProbeGates: the init container after a sidecar
 // waits for the sidecar's startup probe Success; liveness does not gate
-// (rule 2.4, 3.5 step 3, section 6).
+// (rule 2.4, 3.5 step 3, section 6); the probe ticks on its worker's
+// ticker, which runs from the pod's first sync.
 func TestRule2_4_SidecarStartupProbeGates(t *testing.T) {
 	pod := onePod("busybox:1")
 	sc := v1.Container{Name: "sc", Image: "busybox:1", RestartPolicy: ptr(v1.ContainerRestartPolicyAlways),
@@ -155,9 +156,11 @@ func TestRule2_4_SidecarStartupProbeGates(t *testing.T) {
 	if s.count(StartContainer, "foo1") > 0 {
 		t.Fatal("foo1 started before the sidecar's startup probe succeeded")
 	}
+	// The worker's ticker runs from the pod's first sync (t0) every 5 s;
+	// its first tick at which the sidecar is 3 s old probes (section 6).
 	next := s.all[len(s.all)-1].NextSync
-	if !next.Equal(t0.Add(3 * time.Second)) {
-		t.Fatalf("first probe due at start + initialDelay: got %v", next.Sub(t0))
+	if !next.Equal(t0.Add(5 * time.Second)) {
+		t.Fatalf("first probe due at the worker's first tick after start + initialDelay (+5s): got %v", next.Sub(t0))
 	}
 	s.now = next
 	r := s.step()
@@ -165,14 +168,15 @@ func TestRule2_4_SidecarStartupProbeGates(t *testing.T) {
 		t.Fatalf("probe tick: %v", got)
 	}
 	s.probe["sc"] = ProbeSuccess
-	s.now = s.now.Add(time.Second)
 	r = s.step()
 	if !hasEvent(r, ReasonUnhealthy, "Startup probe failed: probe output") {
 		t.Fatalf("no Unhealthy event: %v", r.Events)
 	}
-	s.now = t0.Add(8 * time.Second)
+	if !r.NextSync.Equal(t0.Add(10 * time.Second)) {
+		t.Fatalf("next tick at %v, want +10s", r.NextSync.Sub(t0))
+	}
+	s.now = r.NextSync
 	s.step()
-	s.now = s.now.Add(time.Second)
 	r = s.step()
 	if got := actionsOf(r); !slices.Contains(got, "StartContainer foo1") {
 		t.Fatalf("foo1 must start once the startup probe succeeded: %v", got)

@@ -47,6 +47,11 @@ type ctr struct {
 	sidecar bool
 	insts   []inst // newest first
 
+	// readyFrom is when the readiness worker's ticker last restarted: a
+	// status that finds the container started and not ready asks for a
+	// run at once, which restarts it (containerstate.md section 9).
+	readyFrom time.Time
+
 	startErr    containerstate.StartError
 	hasStartErr bool
 	lastPull    containerstate.StartError // the last pull error, for ImagePullBackOff messages
@@ -140,6 +145,9 @@ type Machine struct {
 	last      time.Time       // the latest accepted time
 	started   bool            // a step ran
 	startTime time.Time       // the first status write (status.startTime)
+	// workers is when the pod's probe workers started (its first sync):
+	// their tickers run from then (section 6).
+	workers time.Time
 
 	state      WorkerState
 	lastStatus *v1.PodStatus // &lastBuf.st, or nil before the first status
@@ -386,6 +394,9 @@ func (m *Machine) StepTo(now time.Time, pod *v1.Pod, obs []Observation, res *Res
 		}
 		m.podSig = sig
 		m.adopt(pod)
+	}
+	if !m.started {
+		m.workers = now
 	}
 	m.started = true
 	m.stoppedTicks(now) // before this step's observations can show in a status

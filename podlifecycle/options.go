@@ -60,9 +60,10 @@ type Options struct {
 	// status.resources: CgroupsV2, the zero value, the kubelet's pod
 	// cgroups on a cgroup v2 host; CgroupsNone a node without pod cgroups.
 	Cgroups Cgroups
-	// Rand, when set, adds the kubelet's jitter: up to 50 % to requeues and
-	// a random first probe delay. Nil means no jitter, so runs are
-	// reproducible (spec/podlifecycle.md section 15, decisions 4 and 5).
+	// Rand, when set, adds the kubelet's jitter: up to 50 % to requeues.
+	// Nil means no jitter, so runs are reproducible (spec/podlifecycle.md
+	// section 15, decision 5). Probes tick on their workers' tickers, which
+	// the kubelet does not jitter in a steady state (decision 4).
 	Rand Rand
 }
 

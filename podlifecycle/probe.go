@@ -119,8 +119,9 @@ func (m *Machine) execProbesCancelledAtDeletion() bool {
 	return v.AtLeast(kubeversion.V1_35) && !v.AtLeast(kubeversion.V1_37)
 }
 
-// probeTicks emits the probe runs due at now: the first at start +
-// initialDelaySeconds, then every periodSeconds (section 15, decision 4).
+// probeTicks emits the probe runs due at now: on each worker's ticker, from
+// the first tick at which the instance is older than initialDelaySeconds
+// (section 6; section 15, decision 4).
 func (m *Machine) probeTicks(now time.Time, res *Result) {
 	deleting := m.pod.DeletionTimestamp != nil
 	for i := range m.ctrs {
@@ -146,10 +147,7 @@ func (m *Machine) probeTicks(now time.Time, res *Result) {
 			}
 			period := time.Duration(orDefault(spec.PeriodSeconds, 10)) * time.Second
 			if ps.next.IsZero() {
-				ps.next = in.started.Add(time.Duration(spec.InitialDelaySeconds) * time.Second)
-				if m.opts.Rand != nil {
-					ps.next = ps.next.Add(time.Duration(m.opts.Rand.Float64() * float64(period)))
-				}
+				ps.next = m.firstTick(c, in, p)
 			}
 			if now.Before(ps.next) {
 				continue
@@ -197,7 +195,7 @@ func (m *Machine) nextProbe() time.Time {
 			}
 			next := ps.next
 			if next.IsZero() {
-				next = in.started.Add(time.Duration(probeSpec(c.spec, p).InitialDelaySeconds) * time.Second)
+				next = m.firstTick(c, in, p)
 			}
 			t = earliest(t, next)
 		}
@@ -264,7 +262,7 @@ func (m *Machine) stoppedTicks(now time.Time) {
 				continue
 			}
 			ps := &in.probes[p-1]
-			next := stoppedTickAt(c, in, p)
+			next := m.stoppedTickAt(c, in, p)
 			if now.Before(next) {
 				continue
 			}
@@ -285,18 +283,16 @@ func (m *Machine) stoppedTicks(now time.Time) {
 // see it stopped: the worker's next tick, or, for a worker that never
 // ticked (the instance stopped before its first probe), the first tick of
 // its period counted from the instance's start.
-func stoppedTickAt(c *ctr, in *inst, p Probe) time.Time {
+func (m *Machine) stoppedTickAt(c *ctr, in *inst, p Probe) time.Time {
 	ps := &in.probes[p-1]
 	if !ps.next.IsZero() {
 		return ps.next
 	}
-	period := probePeriod(c, p)
 	end := in.finished
 	if end.Before(in.started) {
 		end = in.started
 	}
-	n := end.Sub(in.started)/period + 1
-	return in.started.Add(n * period)
+	return gridAt(m.tickerFrom(c, p), probePeriod(c, p), end)
 }
 
 func probePeriod(c *ctr, p Probe) time.Duration {
@@ -317,9 +313,58 @@ func (m *Machine) nextStoppedTick() time.Time {
 		}
 		for p := Startup; p <= Liveness; p++ {
 			if stoppedProbe(c, &c.insts[0], p) {
-				t = earliest(t, stoppedTickAt(c, &c.insts[0], p))
+				t = earliest(t, m.stoppedTickAt(c, &c.insts[0], p))
 			}
 		}
 	}
 	return t
+}
+
+// tickerFrom is when probe p's worker of c last started its ticker: the
+// pod's first sync, or for readiness the last run a status asked for.
+func (m *Machine) tickerFrom(c *ctr, p Probe) time.Time {
+	if p == Readiness && !c.readyFrom.IsZero() {
+		return c.readyFrom
+	}
+	return m.workers
+}
+
+// gridAt is the first tick at or after t of a ticker started at from with
+// period.
+func gridAt(from time.Time, period time.Duration, t time.Time) time.Time {
+	if !t.After(from) || period <= 0 {
+		return from
+	}
+	n := (t.Sub(from) + period - 1) / period
+	return from.Add(n * period)
+}
+
+// firstTick is the first tick of probe p's worker that probes instance in:
+// the first at which the status shows it running and its whole seconds of
+// age reach initialDelaySeconds (section 6, steps 3 and 7).
+func (m *Machine) firstTick(c *ctr, in *inst, p Probe) time.Time {
+	spec := probeSpec(c.spec, p)
+	return gridAt(m.tickerFrom(c, p), probePeriod(c, p), in.started.Add(time.Duration(spec.InitialDelaySeconds)*time.Second))
+}
+
+// readinessRuns asks for a readiness run at once for every container a
+// status about to be generated at now finds started, running and not
+// ready (its stored result is not Success), as the prober manager's status
+// update does: the run restarts the worker's ticker (containerstate.md
+// section 9). The run probes only once the container is old enough
+// (initialDelaySeconds); the ticker restarts either way.
+func (m *Machine) readinessRuns(now time.Time) {
+	for i := range m.ctrs {
+		c := &m.ctrs[i]
+		if !probed(c) || c.spec.ReadinessProbe == nil || c.insts[0].state != containerstate.RuntimeRunning {
+			continue
+		}
+		in := &c.insts[0]
+		ps := &in.probes[Readiness-1]
+		if !started(c, in) || ps.result == containerstate.ProbeSuccess || ps.inFlight || ps.ended || ps.onHold {
+			continue
+		}
+		c.readyFrom = now
+		ps.next = m.firstTick(c, in, Readiness)
+	}
 }

@@ -1,7 +1,9 @@
 package podlifecycle
 
 import (
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nodestate/nodestate/containerstate"
@@ -76,5 +78,47 @@ func TestRule6_ProbeEvents(t *testing.T) {
 		if got := in.probes[Readiness-1].result == containerstate.ProbeSuccess; got != tc.ready {
 			t.Fatalf("%v: ready %v", tc.out, got)
 		}
+	}
+}
+
+// TestSection6_WorkerTickers: probe workers tick on tickers of their own,
+// started with the pod's first sync, not at the container's start; a
+// status that finds a started container not ready asks for a readiness
+// run at once, which restarts that ticker (containerstate.md section 9;
+// measured on the real kubelet: oracle case "readiness", where the
+// container shows ready in the first status that shows it running).
+func TestSection6_WorkerTickers(t *testing.T) {
+	pod := onePod("app:1")
+	pod.Spec.Containers[0].ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"check"}}}, PeriodSeconds: 10}
+	pod.Spec.Containers[0].LivenessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"live"}}}, PeriodSeconds: 7, InitialDelaySeconds: 2}
+	s := newSim(t, pod, DefaultOptions())
+	s.step() // t0: the pod's first sync starts the workers
+	s.now = t0.Add(1500 * time.Millisecond)
+	var readinessAt, livenessAt []time.Duration
+	for i := 0; i < 40 && s.now.Before(t0.Add(30*time.Second)); i++ {
+		r := s.step()
+		for _, a := range r.Actions {
+			if a.Kind == RunProbe {
+				if a.Probe == Readiness {
+					readinessAt = append(readinessAt, s.now.Sub(t0))
+				} else if a.Probe == Liveness {
+					livenessAt = append(livenessAt, s.now.Sub(t0))
+				}
+			}
+		}
+		if len(s.obs) == 0 && r.NextSync.After(s.now) {
+			s.now = r.NextSync
+		}
+	}
+	// The container starts at 1.5 s: the status that first shows it running
+	// asks for a readiness run at once; it passes, so the ticker restarted
+	// then runs every 10 s from 1.5 s.
+	if want := []time.Duration{1500 * time.Millisecond, 11500 * time.Millisecond, 21500 * time.Millisecond}; !slices.Equal(readinessAt[:min(3, len(readinessAt))], want) {
+		t.Errorf("readiness runs at %v, want %v", readinessAt, want)
+	}
+	// Liveness ticks every 7 s from the first sync (0, 7, 14, ...); the
+	// first at which the container is 2 s old is 7 s.
+	if want := []time.Duration{7 * time.Second, 14 * time.Second, 21 * time.Second, 28 * time.Second}; !slices.Equal(livenessAt, want) {
+		t.Errorf("liveness runs at %v, want %v", livenessAt, want)
 	}
 }

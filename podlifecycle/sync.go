@@ -36,6 +36,7 @@ func (m *Machine) sync(now time.Time, res *Result) {
 	}
 	m.pendingErr = false
 	var crashExpiry, timer time.Time
+	m.readinessRuns(now)
 	status := m.generate(now, false, res)
 	m.markShownStopped()
 	m.marked = status != nil && conditionTrue(status, v1.AllContainersRestarting)
