@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 
 	"github.com/nodestate/nodestate/podlifecycle"
 )
@@ -50,10 +51,16 @@ type mountObjects interface {
 // manager reports it ("configmap \"x\" not found"); a missing claim or
 // runtime class with the API server's own error, as the kubelet's live reads
 // do.
-type apiObjects struct{ client kubernetes.Interface }
+type apiObjects struct {
+	client kubernetes.Interface
+	clock  clock.Clock
+}
 
 func (a apiObjects) ConfigMap(ctx context.Context, namespace, name string) error {
-	_, err := a.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	err := untilVisible(ctx, a.clock, func() error {
+		_, err := a.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
 	if apierrors.IsNotFound(err) {
 		return apierrors.NewNotFound(corev1.Resource("configmap"), name)
 	}
@@ -61,11 +68,42 @@ func (a apiObjects) ConfigMap(ctx context.Context, namespace, name string) error
 }
 
 func (a apiObjects) Secret(ctx context.Context, namespace, name string) error {
-	_, err := a.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	err := untilVisible(ctx, a.clock, func() error {
+		_, err := a.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
 	if apierrors.IsNotFound(err) {
 		return apierrors.NewNotFound(corev1.Resource("secret"), name)
 	}
 	return err
+}
+
+// visibleWithin is how long a lookup of a pod's ConfigMap or Secret waits
+// for the Node authorizer to let the node read it.
+const visibleWithin = time.Second
+
+// untilVisible calls get until it is not Forbidden, for up to
+// visibleWithin. The Node authorizer lets a node read a ConfigMap or
+// Secret once its graph has the pod bound to the node that names it, which
+// follows the binding by a moment: the kubelet's watch-based manager waits
+// up to a second for its cache of the object to sync, retrying a refused
+// list, so the FailedMount it records names the object's real state (not
+// found), not the authorizer's lag (oracle case "configmap-late").
+func untilVisible(ctx context.Context, clk clock.Clock, get func() error) error {
+	deadline := clk.Now().Add(visibleWithin)
+	for {
+		err := get()
+		if !apierrors.IsForbidden(err) || !clk.Now().Before(deadline) {
+			return err
+		}
+		t := clk.NewTimer(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C():
+		}
+	}
 }
 
 func (a apiObjects) PVC(ctx context.Context, namespace, name string) (*corev1.PersistentVolumeClaim, error) {

@@ -278,7 +278,7 @@ func NewNode(opts Options, client kubernetes.Interface) (*Node, error) {
 		inbox: map[types.UID]*corev1.Pod{}, gone: map[types.UID]*corev1.Pod{}, wake: make(chan struct{}, 1),
 		pods:    map[types.UID]*nodePod{},
 		logs:    &logStore{pods: map[types.NamespacedName]*podLogs{}},
-		objects: apiObjects{client: client},
+		objects: apiObjects{client: client, clock: opts.Clock},
 	}
 	if n.cache, err = statussync.NewCache(statussync.Options{Features: opts.Lifecycle.Features, Version: opts.Lifecycle.Version}); err != nil {
 		return nil, err
