@@ -57,6 +57,9 @@ type ctr struct {
 	lastPull    containerstate.StartError // the last pull error, for ImagePullBackOff messages
 	// inFlight: a PullImage or StartContainer was issued and not answered.
 	inFlight bool
+	// postStart: the postStart hook of the start issued last has not
+	// answered; the kubelet's sync waits for it.
+	postStart bool
 	// busyAtPlan: inFlight when the plan under way was decided; its start
 	// counts as done for that plan, even once answered (startPhase).
 	busyAtPlan bool
@@ -410,7 +413,7 @@ func (m *Machine) StepTo(now time.Time, pod *v1.Pod, obs []Observation, res *Res
 		m.apply(now, &obs[i], res)
 	}
 	if m.state != Finished {
-		if m.dirty || !now.Before(m.syncAt) || m.imageChanged() {
+		if (m.dirty && !m.syncBlocked()) || !now.Before(m.syncAt) || m.imageChanged() {
 			m.sync(now, res)
 		}
 		m.probeTicks(now, res)
@@ -612,4 +615,22 @@ func checkPod(pod *v1.Pod, uid types.UID) error {
 		}
 	}
 	return nil
+}
+
+// syncBlocked reports whether the sync under way still waits on a call the
+// kubelet's SyncPod blocks on: a pull, a start or a postStart hook. Its pod
+// worker syncs the pod again only once they returned, so the answers that
+// came so far show in no status yet (a slow pull keeps the pod's status as
+// the sync began; a postStart hook keeps its container from showing
+// running, oracle case "poststart-fails"); a deletion does not wait.
+func (m *Machine) syncBlocked() bool {
+	if m.pod != nil && m.pod.DeletionTimestamp != nil {
+		return false
+	}
+	for i := range m.ctrs {
+		if m.ctrs[i].inFlight || m.ctrs[i].postStart {
+			return true
+		}
+	}
+	return false
 }

@@ -119,7 +119,7 @@ func (m *Machine) applyPull(c *ctr, at time.Time, o *Observation, fp string, res
 	c.setStartErr(ev.Reason, ev.Message)
 	c.lastPull = c.startErr
 	m.pulls.Next(containerstate.ImagePullKey(m.uid, img), at, at)
-	c.inFlight = false
+	c.inFlight, c.postStart = false, false
 	m.failedSync(at)
 }
 
@@ -135,7 +135,7 @@ func (m *Machine) applyStartFailure(c *ctr, at time.Time, o *Observation, fp str
 	}
 	c.setStartErr(reason, o.Message)
 	res.Events = append(res.Events, warning(ReasonFailed, ErrorMessage(o.Message), fp))
-	c.inFlight = false
+	c.inFlight, c.postStart = false, false
 	m.failedSync(at)
 }
 
@@ -186,7 +186,7 @@ func (m *Machine) applyInstance(c *ctr, at time.Time, o *Observation, fp string,
 				in.started = at
 			}
 		}
-		c.inFlight = false
+		c.inFlight, c.postStart = false, false
 	case ContainerUnknown:
 		in := c.instance(o.ContainerID)
 		if in.state != containerstate.RuntimeUnknown && in.state != containerstate.RuntimeExited {
@@ -207,6 +207,7 @@ func (m *Machine) applyHook(c *ctr, at time.Time, o *Observation, fp string, res
 	in := c.instance(o.ContainerID)
 	switch o.Hook {
 	case PostStart:
+		c.postStart = false
 		if o.Failed && in.state == containerstate.RuntimeRunning && !in.kill.active {
 			res.Events = append(res.Events, warning(ReasonFailedPostStartHook, MessagePostStartHookFailed, fp))
 			var h *v1.LifecycleHandler

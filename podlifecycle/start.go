@@ -165,7 +165,8 @@ func (m *Machine) start(c *ctr, now time.Time, res *Result) (bool, time.Time) {
 	c.startRC = rc
 	res.Actions = append(res.Actions, Action{Kind: StartContainer, Container: c.name, ContainerKind: c.kind,
 		Image: img, PullPolicy: policy, RestartCount: rc})
-	if c.spec.Lifecycle != nil && c.spec.Lifecycle.PostStart != nil {
+	c.postStart = c.spec.Lifecycle != nil && c.spec.Lifecycle.PostStart != nil
+	if c.postStart {
 		res.Actions = append(res.Actions, Action{Kind: RunHook, Container: c.name, ContainerKind: c.kind, Hook: PostStart})
 	}
 	c.inFlight, c.restartAfterKill, c.backoffRef = true, false, time.Time{}

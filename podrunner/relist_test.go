@@ -110,3 +110,30 @@ func TestRelist(t *testing.T) {
 func metavvTime(t time.Time) metav1.Time { return metav1.NewTime(t) }
 
 func ptr30() *int64 { g := int64(30); return &g }
+
+// TestBlockedSync: the kubelet's SyncPod waits for a postStart hook (and a
+// pull) before it returns, and no sync of the pod happens meanwhile: a
+// container whose postStart hook takes 3 s shows running only from then on,
+// although the runtime reported it started at once (podlifecycle's
+// syncBlocked; oracle case "poststart-fails").
+func TestBlockedSync(t *testing.T) {
+	var n *node
+	var running time.Duration = -1
+	opts := podrunner.DefaultOptions()
+	opts.PodCIDR = "10.244.1.0/24"
+	opts.Hooks.Synced = func(_ time.Time, _ *v1.Pod, _ []podlifecycle.Observation, res *podlifecycle.Result) {
+		for _, st := range res.Statuses {
+			if state(st, "app") == "Running" && running < 0 {
+				running = n.now.Sub(t0)
+			}
+		}
+	}
+	n = newNode(t, opts)
+	pod := testPod("p", map[string]string{simruntime.AnnotationPrefix + "app": "poststart 3s"}, "app")
+	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"warm"}}}}
+	n.add(pod)
+	n.run(10 * time.Second)
+	if running != 3*time.Second {
+		t.Fatalf("the container showed running at %v, want +3s, when its postStart hook returned", running)
+	}
+}

@@ -304,15 +304,17 @@ func (r *Runtime) runHook(s *syncCalls, c *simCtr, a podlifecycle.Action) {
 	if h.Fail {
 		o.Message = c.hookError(a.Hook, 1)
 	}
+	// A hook cannot outlive its container: it ends with it, killed (exit
+	// 137), as the oracle node's runtime ends it (a postStart hook that
+	// fails so is the kubelet's FailedPostStartHook).
+	if !in.exitAt.IsZero() && in.exitAt.Before(o.At) {
+		o.At, o.Failed, o.Message = in.exitAt, true, c.hookError(a.Hook, 137)
+	}
 	if a.Hook == podlifecycle.PreStop {
-		// A hook cannot outlive its container: it ends with it, killed
-		// (exit 137), as the oracle node's runtime ends it.
-		if !in.exitAt.IsZero() && in.exitAt.Before(o.At) {
-			o.At, o.Failed, o.Message = in.exitAt, true, c.hookError(a.Hook, 137)
-		}
 		in.preStop, in.hookAt = r.push(o), o.At
 		return
 	}
+	s.cur = o.At // the sync waited for the hook's end
 	in.seqs = append(in.seqs, r.push(o))
 }
 

@@ -223,3 +223,36 @@ func TestProbeWordsAsTheKubeletGetsThem(t *testing.T) {
 		}
 	}
 }
+
+// TestHookOutlivedByItsContainer: a hook cannot outlive its container: when
+// the container exits before its postStart (or preStop) hook ends, the hook
+// fails when it exits, with the exit code a killed exec gives (137), worded
+// as a CRI client words a failed exec, as the oracle node's runtime does
+// (oracle case: a generated sidecar that exits 1 s after its start during a
+// 4 s postStart hook, which the kubelet records as FailedPostStartHook).
+func TestHookOutlivedByItsContainer(t *testing.T) {
+	pod := onePod()
+	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"warm", "up"}}}}
+	bs, err := simruntime.ParseBehaviours("app: run 1s exit 1; poststart 4s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := simruntime.New(simruntime.DefaultOptions(), pod, bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Do(t0, []pl.Action{pull, start, {Kind: pl.RunHook, Container: "app", ContainerKind: containerstate.Regular, Hook: pl.PostStart}}); err != nil {
+		t.Fatal(err)
+	}
+	var hook *pl.Observation
+	for next := rt.Next(); !next.IsZero(); next = rt.Next() {
+		for _, o := range rt.Due(next) {
+			if o.Kind == pl.HookResult {
+				hook = &o
+			}
+		}
+	}
+	if hook == nil || !hook.Failed || !hook.At.Equal(t0.Add(time.Second)) || hook.Message != "command 'warm up' exited with 137: " {
+		t.Fatalf("hook result %+v, want failed at +1s with \"command 'warm up' exited with 137: \"", hook)
+	}
+}
