@@ -440,91 +440,6 @@ func (m *Machine) imageChanged() bool {
 	return false
 }
 
-// validate refuses bad input without changing the machine.
-func (m *Machine) validate(now time.Time, pod *v1.Pod, obs []Observation) error {
-	if err := checkPod(pod, m.uid); err != nil {
-		return err
-	}
-	if !m.sameContainers(pod) {
-		return &InputError{Index: -1, Reason: "the pod's containers changed (only ephemeral containers may be added)", Err: ErrInvalidInput}
-	}
-	if now.Before(m.last) {
-		return &InputError{Index: -1, At: now, Last: m.last, Err: ErrTimeWentBackwards}
-	}
-	m.scratch, m.implied = m.scratch[:0], m.implied[:0]
-	s := &pod.Spec
-	for i := range obs {
-		o := &obs[i]
-		bad := func(reason string) error {
-			return &InputError{Index: i, Container: o.Container, Reason: reason, Err: ErrInvalidInput}
-		}
-		if !o.At.IsZero() {
-			if o.At.After(now) {
-				return bad("observation at " + o.At.Format(time.RFC3339Nano) + " is after now " + now.Format(time.RFC3339Nano))
-			}
-			if o.At.Before(m.last) {
-				return &InputError{Index: i, Container: o.Container, At: o.At, Last: m.last, Err: ErrTimeWentBackwards}
-			}
-		}
-		switch o.Kind {
-		case SandboxReady, SandboxNotReady, SandboxCreateFailed, ImagePresent:
-			if o.Kind == ImagePresent && o.Image == "" {
-				return bad("ImagePresent without an image")
-			}
-			continue
-		case ImagePulled, ImagePullFailed, ContainerCreateFailed:
-		case ContainerCreated, ContainerStarted, ContainerStartFailed, ContainerExited, ContainerUnknown,
-			ContainerRemoved, ProbeResult, HookResult:
-			if o.ContainerID == "" {
-				return bad("observation without a container ID")
-			}
-		default:
-			return bad("unknown observation kind")
-		}
-		if !specHas(s, o.Container) {
-			return bad("container not in the pod spec")
-		}
-		if o.Kind == ContainerCreated {
-			if owner := m.ownerOf(o.ContainerID); owner != "" && owner != o.Container {
-				return bad("container ID " + o.ContainerID + " belongs to container " + owner)
-			}
-			if owner, ok := m.retired[o.ContainerID]; ok && owner != o.Container {
-				return bad("container ID " + o.ContainerID + " belonged to container " + owner)
-			}
-			m.scratch = append(m.scratch, o.Container, o.ContainerID)
-			continue
-		}
-		if o.Kind == ProbeResult && (o.Probe < Startup || o.Probe > Liveness || o.Outcome < ProbeSuccess || o.Outcome > ProbeError) {
-			return bad("undefined probe or outcome")
-		}
-		if o.Kind == HookResult && o.Hook != PostStart && o.Hook != PreStop {
-			return bad("undefined hook")
-		}
-		if o.ContainerID == "" {
-			continue
-		}
-		known := m.ownerOf(o.ContainerID) == o.Container || m.isRetired(o.Container, o.ContainerID)
-		for j := 0; !known && j+1 < len(m.scratch); j += 2 {
-			known = m.scratch[j] == o.Container && m.scratch[j+1] == o.ContainerID
-		}
-		if !known && (o.Kind == ContainerStarted || o.Kind == ContainerExited) && m.impliesCreation(o.Container) {
-			// The answer to the start in flight, first seen running or
-			// exited: its creation is implied (a relist may first see a
-			// container in any state).
-			m.scratch = append(m.scratch, o.Container, o.ContainerID)
-			m.implied = append(m.implied, i)
-			known = true
-		}
-		if !known {
-			if o.Kind == ContainerExited {
-				return bad("exit of container ID " + o.ContainerID + " that never started")
-			}
-			return bad("unknown container ID " + o.ContainerID)
-		}
-	}
-	return nil
-}
-
 // impliesCreation reports whether an instance of container name the machine
 // has not seen created answers a start it issued: the container has a pull
 // or start in flight and no instance of this batch answered it yet.
@@ -615,22 +530,4 @@ func checkPod(pod *v1.Pod, uid types.UID) error {
 		}
 	}
 	return nil
-}
-
-// syncBlocked reports whether the sync under way still waits on a call the
-// kubelet's SyncPod blocks on: a pull, a start or a postStart hook. Its pod
-// worker syncs the pod again only once they returned, so the answers that
-// came so far show in no status yet (a slow pull keeps the pod's status as
-// the sync began; a postStart hook keeps its container from showing
-// running, oracle case "poststart-fails"); a deletion does not wait.
-func (m *Machine) syncBlocked() bool {
-	if m.pod != nil && m.pod.DeletionTimestamp != nil {
-		return false
-	}
-	for i := range m.ctrs {
-		if m.ctrs[i].inFlight || m.ctrs[i].postStart {
-			return true
-		}
-	}
-	return false
 }

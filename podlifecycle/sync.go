@@ -337,3 +337,21 @@ func (m *Machine) inFlight() bool {
 	}
 	return false
 }
+
+// syncBlocked reports whether the sync under way still waits on a call the
+// kubelet's SyncPod blocks on: a pull, a start or a postStart hook. Its pod
+// worker syncs the pod again only once they returned, so the answers that
+// came so far show in no status yet (a slow pull keeps the pod's status as
+// the sync began; a postStart hook keeps its container from showing
+// running, oracle case "poststart-fails"); a deletion does not wait.
+func (m *Machine) syncBlocked() bool {
+	if m.pod != nil && m.pod.DeletionTimestamp != nil {
+		return false
+	}
+	for i := range m.ctrs {
+		if m.ctrs[i].inFlight || m.ctrs[i].postStart {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,127 @@
+package compare
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nodestate/nodestate/kube"
+)
+
+// ciGenerated is how many generated pods every CI run compares, and
+// ciSeed the first one's seed: a fixed seed, so that a difference found in
+// CI is found again by make oracle -seed.
+const (
+	ciGenerated = 200
+	ciSeed      = 1
+	ciWave      = 100
+)
+
+// config returns the comparison's configuration from the environment make
+// test sets (NODESTATE_CONTROL_PLANE, NODESTATE_ORACLE), skipping under
+// -short and failing when it is not set.
+func config(t *testing.T) Config {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no control plane, no oracle node")
+	}
+	cp, oracle := os.Getenv("NODESTATE_CONTROL_PLANE"), os.Getenv("NODESTATE_ORACLE")
+	if cp == "" || oracle == "" {
+		t.Fatal(`NODESTATE_CONTROL_PLANE and NODESTATE_ORACLE are not set: run make test, or export them from kube/hack/build-control-plane.sh and kube/hack/build-oracle.sh`)
+	}
+	return Config{BinDir: cp, Oracle: filepath.Join(oracle, "oraclenode"), Dir: t.TempDir(), Log: testWriter{t}}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+// TestOracle runs the CI subset of the named workloads and 200 generated
+// pods on the real kubelet and on kube.Node. It fails on any difference not
+// documented in docs/faithfulness.md in a named workload or the Node
+// objects, on a generated pod that could not be created or paired, and
+// when more of the generated pods than maxGeneratedDiffering differ
+// (docs/faithfulness.md, "Generated pods": their differences are not all
+// classified yet; the share is held so that a change that makes more of
+// them differ fails).
+func TestOracle(t *testing.T) {
+	cfg := config(t)
+	var ws []Workload
+	for _, w := range Workloads() {
+		if w.CI {
+			ws = append(ws, w)
+		}
+	}
+	ws = append(ws, Waves(Generated(ciSeed, ciGenerated), ciWave, GeneratedFor)...)
+	cfg.MaxPods = 2 * len(ws)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, cfg, ws, DefaultTolerances(), Documented())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", rep)
+	named, generated, differing := 0, 0, 0
+	for i := range rep.Workloads {
+		w := &rep.Workloads[i]
+		if !strings.HasPrefix(w.Name, "gen-") {
+			if !w.Equal() {
+				named++
+			}
+			continue
+		}
+		generated++
+		if len(w.Errors) > 0 || len(w.Unpaired) > 0 {
+			t.Errorf("generated %s: %v %v", w.Name, w.Errors, w.Unpaired)
+		}
+		if !w.Equal() {
+			differing++
+		}
+	}
+	if named > 0 || len(rep.Node.Differences) > 0 {
+		t.Errorf("%d named workloads and %d Node fields differ from the kubelet without a documented reason (the report above)", named, len(rep.Node.Differences))
+	}
+	if share := float64(differing) / float64(max(generated, 1)); share > maxGeneratedDiffering {
+		t.Errorf("%d of %d generated pods differ from the kubelet (%.0f%%), more than the %.0f%% held", differing, generated, 100*share, 100*maxGeneratedDiffering)
+	}
+}
+
+// maxGeneratedDiffering is the share of generated pods that may still show
+// an undocumented difference (measured: 25 to 32% of 200, before their
+// classes are fixed or documented).
+const maxGeneratedDiffering = 0.40
+
+// TestOracleBreak is the break check: a nodestate node made wrong on
+// purpose (container statuses without allocatedResources and resources,
+// which the kubelet writes, as with InPlacePodVerticalScaling off) makes
+// the comparison report the difference.
+func TestOracleBreak(t *testing.T) {
+	cfg := config(t)
+	cfg.MaxPods = 110
+	cfg.Nodestate = func(o *kube.Options) { o.Lifecycle.Features.InPlacePodVerticalScaling = false }
+	var ws []Workload
+	for _, w := range Workloads() {
+		if w.Name == "guaranteed" {
+			w.For = 20 * time.Second
+			ws = append(ws, w)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, cfg, ws, DefaultTolerances(), Documented())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.String(), "allocatedResources") {
+		t.Fatalf("the comparison did not report the missing allocatedResources:\n%s", rep)
+	}
+	if rep.Differences() == 0 {
+		t.Fatalf("the comparison found no difference:\n%s", rep)
+	}
+}

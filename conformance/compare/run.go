@@ -1,0 +1,288 @@
+package compare
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+)
+
+// The namespaces the two copies of every workload run in.
+const (
+	KubeletNamespace   = "on-kubelet"
+	NodestateNamespace = "on-nodestate"
+)
+
+// probeSettle is how long after the nodes start the workloads wait: the
+// kubelet delays a probe worker's first probe by a random part of its
+// period when the prober started less than a period ago (the generated
+// probes' periods are at most 10 s).
+const probeSettle = 11 * time.Second
+
+// Run starts a control plane with both nodes, runs every workload on each
+// at once, and compares what the two nodes wrote: every pod's status
+// sequence and events, and the Node objects.
+func Run(ctx context.Context, cfg Config, ws []Workload, tol Tolerances, known []Known) (*Report, error) {
+	rec, err := Record(ctx, cfg, ws)
+	if err != nil {
+		return nil, err
+	}
+	return Compare(rec, tol, known, cfg.Dump), nil
+}
+
+// Recording is what a run recorded: the workloads as they ran, every
+// version of every pod each node ran, their events and the two Nodes at
+// the end. Compare turns it into a Report; it can be saved (encoding/json)
+// and compared again with other tolerances.
+type Recording struct {
+	Workloads          []RecordedWorkload
+	Kubelet, Nodestate RecordedNode
+	// Elapsed is the whole run; OracleBefore and OracleAfter the oracle
+	// node's resource usage before the workloads and at their end.
+	Elapsed                   time.Duration
+	OracleBefore, OracleAfter Usage
+}
+
+// RecordedWorkload is one workload as it ran.
+type RecordedWorkload struct {
+	Name, What string
+	// End is when its observation ended.
+	End time.Time
+	// Errors are what failed while creating it or running its steps.
+	Errors []string
+}
+
+// RecordedNode is what one node wrote: its pods' histories, their events,
+// and its Node object at the end.
+type RecordedNode struct {
+	Pods   []*history
+	Events []corev1.Event
+	Node   *corev1.Node
+}
+
+// Record starts a control plane with both nodes, runs every workload on
+// each at once and records what the two nodes wrote.
+func Record(ctx context.Context, cfg Config, ws []Workload) (*Recording, error) {
+	begin := time.Now()
+	e, err := start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer e.close()
+	cfg.logf("control plane and both nodes up in %s", time.Since(begin).Round(time.Second))
+	for _, ns := range []string{KubeletNamespace, NodestateNamespace} {
+		if err := makeNamespace(ctx, e.admin, ns); err != nil {
+			return nil, err
+		}
+	}
+	rctx, stopRec := context.WithCancel(ctx)
+	defer stopRec()
+	rec := newRecorder(e.admin, clock.RealClock{}, KubeletNamespace, NodestateNamespace)
+	if err := rec.start(rctx); err != nil {
+		return nil, err
+	}
+	if err := sleep(ctx, probeSettle-time.Since(begin)); err != nil {
+		return nil, err
+	}
+	out := &Recording{OracleBefore: usageOf(e.oracle.Process.Pid)}
+	cfg.logf("running %d workloads", len(ws))
+	runs := runWorkloads(ctx, e.admin, ws)
+	last := time.Now()
+	for _, r := range runs {
+		last = maxTime(last, r.end)
+	}
+	if err := sleep(ctx, time.Until(last)+time.Second); err != nil {
+		return nil, err
+	}
+	out.OracleAfter = usageOf(e.oracle.Process.Pid)
+	if err := collect(ctx, e, rec, out); err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		r.mu.Lock()
+		out.Workloads = append(out.Workloads, RecordedWorkload{Name: r.w.Name, What: r.w.What, End: r.end, Errors: r.errs})
+		r.mu.Unlock()
+	}
+	out.Elapsed = time.Since(begin)
+	return out, nil
+}
+
+// workloadRun is a workload that was started: when, and what failed.
+type workloadRun struct {
+	w          Workload
+	start, end time.Time
+	mu         sync.Mutex
+	errs       []string
+}
+
+func (r *workloadRun) fail(format string, args ...any) {
+	r.mu.Lock()
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+	r.mu.Unlock()
+}
+
+// runWorkloads creates every workload's objects on both nodes, one
+// workload's two copies right after each other, and runs its steps at
+// their offsets in the background.
+func runWorkloads(ctx context.Context, c kubernetes.Interface, ws []Workload) []*workloadRun {
+	var runs []*workloadRun
+	begin := time.Now()
+	ws = slices.Clone(ws)
+	slices.SortStableFunc(ws, func(a, b Workload) int { return cmp.Compare(a.Start, b.Start) })
+	for _, w := range ws {
+		if sleep(ctx, time.Until(begin.Add(w.Start))) != nil {
+			break
+		}
+		r := &workloadRun{w: w, start: time.Now()}
+		r.end = r.start.Add(w.For)
+		for _, side := range [...][2]string{{KubeletNamespace, KubeletNode}, {NodestateNamespace, NodestateNode}} {
+			for _, o := range w.Objects(side[1]) {
+				if err := create(ctx, c, side[0], o); err != nil {
+					r.fail("creating %T on %s: %v", o, side[1], err)
+				}
+			}
+		}
+		for _, s := range w.Steps {
+			go func() {
+				if sleep(ctx, time.Until(r.start.Add(s.At))) != nil {
+					return
+				}
+				for _, side := range [...][2]string{{KubeletNamespace, KubeletNode}, {NodestateNamespace, NodestateNode}} {
+					if err := s.Do(ctx, c, side[0], side[1]); err != nil {
+						r.fail("%s on %s: %v", s.What, side[1], err)
+					}
+				}
+			}()
+		}
+		runs = append(runs, r)
+		_ = sleep(ctx, createGap)
+	}
+	return runs
+}
+
+// createGap spaces the workloads' creations, so that the nodes' first
+// syncs of hundreds of pods do not all fall in one instant.
+const createGap = 50 * time.Millisecond
+
+// collect reads what the nodes wrote: the recorder's histories, the
+// events and the Nodes.
+func collect(ctx context.Context, e *env, rec *recorder, out *Recording) error {
+	for _, side := range []struct {
+		ns, node string
+		into     *RecordedNode
+	}{{KubeletNamespace, KubeletNode, &out.Kubelet}, {NodestateNamespace, NodestateNode, &out.Nodestate}} {
+		hs, err := rec.histories(side.ns)
+		if err != nil {
+			return err
+		}
+		evs, err := listEvents(ctx, e.admin, side.ns)
+		if err != nil {
+			return err
+		}
+		n, err := e.admin.CoreV1().Nodes().Get(ctx, side.node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		*side.into = RecordedNode{Pods: hs, Events: evs, Node: n}
+	}
+	return nil
+}
+
+// Compare compares a recording: each workload's pods, paired by creation
+// order, and the Node objects. dump, when it holds for a workload, puts its
+// pods' statuses in full into the report.
+func Compare(rec *Recording, tol Tolerances, known []Known, dump func(workload string) bool) *Report {
+	rep := &Report{Tolerances: tol, Elapsed: rec.Elapsed, OracleBefore: rec.OracleBefore, OracleAfter: rec.OracleAfter}
+	hostIPs := nodeIPs(rec.Kubelet.Node, rec.Nodestate.Node)
+	wk, wn := byWorkload(rec.Kubelet.Pods), byWorkload(rec.Nodestate.Pods)
+	for _, w := range rec.Workloads {
+		wr := WorkloadReport{Name: w.Name, What: w.What, Errors: w.Errors}
+		for _, p := range pairPods(wk[w.Name], wn[w.Name]) {
+			if p[0] == nil || p[1] == nil {
+				wr.Unpaired = append(wr.Unpaired, unpaired(p))
+				continue
+			}
+			k := &side{h: p[0], events: rec.Kubelet.Events, node: KubeletNode, end: w.End}
+			n := &side{h: p[1], events: rec.Nodestate.Events, node: NodestateNode, end: w.End}
+			pr := comparePod(k, n, hostIPs, tol, known, w.Name)
+			if dump != nil && dump(w.Name) {
+				pr.Dump = dumpPair(k, n, hostIPs)
+			}
+			wr.Pods = append(wr.Pods, pr)
+		}
+		rep.Workloads = append(rep.Workloads, wr)
+	}
+	nr, err := compareNodes(rec.Kubelet.Node, rec.Nodestate.Node, known)
+	if err != nil {
+		rep.Node = NodeReport{Differences: []Difference{{Path: "(normalising the Nodes)", Kubelet: err.Error()}}}
+	} else {
+		rep.Node = nr
+	}
+	return rep
+}
+
+func unpaired(p [2]*history) string {
+	if p[0] != nil {
+		return "kubelet's pod " + p[0].Name + " has no counterpart on nodestate"
+	}
+	return "nodestate's pod " + p[1].Name + " has no counterpart on the kubelet"
+}
+
+func nodeIPs(ns ...*corev1.Node) []string {
+	var out []string
+	for _, n := range ns {
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP || a.Type == corev1.NodeExternalIP {
+				out = append(out, a.Address)
+			}
+		}
+	}
+	return out
+}
+
+// makeNamespace creates ns and waits for its default ServiceAccount, which
+// the ServiceAccount admission plugin wants before it admits a pod.
+func makeNamespace(ctx context.Context, c kubernetes.Interface, ns string) error {
+	_, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("compare: namespace %s: %w", ns, err)
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := c.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+}
+
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
