@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
@@ -27,6 +29,7 @@ func newContainerManager(kc *kubeletconfig.KubeletConfiguration, res *nodeResour
 			enforceCPULimits: kc.CPUCFSQuota,
 			cpuPeriod:        uint64(kc.CPUCFSQuotaPeriod.Duration / time.Microsecond),
 			memoryPolicy:     kc.MemoryReservationPolicy,
+			written:          &writtenCgroups{byUID: map[types.UID]cm.ResourceConfig{}},
 		},
 	}
 }
@@ -66,6 +69,62 @@ type podCgroups struct {
 	enforceCPULimits bool
 	cpuPeriod        uint64
 	memoryPolicy     kubeletconfig.MemoryReservationPolicy
+	// written is what was written into each pod's cgroup: at its creation
+	// (EnsureExists), then by in-place resizes (SetPodCgroupConfig).
+	written *writtenCgroups
+}
+
+// writtenCgroups are the pods' cgroup configs, by pod UID.
+type writtenCgroups struct {
+	mu    sync.Mutex
+	byUID map[types.UID]cm.ResourceConfig
+}
+
+// EnsureExists records what the kubelet's pod container manager writes
+// into a new pod cgroup.
+func (p podCgroups) EnsureExists(logger klog.Logger, pod *v1.Pod) error {
+	p.written.mu.Lock()
+	defer p.written.mu.Unlock()
+	if _, ok := p.written.byUID[pod.UID]; !ok {
+		p.written.byUID[pod.UID] = *cm.ResourceConfigForPod(pod, p.enforceCPULimits, p.cpuPeriod, false, p.memoryPolicy)
+	}
+	return p.PodContainerManager.EnsureExists(logger, pod)
+}
+
+// SetPodCgroupConfig writes the resources of rc that are set into pod's
+// cgroup, as an in-place resize does.
+func (p podCgroups) SetPodCgroupConfig(logger klog.Logger, pod *v1.Pod, rc *cm.ResourceConfig) error {
+	p.written.mu.Lock()
+	defer p.written.mu.Unlock()
+	cur, ok := p.written.byUID[pod.UID]
+	if !ok {
+		cur = *cm.ResourceConfigForPod(pod, p.enforceCPULimits, p.cpuPeriod, false, p.memoryPolicy)
+	}
+	if rc.Memory != nil {
+		cur.Memory = rc.Memory
+	}
+	if rc.CPUShares != nil {
+		cur.CPUShares = rc.CPUShares
+	}
+	if rc.CPUQuota != nil {
+		cur.CPUQuota = rc.CPUQuota
+	}
+	if rc.CPUPeriod != nil {
+		cur.CPUPeriod = rc.CPUPeriod
+	}
+	p.written.byUID[pod.UID] = cur
+	return nil
+}
+
+// config is what pod's cgroup holds: what was written, else what the
+// kubelet writes for its spec.
+func (p podCgroups) config(pod *v1.Pod) *cm.ResourceConfig {
+	p.written.mu.Lock()
+	defer p.written.mu.Unlock()
+	if c, ok := p.written.byUID[pod.UID]; ok {
+		return &c
+	}
+	return cm.ResourceConfigForPod(pod, p.enforceCPULimits, p.cpuPeriod, false, p.memoryPolicy)
 }
 
 // pageSize is the page size memory.max is rounded down to.
@@ -73,7 +132,7 @@ const pageSize = 4096
 
 // GetPodCgroupConfig returns the memory or CPU config of pod's cgroup.
 func (p podCgroups) GetPodCgroupConfig(pod *v1.Pod, resource v1.ResourceName) (*cm.ResourceConfig, error) {
-	want := cm.ResourceConfigForPod(pod, p.enforceCPULimits, p.cpuPeriod, false, p.memoryPolicy)
+	want := p.config(pod)
 	switch resource {
 	case v1.ResourceMemory:
 		limit := int64(-1) // "max", which reads as the largest uint64
