@@ -108,10 +108,7 @@ type pkgInfo struct {
 
 func checkDir(dir string) ([]string, error) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
-		n := fi.Name()
-		return !strings.HasSuffix(n, "_test.go") && !strings.HasPrefix(n, "zz_generated")
-	}, parser.ParseComments)
+	pkgs, err := parsePackages(fset, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -367,4 +364,34 @@ func (p *pkgInfo) checkOptionError(ts *ast.TypeSpec) []string {
 		out = append(out, p.at(ts)+": OptionError lacks Error or Unwrap")
 	}
 	return out
+}
+
+// parsedPackage is one package's non-test files, by file name.
+type parsedPackage struct{ Files map[string]*ast.File }
+
+// parsePackages parses dir's Go files but tests and generated ones, by
+// package name.
+func parsePackages(fset *token.FileSet, dir string) (map[string]*parsedPackage, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	pkgs := map[string]*parsedPackage{}
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") || strings.HasPrefix(n, "zz_generated") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, n), nil, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		p := pkgs[f.Name.Name]
+		if p == nil {
+			p = &parsedPackage{Files: map[string]*ast.File{}}
+			pkgs[f.Name.Name] = p
+		}
+		p.Files[filepath.Join(dir, n)] = f
+	}
+	return pkgs, nil
 }
