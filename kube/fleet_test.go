@@ -14,14 +14,43 @@ import (
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodestate/nodestate/kube"
 	"github.com/nodestate/nodestate/kubeversion"
 )
+
+// fleetClientset is fake.NewClientset whose watches hand out copies. The
+// fake tracker's Watch sends the objects it stores, those changed between
+// the informer's List and its Watch, without copying them, and the fleet's
+// informer transform, which client-go lets change the object it is given in
+// place, would then write into the tracker's store while a Get copies it.
+func fleetClientset(objs ...runtime.Object) *fake.Clientset {
+	cs := fake.NewClientset(objs...)
+	cs.PrependWatchReactor("*", func(a clienttesting.Action) (bool, watch.Interface, error) {
+		var opts metav1.ListOptions
+		if w, ok := a.(clienttesting.WatchActionImpl); ok {
+			opts = w.ListOptions
+		}
+		w, err := cs.Tracker().Watch(a.GetResource(), a.GetNamespace(), opts)
+		if err != nil {
+			return true, nil, err
+		}
+		return true, watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+			if e.Object != nil {
+				e.Object = e.Object.DeepCopyObject()
+			}
+			return e, true
+		}), nil
+	})
+	return cs
+}
 
 // TestNewFleetRefuses: every field of FleetOptions is checked, and a refused
 // one is an *OptionError naming it.
@@ -76,7 +105,7 @@ func TestFleetNodes(t *testing.T) {
 	opts.Node.Labels = map[string]string{"zone": "z"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cs := fake.NewClientset()
+	cs := fleetClientset()
 	f, err := kube.NewFleet(opts, cs)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +168,7 @@ func TestFleetSlowNodeBlocksNoOther(t *testing.T) {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
 			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
 	}
-	cs := fake.NewClientset(pod("slow", "f-0"), pod("quick", "f-1"), pod("also", "f-2"), pod("other", "elsewhere"))
+	cs := fleetClientset(pod("slow", "f-0"), pod("quick", "f-1"), pod("also", "f-2"), pod("other", "elsewhere"))
 	release := make(chan struct{})
 	opts := kube.DefaultFleetOptions("f-", 3)
 	opts.Node.Runtime = blockingRuntime("slow", release)
@@ -226,7 +255,7 @@ func TestLeaseRenewedWithOnePut(t *testing.T) {
 // processes never both write one Node.
 func TestFleetRefusesAnotherShardsNode(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	cs := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "f-1", Labels: map[string]string{kube.FleetShardLabel: "other"}}})
+	cs := fleetClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "f-1", Labels: map[string]string{kube.FleetShardLabel: "other"}}})
 	f, err := kube.NewFleet(kube.DefaultFleetOptions("f-", 2), cs)
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +314,7 @@ func TestFleetServes(t *testing.T) {
 	)
 	for attempt := 1; ; attempt++ {
 		base = consecutiveFreePorts(t, 2)
-		cs = fake.NewClientset()
+		cs = fleetClientset()
 		opts := kube.DefaultFleetOptions("s-", 2)
 		opts.Listen, opts.Node.Port = "127.0.0.1", int32(base)
 		var err error
