@@ -1,6 +1,7 @@
 package vk
 
 import (
+	"math/rand/v2"
 	"net/netip"
 	"strings"
 	"time"
@@ -86,11 +87,16 @@ type Options struct {
 // kube.Node's), address 127.0.0.1 and port 10250, pod IPs
 // from 10.244.0.0/24, podrunner's, nodecondition's and the events package's
 // defaults, a 10 s full sync, a 2 min runtime timeout and a 5 s flush of
-// the events at shutdown.
+// the events at shutdown. The pods' requeues are jittered as the kubelet's
+// pod worker jitters them (Runner.Lifecycle.Rand, math/rand/v2's
+// process-wide source): a crash-looping container restarts up to half its
+// back-off after the back-off ends, as on a kubelet and a kube.Node. Set
+// Runner.Lifecycle.Rand to nil for runs that repeat exactly.
 func DefaultOptions() Options {
 	res := nodecondition.Capacity(4000, 16<<30, 100<<30, 110)
 	r := podrunner.DefaultOptions()
 	r.PodCIDR = "10.244.0.0/24"
+	r.Lifecycle.Rand = processRand{}
 	return Options{
 		Address: "127.0.0.1", Port: 10250, Capacity: res, Allocatable: nodecondition.Allocatable(res, nil, nodecondition.DefaultHardThresholds()),
 		KubeletVersion: KubeletVersion,
@@ -103,6 +109,11 @@ func DefaultOptions() Options {
 		RuntimeTimeout: 2 * time.Minute, ShutdownTimeout: 5 * time.Second,
 	}
 }
+
+// processRand is math/rand/v2's process-wide source as a podlifecycle.Rand.
+type processRand struct{}
+
+func (processRand) Float64() float64 { return rand.Float64() }
 
 func (o *Options) validate() error {
 	if o.Name == "" {

@@ -165,7 +165,7 @@ func TestWorkloadsUnderVirtualKubelet(t *testing.T) {
 			}
 		}
 		t.Logf("init-vk: %v; init-kube: %v", rec.timeline("init-vk"), rec.timeline("init-kube"))
-		if a, b := rec.statuses("init-vk"), rec.statuses("init-kube"); !slices.Equal(a, b) {
+		if a, b := rec.settled("init-vk"), rec.settled("init-kube"); !slices.Equal(a, b) {
 			t.Errorf("the init pod's STATUS over time: under virtual-kubelet %v, on a kube.Node %v", a, b)
 		}
 	})
@@ -182,8 +182,9 @@ func TestWorkloadsUnderVirtualKubelet(t *testing.T) {
 		}
 	}
 	t.Run("crash loop", func(t *testing.T) {
-		// Up to the fourth crash: crashes at 3, 6, 19 and 42 s, the back-offs
-		// after the second and third 10 s and 20 s.
+		// Up to the fourth crash: crashes at 3, 6, 19 to 24 and 42 to 57 s,
+		// the back-offs after the second and third 10 s and 20 s, each
+		// jittered by up to half.
 		for _, n := range nodes {
 			name := "crash" + suffix(n)
 			waitFor(t, name+"'s fourth crash", 90*time.Second, func(ctx context.Context) (bool, error) {
@@ -294,8 +295,12 @@ func checkCrashLoop(t *testing.T, tl []shown) {
 				if errorSince.IsZero() {
 					t.Fatalf("restart %d without an Error shown before it: %v", s.restarts, tl)
 				}
-				if d := s.at.Sub(errorSince); d < want-time.Second || d > want+3*time.Second {
-					t.Errorf("restart %d came %v after the crash was shown, want its %v back-off: %v", s.restarts, d, want, tl)
+				// The crash is shown up to a relist period (1 s) after the
+				// exit the back-off counts from, and the restart comes at
+				// the back-off's end plus up to half of it (the pod
+				// worker's jitter, as on a kubelet).
+				if d := s.at.Sub(errorSince); d < want-2*time.Second || d > want*3/2+2*time.Second {
+					t.Errorf("restart %d came %v after the crash was shown, want its %v back-off plus up to half of it: %v", s.restarts, d, want, tl)
 				}
 			}
 			errorSince = time.Time{}
@@ -451,6 +456,26 @@ func (r *recorder) timeline(name string) []shown {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.seen[name])
+}
+
+// settled returns the STATUS values pod name showed for a relist period
+// (1 s) or more, in order, each change once: a status the node replaced
+// within the period (PodInitializing between an init container's exit and
+// the start of the container after it) may or may not reach the API
+// server, on a kubelet as on either node, as its status manager writes it
+// or only its successor.
+func (r *recorder) settled(name string) []string {
+	tl := r.timeline(name)
+	var out []string
+	for i, s := range tl {
+		if i+1 < len(tl) && tl[i+1].at.Sub(s.at) < time.Second {
+			continue
+		}
+		if len(out) == 0 || out[len(out)-1] != s.status {
+			out = append(out, s.status)
+		}
+	}
+	return out
 }
 
 // statuses returns the STATUS values pod name showed, in order, each
