@@ -19,43 +19,44 @@ func TestBadInput(t *testing.T) {
 		pod    func(*v1.Pod) *v1.Pod
 		obs    []Observation
 		target error
+		msg    string // the error's text, exactly
 	}{
-		{"nil pod", 0, func(*v1.Pod) *v1.Pod { return nil }, nil, ErrInvalidInput},
-		{"pod without a UID", 0, func(p *v1.Pod) *v1.Pod { p = p.DeepCopy(); p.UID = ""; return p }, nil, ErrInvalidInput},
-		{"another pod", 0, func(p *v1.Pod) *v1.Pod { p = p.DeepCopy(); p.UID = "other"; return p }, nil, ErrInvalidInput},
+		{"nil pod", 0, func(*v1.Pod) *v1.Pod { return nil }, nil, ErrInvalidInput, `podlifecycle: invalid input: nil pod`},
+		{"pod without a UID", 0, func(p *v1.Pod) *v1.Pod { p = p.DeepCopy(); p.UID = ""; return p }, nil, ErrInvalidInput, `podlifecycle: invalid input: pod without a UID`},
+		{"another pod", 0, func(p *v1.Pod) *v1.Pod { p = p.DeepCopy(); p.UID = "other"; return p }, nil, ErrInvalidInput, `podlifecycle: invalid input: pod UID other is not the machine's 12345678`},
 		{"duplicate container names", 0, func(p *v1.Pod) *v1.Pod {
 			p = p.DeepCopy()
 			p.Spec.Containers[1].Name = "foo1"
 			return p
-		}, nil, ErrInvalidInput},
+		}, nil, ErrInvalidInput, `podlifecycle: invalid input: container "foo1": duplicate container name`},
 		{"init and regular share a name", 0, func(p *v1.Pod) *v1.Pod {
 			p = p.DeepCopy()
 			p.Spec.InitContainers = []v1.Container{{Name: "foo3"}}
 			return p
-		}, nil, ErrInvalidInput},
+		}, nil, ErrInvalidInput, `podlifecycle: invalid input: container "foo3": duplicate container name`},
 		{"a container removed from the spec", 0, func(p *v1.Pod) *v1.Pod {
 			p = p.DeepCopy()
 			p.Spec.Containers = p.Spec.Containers[:2]
 			return p
-		}, nil, ErrInvalidInput},
+		}, nil, ErrInvalidInput, `podlifecycle: invalid input: the pod's containers changed (only ephemeral containers may be added)`},
 		{"observation for a container the spec lacks", 0, nil,
-			[]Observation{{Kind: ContainerCreated, Container: "nope", ContainerID: "c://1"}}, ErrInvalidInput},
+			[]Observation{{Kind: ContainerCreated, Container: "nope", ContainerID: "c://1"}}, ErrInvalidInput, `podlifecycle: invalid input: observation 0: container "nope": container not in the pod spec`},
 		{"exit of a container that never started", 0, nil,
-			[]Observation{{Kind: ContainerExited, Container: "foo1", ContainerID: "c://never", ExitCode: 1}}, ErrInvalidInput},
+			[]Observation{{Kind: ContainerExited, Container: "foo1", ContainerID: "c://never", ExitCode: 1}}, ErrInvalidInput, `podlifecycle: invalid input: observation 0: container "foo1": exit of container ID c://never that never started`},
 		{"probe result of an unknown instance", 0, nil,
-			[]Observation{{Kind: ProbeResult, Container: "foo1", ContainerID: "c://never", Probe: Liveness, Outcome: ProbeFailure}}, ErrInvalidInput},
-		{"undefined observation kind", 0, nil, []Observation{{Kind: 99}}, ErrInvalidInput},
-		{"observation without a container ID", 0, nil, []Observation{{Kind: ContainerStarted, Container: "foo1"}}, ErrInvalidInput},
+			[]Observation{{Kind: ProbeResult, Container: "foo1", ContainerID: "c://never", Probe: Liveness, Outcome: ProbeFailure}}, ErrInvalidInput, `podlifecycle: invalid input: observation 0: container "foo1": unknown container ID c://never`},
+		{"undefined observation kind", 0, nil, []Observation{{Kind: 99}}, ErrInvalidInput, `podlifecycle: invalid input: observation 0: unknown observation kind`},
+		{"observation without a container ID", 0, nil, []Observation{{Kind: ContainerStarted, Container: "foo1"}}, ErrInvalidInput, `podlifecycle: invalid input: observation 0: container "foo1": observation without a container ID`},
 		{"container ID of another container", 0, nil,
-			[]Observation{{Kind: ContainerCreated, Container: "foo2", ContainerID: "containerd://foo1-1"}}, ErrInvalidInput},
+			[]Observation{{Kind: ContainerCreated, Container: "foo2", ContainerID: "containerd://foo1-1"}}, ErrInvalidInput, `podlifecycle: invalid input: observation 0: container "foo2": container ID containerd://foo1-1 belongs to container foo1`},
 		{"observation from the future", 0, nil,
-			[]Observation{{Kind: SandboxNotReady, At: t0.Add(time.Hour)}}, ErrInvalidInput},
-		{"time earlier than accepted", -time.Second, nil, nil, ErrTimeWentBackwards},
+			[]Observation{{Kind: SandboxNotReady, At: t0.Add(time.Hour)}}, ErrInvalidInput, `podlifecycle: invalid input: observation 0: observation at 2026-01-01T01:00:00Z is after now 2026-01-01T00:00:01Z`},
+		{"time earlier than accepted", -time.Second, nil, nil, ErrTimeWentBackwards, `podlifecycle: time went backwards: 2026-01-01T00:00:00Z before 2026-01-01T00:00:01Z`},
 		{"observation earlier than accepted", 0, nil,
-			[]Observation{{Kind: SandboxNotReady, At: t0.Add(-time.Second)}}, ErrTimeWentBackwards},
+			[]Observation{{Kind: SandboxNotReady, At: t0.Add(-time.Second)}}, ErrTimeWentBackwards, `podlifecycle: time went backwards: observation 0: 2025-12-31T23:59:59Z before 2026-01-01T00:00:01Z`},
 		{"a good observation then a bad one", 0, nil, []Observation{
 			{Kind: ContainerExited, Container: "foo1", ContainerID: "containerd://foo1-1", ExitCode: 1},
-			{Kind: ContainerExited, Container: "foo9", ContainerID: "x"}}, ErrInvalidInput},
+			{Kind: ContainerExited, Container: "foo9", ContainerID: "x"}}, ErrInvalidInput, `podlifecycle: invalid input: observation 1: container "foo9": container not in the pod spec`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSim(t, podP3(), DefaultOptions())
@@ -71,6 +72,9 @@ func TestBadInput(t *testing.T) {
 			if !errors.Is(err, tc.target) {
 				t.Fatalf("got %v, want %v", err, tc.target)
 			}
+			if err.Error() != tc.msg {
+				t.Errorf("error text\n got %s\nwant %s", err, tc.msg)
+			}
 			var ie *InputError
 			if !errors.As(err, &ie) {
 				t.Fatalf("error %T is not an *InputError", err)
@@ -78,7 +82,6 @@ func TestBadInput(t *testing.T) {
 			if after := snapshotOf(s.m); !reflect.DeepEqual(before, after) {
 				t.Fatalf("the machine changed on bad input:\nbefore %+v\nafter  %+v", before, after)
 			}
-			t.Log(err)
 		})
 	}
 }
@@ -124,14 +127,32 @@ func TestZeroValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m2.StepTo(t0, podP3(), nil, nil); !errors.Is(err, ErrInvalidInput) {
+	if err := m2.StepTo(t0, podP3(), nil, nil); !errors.Is(err, ErrInvalidInput) || err.Error() != "podlifecycle: invalid input: nil result" {
 		t.Fatalf("nil result: %v", err)
+	}
+	// The text of an InputError without a sentinel, and of one with every
+	// field.
+	for _, tc := range []struct {
+		err  *InputError
+		want string
+	}{
+		{&InputError{Index: -1}, "podlifecycle: invalid input"},
+		{&InputError{Index: 0, Container: "app", Reason: "why", Err: ErrInvalidInput}, `podlifecycle: invalid input: observation 0: container "app": why`},
+		{&InputError{Index: -1, Container: "app", Err: ErrInvalidInput}, `podlifecycle: invalid input: container "app"`},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("%+v: got %q, want %q", *tc.err, got, tc.want)
+		}
+	}
+	if (Event{FieldPath: "spec.containers{app}"}).Reference(nil) != nil {
+		t.Error("the reference of a nil pod is not nil")
 	}
 	var r *Result
 	r.Reset()
 	for _, o := range []Options{
 		func() Options { o := DefaultOptions(); o.SyncFrequency = 0; return o }(),
 		func() Options { o := DefaultOptions(); o.ErrorRequeue = -1; return o }(),
+		func() Options { o := DefaultOptions(); o.ErrorRequeue = 0; return o }(),
 		func() Options { o := DefaultOptions(); o.ImagePullBackoff.Initial = 0; return o }(),
 		func() Options { o := DefaultOptions(); o.CrashLoop.MaxContainerRestartPeriod = time.Hour; return o }(),
 	} {

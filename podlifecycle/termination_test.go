@@ -428,3 +428,25 @@ func TestRule7_3_DeletionDuringSlowPull(t *testing.T) {
 		t.Fatal("not finished once everything stopped")
 	}
 }
+
+// TestRule7_4_NoPreStopWithoutGrace: a kill with a grace of 0 (a pod whose
+// terminationGracePeriodSeconds is 0, killed for a failed liveness probe)
+// runs no preStop hook and stops the container with the 2 s floor (7.4
+// steps 3 and 6).
+func TestRule7_4_NoPreStopWithoutGrace(t *testing.T) {
+	pod := onePod("busybox:1")
+	pod.Spec.TerminationGracePeriodSeconds = ptr(int64(0))
+	pod.Spec.Containers[0].LivenessProbe = &v1.Probe{PeriodSeconds: 10, FailureThreshold: 1}
+	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"drain"}}}}
+	s := newSim(t, pod, DefaultOptions())
+	s.settle()
+	s.probe["foo1"] = ProbeFailure
+	s.now = s.all[len(s.all)-1].NextSync
+	if got := actionsOf(s.step()); !slices.Equal(got, []string{"RunProbe foo1 Liveness"}) {
+		t.Fatalf("actions %v", got)
+	}
+	r := s.step()
+	if got := actionsOf(r); !slices.Equal(got, []string{"KillContainer foo1 grace=2s reason=LivenessProbe"}) {
+		t.Fatalf("actions %v, want the stop with the 2 s floor and no preStop hook", got)
+	}
+}

@@ -36,7 +36,7 @@
 //	go run ./internal/cmd/mutation -import out.json -seconds 1200 podphase
 //	go run ./internal/cmd/mutation -import out.json -seconds 1200 -files '^lane\.go$' events
 //
-// Without packages it runs all five, quickest first. gremlins is pinned to
+// Without packages it runs all six, quickest first. gremlins is pinned to
 // v0.6.0 and installed on first use into the user's cache directory
 // (nodestate/gremlins-v0.6.0).
 //
@@ -91,7 +91,7 @@ const (
 
 // packages are the packages under mutation testing, in the order they run:
 // the quickest first.
-var packages = []string{"podphase", "containerstate", "statussync", "events", "nodecondition"}
+var packages = []string{"podphase", "containerstate", "statussync", "events", "nodecondition", "podlifecycle"}
 
 // operators are enabled on top of gremlins' defaults.
 var operators = []string{"--invert-logical", "--invert-loopctrl", "--invert-assignments"}
