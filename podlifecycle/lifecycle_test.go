@@ -428,6 +428,7 @@ func TestPL43_ActiveDeadline(t *testing.T) {
 func TestRule8_DeadlineWakeUp(t *testing.T) {
 	pod := onePod("busybox:1")
 	pod.Spec.ActiveDeadlineSeconds = ptr(int64(30))
+	pod.Spec.TerminationGracePeriodSeconds = ptr(int64(45))
 	s := newSim(t, pod, DefaultOptions())
 	s.settle()
 	if next := s.all[len(s.all)-1].NextSync; !next.Equal(t0.Add(30 * time.Second)) {
@@ -438,7 +439,7 @@ func TestRule8_DeadlineWakeUp(t *testing.T) {
 	if !hasEvent(r, ReasonDeadlineExceeded, "") || r.State != Terminating {
 		t.Fatalf("at the deadline: %+v", r)
 	}
-	if got := actionsOf(r); !slices.Equal(got, []string{"KillContainer foo1 grace=2s reason=Unknown"}) {
+	if got := actionsOf(r); !slices.Equal(got, []string{"KillContainer foo1 grace=45s reason=Unknown"}) {
 		t.Fatalf("kill with the pod grace: %v", got)
 	}
 }

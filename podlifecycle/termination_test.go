@@ -153,6 +153,9 @@ func TestPL37_PL38_EffectiveGrace(t *testing.T) {
 		{"PL38 deletion 0 becomes 1", 0, ptr(int64(0)), nil, ptr(int64(30)), 1},
 		{"rule 7.2 only shrinks", 5, ptr(int64(30)), nil, ptr(int64(30)), 5},
 		{"rule 7.2 no deletion grace: the spec's", 0, nil, nil, ptr(int64(30)), 30},
+		{"rule 7.2 an override alone is taken, longer than the spec's", 0, nil, ptr(int64(40)), ptr(int64(30)), 40},
+		{"rule 7.2 a longer override does not lengthen", 5, nil, ptr(int64(40)), ptr(int64(30)), 5},
+		{"rule 7.2 a longer deletion grace does not lengthen", 5, ptr(int64(40)), nil, ptr(int64(30)), 5},
 	} {
 		if got := effectiveGrace(tc.prev, tc.deletion, tc.override, tc.spc); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.id, got, tc.want)
@@ -317,6 +320,7 @@ func TestRule3_6_LivenessKillRestarts(t *testing.T) {
 // of the status the sync began with (4.2 step 3).
 func TestRule4_1_SandboxChanged(t *testing.T) {
 	pod := podPI()
+	pod.Spec.TerminationGracePeriodSeconds = ptr(int64(30))
 	s := newSim(t, pod, DefaultOptions())
 	s.stepExitingInits(10)
 	s.now = s.now.Add(time.Minute)
@@ -324,6 +328,12 @@ func TestRule4_1_SandboxChanged(t *testing.T) {
 	r := s.step()
 	if !hasEvent(r, ReasonSandboxChanged, MessageSandboxChanged) {
 		t.Fatalf("events %v", r.Events)
+	}
+	// What runs in the lost sandbox is killed with the pod's grace, no
+	// override (KillPod without one).
+	if got := actionsOf(r); !slices.Equal(got, []string{"KillContainer foo1 grace=30s reason=Unknown",
+		"KillContainer foo2 grace=30s reason=Unknown", "KillContainer foo3 grace=30s reason=Unknown"}) {
+		t.Fatalf("actions %v", got)
 	}
 	r = s.step()
 	got := actionsOf(r)
@@ -448,5 +458,29 @@ func TestRule7_4_NoPreStopWithoutGrace(t *testing.T) {
 	r := s.step()
 	if got := actionsOf(r); !slices.Equal(got, []string{"KillContainer foo1 grace=2s reason=LivenessProbe"}) {
 		t.Fatalf("actions %v, want the stop with the 2 s floor and no preStop hook", got)
+	}
+}
+
+// TestPL38_DeletionGraceZeroRunsPreStop: a deletion with grace 0 has the
+// effective grace 1 (7.2), so the preStop hook runs with 1 s before the
+// stop with the 2 s floor (7.4 steps 3 to 6).
+func TestPL38_DeletionGraceZeroRunsPreStop(t *testing.T) {
+	pod := onePod("busybox:1")
+	pod.Spec.TerminationGracePeriodSeconds = ptr(int64(30))
+	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PreStop: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"drain"}}}}
+	s := newSim(t, pod, DefaultOptions())
+	s.settle()
+	s.now = s.now.Add(time.Second)
+	s.pod = deleted(s.pod, s.now, 0)
+	r := s.step()
+	if got := actionsOf(r); !slices.Equal(got, []string{"RunHook foo1 PreStop"}) {
+		t.Fatalf("actions %v, want the preStop hook", got)
+	}
+	if want := s.now.Add(time.Second); !r.NextSync.Equal(want) {
+		t.Fatalf("next sync %v, want the hook's end 1 s on", r.NextSync.Sub(s.now))
+	}
+	s.now = r.NextSync
+	if got := actionsOf(s.step()); !slices.Equal(got, []string{"KillContainer foo1 grace=2s reason=Unknown"}) {
+		t.Fatalf("actions %v, want the stop with the 2 s floor", got)
 	}
 }
