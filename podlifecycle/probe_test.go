@@ -122,3 +122,87 @@ func TestSection6_WorkerTickers(t *testing.T) {
 		t.Errorf("liveness runs at %v, want %v", livenessAt, want)
 	}
 }
+
+// TestRule7_3_ReadinessProbesRunWhileTerminating: once a pod terminates
+// (deleted, or past its active deadline), its regular container's liveness
+// and startup probes stop (7.3; deleted, their workers store Success and
+// end, section 6 step 6) while its readiness probe goes on ticking every
+// period until the container stops, the tick it shares with the startup
+// probe's included.
+func TestRule7_3_ReadinessProbesRunWhileTerminating(t *testing.T) {
+	for _, deadline := range []bool{false, true} {
+		t.Run(map[bool]string{false: "deleted", true: "past its active deadline"}[deadline], func(t *testing.T) {
+			pod := onePod("busybox:1")
+			pod.Spec.TerminationGracePeriodSeconds = ptr(int64(30))
+			exec := v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"check"}}}
+			pod.Spec.Containers[0].StartupProbe = &v1.Probe{ProbeHandler: exec, PeriodSeconds: 5}
+			pod.Spec.Containers[0].ReadinessProbe = &v1.Probe{ProbeHandler: exec, PeriodSeconds: 10}
+			pod.Spec.Containers[0].LivenessProbe = &v1.Probe{ProbeHandler: exec, PeriodSeconds: 10}
+			s := newSim(t, pod, DefaultOptions())
+			s.holdKill["foo1"] = true
+			type run struct {
+				at time.Time
+				p  Probe
+			}
+			var runs []run
+			settle := func() {
+				from := len(s.all)
+				s.settle()
+				for _, r := range s.all[from:] {
+					for _, a := range r.Actions {
+						if a.Kind == RunProbe {
+							runs = append(runs, run{s.now, a.Probe})
+						}
+					}
+				}
+			}
+			advance := func(until time.Time) {
+				for {
+					next := s.all[len(s.all)-1].NextSync
+					if next.IsZero() || next.After(until) {
+						return
+					}
+					s.now = next
+					settle()
+				}
+			}
+			settle()
+			advance(t0.Add(40 * time.Second))
+			var lastReady time.Time
+			seen := map[Probe]bool{}
+			for _, r := range runs {
+				seen[r.p] = true
+				if r.p == Readiness {
+					lastReady = r.at
+				}
+			}
+			if !seen[Startup] || !seen[Readiness] || !seen[Liveness] {
+				t.Fatalf("probe runs before termination %v, want each probe", runs)
+			}
+			// Terminate 3 s before a readiness tick, which is a startup
+			// tick too.
+			at := lastReady.Add(7 * time.Second)
+			for at.Before(s.now) {
+				at = at.Add(10 * time.Second)
+			}
+			advance(at.Add(-time.Nanosecond))
+			s.now = at
+			if deadline {
+				s.pod = s.pod.DeepCopy()
+				s.pod.Spec.ActiveDeadlineSeconds = ptr(int64(at.Sub(t0) / time.Second))
+			} else {
+				s.pod = deleted(s.pod, at, 30)
+			}
+			runs = nil
+			settle()
+			if s.m.state != Terminating {
+				t.Fatalf("state %v, want Terminating", s.m.state)
+			}
+			advance(at.Add(25 * time.Second))
+			want := []run{{at.Add(3 * time.Second), Readiness}, {at.Add(13 * time.Second), Readiness}, {at.Add(23 * time.Second), Readiness}}
+			if !slices.Equal(runs, want) {
+				t.Fatalf("probe runs while terminating %v, want readiness only, every 10 s from %v", runs, want[0].at.Sub(t0))
+			}
+		})
+	}
+}
