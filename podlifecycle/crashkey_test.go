@@ -9,8 +9,8 @@ import (
 	"github.com/nodestate/nodestate/containerstate"
 )
 
-// TestCrashKeyFields: the crash-loop back-off key (rule 3.9, the kubelet's
-// key hashes the container's name, image and resources as text) is
+// TestCrashKeyFields: the crash-loop back-off key (section 4.2 step 1: the
+// kubelet's key hashes the container's name, image and resources as text) is
 // computed again exactly when one of those differs, a quantity's
 // representation included, and never for anything else in the spec.
 func TestCrashKeyFields(t *testing.T) {
