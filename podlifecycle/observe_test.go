@@ -1,0 +1,94 @@
+package podlifecycle
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// pulling returns a machine after its pod's first sync, which asked for
+// the sandbox.
+func pulling(t *testing.T) (*Machine, *Result) {
+	t.Helper()
+	pod := onePod("app:latest")
+	m, err := New(DefaultOptions(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Result
+	if err := m.StepTo(t0, pod, nil, &r); err != nil {
+		t.Fatal(err)
+	}
+	return m, &r
+}
+
+// TestPL44_NoSecretEventWithoutMissingSecrets: a failed pull with every
+// pull secret found records Failed twice and no
+// FailedToRetrieveImagePullSecret; a pull back-off with missing secrets
+// neither (section 5, 10).
+func TestPL44_NoSecretEventWithoutMissingSecrets(t *testing.T) {
+	m, r := pulling(t)
+	pod := m.pod
+	if err := m.StepTo(t0, pod, []Observation{{Kind: SandboxReady, IP: "10.0.0.1"}}, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.StepTo(t0.Add(time.Second), pod, []Observation{{Kind: ImagePullFailed, Container: "foo1", Image: "app:latest", Message: "404"}}, r); err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for _, e := range r.Events {
+		if e.Reason == ReasonFailedToRetrieveImagePullSecret {
+			t.Fatalf("events %v, want no FailedToRetrieveImagePullSecret", r.Events)
+		}
+		if e.Reason == ReasonFailed {
+			failed++
+		}
+	}
+	if failed < 2 {
+		t.Fatalf("events %v, want the pull's two Failed", r.Events)
+	}
+}
+
+// TestPulledEventNamesTheSpecImage: a pull answered without the image's
+// name is about the container's image, the one its Pulled event names.
+func TestPulledEventNamesTheSpecImage(t *testing.T) {
+	m, r := pulling(t)
+	pod := m.pod
+	if err := m.StepTo(t0, pod, []Observation{{Kind: SandboxReady, IP: "10.0.0.1"}}, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.StepTo(t0.Add(time.Second), pod, []Observation{{Kind: ImagePulled, Container: "foo1", Duration: time.Second, Size: 10}}, r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Events) != 1 || r.Events[0].Reason != ReasonPulled || !strings.Contains(r.Events[0].Message, `"app:latest"`) {
+		t.Fatalf("events %v, want Pulled naming app:latest", r.Events)
+	}
+}
+
+// TestFailedCreatePodSandBox: a sandbox that cannot be created records
+// FailedCreatePodSandBox and requeues (4.5), except for a pod being
+// deleted, whose sync does not report it.
+func TestFailedCreatePodSandBox(t *testing.T) {
+	for _, deleting := range []bool{false, true} {
+		m, r := pulling(t)
+		if got := actionsOf(r); !slices.Contains(got, "CreateSandbox attempt=0") {
+			t.Fatalf("deleting %v: actions %v", deleting, got)
+		}
+		pod := m.pod
+		if deleting {
+			pod = pod.DeepCopy()
+			pod.DeletionTimestamp = &metav1.Time{Time: t0}
+			pod.DeletionGracePeriodSeconds = ptr(int64(30))
+		}
+		if err := m.StepTo(t0.Add(time.Second), pod, []Observation{{Kind: SandboxCreateFailed, Message: "no network"}}, r); err != nil {
+			t.Fatal(err)
+		}
+		got := hasEvent(r, ReasonFailedCreatePodSandBox, "Failed to create pod sandbox: no network")
+		if got == deleting {
+			t.Errorf("deleting %v: FailedCreatePodSandBox recorded %v; events %v", deleting, got, r.Events)
+		}
+	}
+}
