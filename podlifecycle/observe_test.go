@@ -92,3 +92,28 @@ func TestFailedCreatePodSandBox(t *testing.T) {
 		}
 	}
 }
+
+// TestInstancesTheMachineDidNotStart: an instance the runtime reports
+// without the machine having started it (found by a relist, as after a
+// kubelet restart) counts one restart more than the instance before it;
+// an exited instance reported unknown afterwards stays exited (section 3,
+// a relist that loses an exited container's state does not undo its exit).
+func TestInstancesTheMachineDidNotStart(t *testing.T) {
+	s := newSim(t, onePod("busybox:1"), DefaultOptions())
+	s.settle()
+	first := s.lastID("foo1")
+	s.now = s.now.Add(time.Second)
+	s.exit("foo1", 3)
+	s.emit(Observation{Kind: ContainerUnknown, Container: "foo1", ContainerID: first})
+	s.emit(Observation{Kind: ContainerCreated, Container: "foo1", ContainerID: "containerd://foo1-found"})
+	s.emit(Observation{Kind: ContainerStarted, Container: "foo1", ContainerID: "containerd://foo1-found"})
+	s.seen["containerd://foo1-found"] = "foo1"
+	s.settle()
+	st := s.lastStatus().ContainerStatuses[0]
+	if st.ContainerID != "containerd://foo1-found" || st.State.Running == nil || st.RestartCount != 1 {
+		t.Fatalf("status %+v, want the found instance running with 1 restart", st)
+	}
+	if l := st.LastTerminationState.Terminated; l == nil || l.ExitCode != 3 || l.Reason != "Error" || l.ContainerID != first {
+		t.Fatalf("last termination %+v, want the first instance's exit 3", st.LastTerminationState)
+	}
+}

@@ -2,6 +2,7 @@ package podlifecycle
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -286,6 +287,28 @@ func TestRule9_PostStartHookFailure(t *testing.T) {
 	r = s.step() // exited 137; Always: restarted at once (first crash)
 	if got := actionsOf(r); !slices.Contains(got, "StartContainer foo1 restart=1") {
 		t.Fatalf("restart: %v", got)
+	}
+	// The sync that restarts it began with the status of the failed hook
+	// (section 9): PostStartHookError with the exec handler's message.
+	if w := waiting(&r.Statuses[0], "foo1"); w != `PostStartHookError: Exec lifecycle hook ([false]) for Container "foo1" in Pod "foo_foo-ns(12345678)" failed - error: hook failed, message: ""` {
+		t.Fatalf("waiting %q", w)
+	}
+	// The hook of the second instance succeeds: nothing is recorded or
+	// killed.
+	from := len(s.all)
+	s.settle()
+	for _, r := range s.all[from:] {
+		for _, e := range r.Events {
+			if e.Reason == ReasonFailedPostStartHook || e.Reason == ReasonKilling {
+				t.Errorf("after a hook that succeeded: %v", e)
+			}
+		}
+		if got := actionsOf(&r); slices.ContainsFunc(got, func(a string) bool { return strings.HasPrefix(a, "KillContainer") }) {
+			t.Errorf("after a hook that succeeded: %v", got)
+		}
+	}
+	if st := s.lastStatus(); st.ContainerStatuses[0].State.Running == nil || st.ContainerStatuses[0].RestartCount != 1 {
+		t.Errorf("after a hook that succeeded: %+v", st.ContainerStatuses[0])
 	}
 }
 
