@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -116,4 +117,64 @@ func TestInstancesTheMachineDidNotStart(t *testing.T) {
 	if l := st.LastTerminationState.Terminated; l == nil || l.ExitCode != 3 || l.Reason != "Error" || l.ContainerID != first {
 		t.Fatalf("last termination %+v, want the first instance's exit 3", st.LastTerminationState)
 	}
+}
+
+// TestRule3_1_NewSandbox: a ready sandbox without an IP (not host network)
+// is replaced by the next attempt; in the new sandbox of a pod under
+// OnFailure, a container that exited 0 is not started again while one
+// that runs is (section 2 step 2, 3.1, 3.4).
+func TestRule3_1_NewSandbox(t *testing.T) {
+	t.Run("no IP", func(t *testing.T) {
+		pod := onePod("busybox:1")
+		m, err := New(DefaultOptions(), pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r Result
+		if err := m.StepTo(t0, pod, nil, &r); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.StepTo(t0, pod, []Observation{{Kind: SandboxReady}}, &r); err != nil {
+			t.Fatal(err)
+		}
+		// The sync that made it goes on in it; the next one finds it
+		// without an IP.
+		if got := actionsOf(&r); !slices.Equal(got, []string{"PullImage foo1 busybox:1 IfNotPresent", "StartContainer foo1"}) {
+			t.Fatalf("actions %v", got)
+		}
+		obs := []Observation{{Kind: ImagePulled, Container: "foo1"}, {Kind: ContainerCreated, Container: "foo1", ContainerID: "c://1"},
+			{Kind: ContainerStarted, Container: "foo1", ContainerID: "c://1"}}
+		if err := m.StepTo(t0.Add(time.Second), pod, obs, &r); err != nil {
+			t.Fatal(err)
+		}
+		if got := actionsOf(&r); !slices.Equal(got, []string{"KillContainer foo1 grace=2s reason=Unknown"}) {
+			t.Fatalf("actions %v, want the pod killed for a new sandbox", got)
+		}
+		if err := m.StepTo(t0.Add(2*time.Second), pod, []Observation{{Kind: ContainerExited, Container: "foo1", ContainerID: "c://1", ExitCode: 137}}, &r); err != nil {
+			t.Fatal(err)
+		}
+		if got := actionsOf(&r); !slices.Contains(got, "KillSandbox attempt=0") || !slices.Contains(got, "CreateSandbox attempt=1") {
+			t.Fatalf("actions %v, want the sandbox stopped and the next attempt", got)
+		}
+	})
+	t.Run("OnFailure", func(t *testing.T) {
+		pod := podP3()
+		pod.Spec.RestartPolicy = v1.RestartPolicyOnFailure
+		s := newSim(t, pod, DefaultOptions())
+		s.settle()
+		s.now = s.now.Add(time.Second)
+		s.exit("foo1", 0)
+		s.settle()
+		s.now = s.now.Add(time.Minute)
+		s.emit(Observation{Kind: SandboxNotReady})
+		from := len(s.all)
+		s.settle()
+		var starts []string
+		for _, r := range s.all[from:] {
+			starts = append(starts, startsOf(&r)...)
+		}
+		if !slices.Equal(starts, []string{"StartContainer foo2 restart=1", "StartContainer foo3 restart=1"}) {
+			t.Fatalf("starts in the new sandbox %v, want foo2 and foo3 only", starts)
+		}
+	})
 }
