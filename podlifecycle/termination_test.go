@@ -507,3 +507,25 @@ func TestPL38_DeletionGraceZeroRunsPreStop(t *testing.T) {
 		t.Fatalf("actions %v, want the stop with the 2 s floor", got)
 	}
 }
+
+// TestRule7_5_KillingEventsInOrder: a deletion records Killing for every
+// container in the sync that begins the kill, the regular containers' first,
+// then the sidecars' in spec order, the same order at every run (7.5;
+// the kubelet kills the containers from goroutines, in no fixed order).
+func TestRule7_5_KillingEventsInOrder(t *testing.T) {
+	s := newSim(t, sidecarPod(30), DefaultOptions())
+	s.settle()
+	s.now = s.now.Add(time.Second)
+	s.pod = deleted(s.pod, s.now, 30)
+	r := s.step()
+	var killing []string
+	for _, e := range r.Events {
+		if e.Reason == ReasonKilling {
+			killing = append(killing, e.FieldPath)
+		}
+	}
+	want := []string{"spec.containers{main}", "spec.initContainers{sc1}", "spec.initContainers{sc2}", "spec.initContainers{sc3}"}
+	if !slices.Equal(killing, want) {
+		t.Fatalf("Killing events about %v, want %v", killing, want)
+	}
+}
