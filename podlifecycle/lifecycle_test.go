@@ -469,3 +469,52 @@ func TestTerminalStatusKeepsPodIP(t *testing.T) {
 		t.Fatalf("terminal status %+v, want Succeeded with pod IP 10.0.0.1", final)
 	}
 }
+
+// halfRand is a Rand whose every draw is 0.5: a jittered wait lasts a
+// quarter more.
+type halfRand struct{}
+
+func (halfRand) Float64() float64 { return 0.5 }
+
+// TestRule4_5_Jitter: with Options.Rand the pod worker's waits are
+// jittered by up to half (wait.Jitter with factor 0.5, section 15 decision
+// 5): the error requeue after a sync that found the image in back-off and
+// after a failed pull, and the wait for a crash-loop back-off's end.
+func TestRule4_5_Jitter(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Rand = halfRand{}
+	t.Run("error requeue", func(t *testing.T) {
+		s := newSim(t, onePod("missing:1"), opts)
+		s.pullOK["missing:1"] = false
+		s.step()
+		s.step()
+		r := s.step() // the failure, and the relist's sync at once
+		if d := r.NextSync.Sub(s.now); d != 12500*time.Millisecond {
+			t.Fatalf("requeue %v, want 10 s and a quarter", d)
+		}
+		s.now = r.NextSync
+		if got := actionsOf(s.step()); !slices.Contains(got, "PullImage foo1 missing:1 IfNotPresent") {
+			t.Fatalf("actions %v, want the pull again", got)
+		}
+		r = s.step() // the pull fails again
+		if d := r.NextSync.Sub(s.now); d != 12500*time.Millisecond {
+			t.Fatalf("requeue after the failed pull %v, want 10 s and a quarter", d)
+		}
+	})
+	t.Run("crash-loop back-off", func(t *testing.T) {
+		s := newSim(t, onePod("busybox:1"), opts)
+		s.settle()
+		s.now = s.now.Add(time.Minute)
+		s.exit("foo1", 1)
+		s.settle() // the first restart, at once
+		s.now = s.now.Add(time.Minute)
+		s.exit("foo1", 1)
+		r := s.step()
+		if got := actionsOf(r); len(got) != 0 {
+			t.Fatalf("actions %v, want the back-off", got)
+		}
+		if d := r.NextSync.Sub(s.now); d != 12500*time.Millisecond {
+			t.Fatalf("next sync %v after the crash, want the 10 s back-off and a quarter", d)
+		}
+	})
+}
