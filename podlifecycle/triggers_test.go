@@ -78,6 +78,26 @@ func TestChanged(t *testing.T) {
 	if Changed(nil, nil) || !Changed(nil, base) || !Changed(base, nil) || Changed(base, base) {
 		t.Error("nil and identical pods")
 	}
+	// A pod already being deleted: its grace compared by value.
+	deleting := base.DeepCopy()
+	deleting.DeletionGracePeriodSeconds = ptr(int64(30))
+	same, shorter := deleting.DeepCopy(), deleting.DeepCopy()
+	shorter.DeletionGracePeriodSeconds = ptr(int64(1))
+	if Changed(deleting, same) || !Changed(deleting, shorter) {
+		t.Errorf("deletionGracePeriodSeconds 30 to a copy of it: %v, to 1: %v; want false, true", Changed(deleting, same), Changed(deleting, shorter))
+	}
+	// What the machine reads of a pod besides its spec tells a grace or a
+	// deadline of 1 from none.
+	one := base.DeepCopy()
+	one.DeletionGracePeriodSeconds = ptr(int64(1))
+	if signature(one) == signature(base) {
+		t.Error("a deletion grace of 1 has the signature of none")
+	}
+	one = base.DeepCopy()
+	one.Spec.ActiveDeadlineSeconds = ptr(int64(1))
+	if signature(one) == signature(base) {
+		t.Error("an active deadline of 1 has the signature of none")
+	}
 }
 
 // TestRule4_5_PulledThenCreateFailedWaitsForRequeue: a sync whose pull
