@@ -178,3 +178,44 @@ func TestRule3_1_NewSandbox(t *testing.T) {
 		}
 	})
 }
+
+// TestSandboxWithoutIP: a host-network pod's sandbox has no IP of its own
+// and is ready all the same, as another pod's is with its IP:
+// PodReadyToStartContainers is True and no new sandbox is made (section 2
+// step 2, spec/podphase.md section 4).
+func TestSandboxWithoutIP(t *testing.T) {
+	for _, hostNetwork := range []bool{true, false} {
+		pod := onePod("busybox:1")
+		pod.Spec.HostNetwork = hostNetwork
+		ip := "10.0.0.1"
+		if hostNetwork {
+			ip = ""
+		}
+		m, err := New(DefaultOptions(), pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r Result
+		steps := [][]Observation{nil, {{Kind: SandboxReady, IP: ip}},
+			{{Kind: ImagePulled, Container: "foo1"}, {Kind: ContainerCreated, Container: "foo1", ContainerID: "c://1"}, {Kind: ContainerStarted, Container: "foo1", ContainerID: "c://1"}},
+			nil}
+		var last []string
+		for i, obs := range steps {
+			if err := m.StepTo(t0.Add(time.Duration(i)*time.Second), pod, obs, &r); err != nil {
+				t.Fatal(err)
+			}
+			if got := actionsOf(&r); slices.Contains(got, "CreateSandbox attempt=1") || slices.ContainsFunc(got, func(a string) bool { return strings.HasPrefix(a, "Kill") }) {
+				t.Fatalf("hostNetwork %v, step %d: actions %v", hostNetwork, i, got)
+			}
+			for _, st := range r.Statuses {
+				last = last[:0]
+				for _, c := range st.Conditions {
+					last = append(last, string(c.Type)+"="+string(c.Status))
+				}
+			}
+		}
+		if !slices.Contains(last, "PodReadyToStartContainers=True") || !slices.Contains(last, "Ready=True") {
+			t.Fatalf("hostNetwork %v: conditions %v", hostNetwork, last)
+		}
+	}
+}
