@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -227,4 +228,50 @@ func TestCompareSequencesProperties(t *testing.T) {
 			t.Fatalf("dropping %s (shown %v at %v) made no difference", a[i].Key, a[i].lasted(), a[i].At)
 		}
 	})
+}
+
+// TestBestPairing: a workload's interchangeable pods are paired the way
+// that differs least (a Deployment's two pods, each pulling the image on
+// one node and finding it present on the other); on a tie the creation
+// order holds; a pod one node lacks is left out.
+func TestBestPairing(t *testing.T) {
+	h := func(name string) *history { return &history{Name: name} }
+	// compare reports a difference for every pair whose names differ in
+	// their last letter.
+	compare := func(p [2]*history) PodReport {
+		r := PodReport{Kubelet: p[0].Name, Nodestate: p[1].Name}
+		if p[0].Name[len(p[0].Name)-1] != p[1].Name[len(p[1].Name)-1] {
+			r.Events = []EventDifference{{}}
+		}
+		return r
+	}
+	names := func(rs []PodReport) string {
+		var b strings.Builder
+		for _, r := range rs {
+			b.WriteString(r.Kubelet + "=" + r.Nodestate + " ")
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		pairs [][2]*history
+		want  string
+	}{
+		{[][2]*history{{h("k-a"), h("n-b")}, {h("k-b"), h("n-a")}}, "k-a=n-a k-b=n-b "},
+		{[][2]*history{{h("k-a"), h("n-a")}, {h("k-b"), h("n-b")}}, "k-a=n-a k-b=n-b "},
+		{[][2]*history{{h("k-a"), h("n-x")}, {h("k-b"), h("n-y")}}, "k-a=n-x k-b=n-y "},
+		{[][2]*history{{h("k-a"), h("n-c")}, {h("k-b"), h("n-a")}, {h("k-c"), h("n-b")}}, "k-a=n-a k-b=n-b k-c=n-c "},
+		{[][2]*history{{h("k-a"), h("n-b")}, {h("k-b"), nil}}, "k-a=n-b "},
+	} {
+		if got := names(bestPairing(tc.pairs, compare)); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+	p := []int{0, 1, 2}
+	n := 1
+	for nextPermutation(p) {
+		n++
+	}
+	if n != 6 || !slices.Equal(p, []int{2, 1, 0}) {
+		t.Errorf("%d permutations of 3, ending at %v", n, p)
+	}
 }

@@ -198,7 +198,8 @@ func collect(ctx context.Context, e *env, rec *recorder, out *Recording) error {
 }
 
 // Compare compares a recording: each workload's pods, paired by creation
-// order, and the Node objects. dump, when it holds for a workload, puts its
+// order (a controller's interchangeable pods by the pairing that differs
+// least, bestPairing), and the Node objects. dump, when it holds for a workload, puts its
 // pods' statuses in full into the report.
 func Compare(rec *Recording, tol Tolerances, known []Known, dump func(workload string) bool) *Report {
 	rep := &Report{Tolerances: tol, Elapsed: rec.Elapsed, OracleBefore: rec.OracleBefore, OracleAfter: rec.OracleAfter}
@@ -206,19 +207,21 @@ func Compare(rec *Recording, tol Tolerances, known []Known, dump func(workload s
 	wk, wn := byWorkload(rec.Kubelet.Pods), byWorkload(rec.Nodestate.Pods)
 	for _, w := range rec.Workloads {
 		wr := WorkloadReport{Name: w.Name, What: w.What, Errors: w.Errors}
-		for _, p := range pairPods(wk[w.Name], wn[w.Name]) {
-			if p[0] == nil || p[1] == nil {
-				wr.Unpaired = append(wr.Unpaired, unpaired(p))
-				continue
-			}
+		compare := func(p [2]*history) PodReport {
 			k := &side{h: p[0], events: rec.Kubelet.Events, node: KubeletNode, end: w.End}
 			n := &side{h: p[1], events: rec.Nodestate.Events, node: NodestateNode, end: w.End}
 			pr := comparePod(k, n, hostIPs, tol, known, w.Name)
 			if dump != nil && dump(w.Name) {
 				pr.Dump = dumpPair(k, n, hostIPs)
 			}
-			wr.Pods = append(wr.Pods, pr)
+			return pr
 		}
+		for _, p := range pairPods(wk[w.Name], wn[w.Name]) {
+			if p[0] == nil || p[1] == nil {
+				wr.Unpaired = append(wr.Unpaired, unpaired(p))
+			}
+		}
+		wr.Pods = append(wr.Pods, bestPairing(pairPods(wk[w.Name], wn[w.Name]), compare)...)
 		rep.Workloads = append(rep.Workloads, wr)
 	}
 	nr, err := compareNodes(rec.Kubelet.Node, rec.Nodestate.Node, known)
@@ -228,6 +231,68 @@ func Compare(rec *Recording, tol Tolerances, known []Known, dump func(workload s
 		rep.Node = nr
 	}
 	return rep
+}
+
+// maxInterchangeable is the most pods of one workload on each node whose
+// pairings bestPairing tries (4! = 24).
+const maxInterchangeable = 4
+
+// bestPairing compares the paired pods of a workload. A controller creates
+// its pods in one batch, from one template, so the order in which two of
+// them are created, bound and synced is chance, and so is which of them
+// pulls the image the other then finds present: with up to
+// maxInterchangeable pods on each node, every pairing of the nodestate
+// pods with the kubelet's is compared and the one with the fewest
+// undocumented differences kept (the creation order on a tie). Pods one
+// node lacks are left out (they are reported unpaired).
+func bestPairing(pairs [][2]*history, compare func([2]*history) PodReport) []PodReport {
+	var ks, ns []*history
+	for _, p := range pairs {
+		if p[0] != nil && p[1] != nil {
+			ks, ns = append(ks, p[0]), append(ns, p[1])
+		}
+	}
+	var best []PodReport
+	bestCost := -1
+	perm := make([]int, len(ns))
+	for i := range perm {
+		perm[i] = i
+	}
+	for {
+		reports := make([]PodReport, len(ks))
+		cost := 0
+		for i := range ks {
+			reports[i] = compare([2]*history{ks[i], ns[perm[i]]})
+			cost += len(reports[i].Statuses) + len(reports[i].Events)
+		}
+		if bestCost < 0 || cost < bestCost {
+			best, bestCost = reports, cost
+		}
+		if bestCost == 0 || len(ns) > maxInterchangeable || !nextPermutation(perm) {
+			return best
+		}
+	}
+}
+
+// nextPermutation turns p into the next permutation in lexicographic
+// order and reports whether there was one.
+func nextPermutation(p []int) bool {
+	i := len(p) - 2
+	for i >= 0 && p[i] >= p[i+1] {
+		i--
+	}
+	if i < 0 {
+		return false
+	}
+	j := len(p) - 1
+	for p[j] <= p[i] {
+		j--
+	}
+	p[i], p[j] = p[j], p[i]
+	for l, r := i+1, len(p)-1; l < r; l, r = l+1, r-1 {
+		p[l], p[r] = p[r], p[l]
+	}
+	return true
 }
 
 func unpaired(p [2]*history) string {
