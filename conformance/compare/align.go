@@ -46,8 +46,12 @@ type Tolerances struct {
 	// more than once may differ: by one, or by this share of the larger
 	// count. How often a node syncs a pod in back-off (each sync records
 	// BackOff), or how many probe ticks fall into a failing window, depends
-	// on the jittered waits and the probe workers' phase. An event one node
-	// recorded and the other never did is always a difference.
+	// on the jittered waits and the probe workers' phase: a crash-loop
+	// back-off longer than the 1 min resync holds one more sync or not by
+	// the draw, and the crashloop case (five restarts) recorded 5 BackOff
+	// events on one node and 7 on the other, each node either count, in
+	// different runs. An event one node recorded and the other never did is
+	// always a difference.
 	RepeatedEvents float64
 	// WriteLag is how much later than nodestate the kubelet may show a
 	// status, beyond Time: its status manager writes from a goroutine of
@@ -60,10 +64,10 @@ type Tolerances struct {
 }
 
 // DefaultTolerances are the comparison's: 2 s, 2 s, half a wait, a probe
-// period for pods with probes, one repeat or a fifth of an event's count,
+// period for pods with probes, one repeat or a third of an event's count,
 // and 3 s of the kubelet's write lag.
 func DefaultTolerances() Tolerances {
-	return Tolerances{Time: 2 * time.Second, Transient: 2 * time.Second, Jitter: 0.5, ProbePeriod: true, RepeatedEvents: 0.2,
+	return Tolerances{Time: 2 * time.Second, Transient: 2 * time.Second, Jitter: 0.5, ProbePeriod: true, RepeatedEvents: 1.0 / 3,
 		WriteLag: 3 * time.Second}
 }
 
