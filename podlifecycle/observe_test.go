@@ -125,35 +125,28 @@ func TestInstancesTheMachineDidNotStart(t *testing.T) {
 // that runs is (section 2 step 2, 3.1, 3.4).
 func TestRule3_1_NewSandbox(t *testing.T) {
 	t.Run("no IP", func(t *testing.T) {
-		pod := onePod("busybox:1")
-		m, err := New(DefaultOptions(), pod)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r Result
-		if err := m.StepTo(t0, pod, nil, &r); err != nil {
-			t.Fatal(err)
-		}
-		if err := m.StepTo(t0, pod, []Observation{{Kind: SandboxReady}}, &r); err != nil {
+		m, r := pulling(t)
+		pod := m.pod
+		if err := m.StepTo(t0, pod, []Observation{{Kind: SandboxReady}}, r); err != nil {
 			t.Fatal(err)
 		}
 		// The sync that made it goes on in it; the next one finds it
 		// without an IP.
-		if got := actionsOf(&r); !slices.Equal(got, []string{"PullImage foo1 busybox:1 IfNotPresent", "StartContainer foo1"}) {
+		if got := actionsOf(r); !slices.Equal(got, []string{"PullImage foo1 app:latest Always", "StartContainer foo1"}) {
 			t.Fatalf("actions %v", got)
 		}
 		obs := []Observation{{Kind: ImagePulled, Container: "foo1"}, {Kind: ContainerCreated, Container: "foo1", ContainerID: "c://1"},
 			{Kind: ContainerStarted, Container: "foo1", ContainerID: "c://1"}}
-		if err := m.StepTo(t0.Add(time.Second), pod, obs, &r); err != nil {
+		if err := m.StepTo(t0.Add(time.Second), pod, obs, r); err != nil {
 			t.Fatal(err)
 		}
-		if got := actionsOf(&r); !slices.Equal(got, []string{"KillContainer foo1 grace=2s reason=Unknown"}) {
+		if got := actionsOf(r); !slices.Equal(got, []string{"KillContainer foo1 grace=2s reason=Unknown"}) {
 			t.Fatalf("actions %v, want the pod killed for a new sandbox", got)
 		}
-		if err := m.StepTo(t0.Add(2*time.Second), pod, []Observation{{Kind: ContainerExited, Container: "foo1", ContainerID: "c://1", ExitCode: 137}}, &r); err != nil {
+		if err := m.StepTo(t0.Add(2*time.Second), pod, []Observation{{Kind: ContainerExited, Container: "foo1", ContainerID: "c://1", ExitCode: 137}}, r); err != nil {
 			t.Fatal(err)
 		}
-		if got := actionsOf(&r); !slices.Contains(got, "KillSandbox attempt=0") || !slices.Contains(got, "CreateSandbox attempt=1") {
+		if got := actionsOf(r); !slices.Contains(got, "KillSandbox attempt=0") || !slices.Contains(got, "CreateSandbox attempt=1") {
 			t.Fatalf("actions %v, want the sandbox stopped and the next attempt", got)
 		}
 	})

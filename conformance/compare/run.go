@@ -216,12 +216,13 @@ func Compare(rec *Recording, tol Tolerances, known []Known, dump func(workload s
 			}
 			return pr
 		}
-		for _, p := range pairPods(wk[w.Name], wn[w.Name]) {
+		pairs := pairPods(wk[w.Name], wn[w.Name])
+		for _, p := range pairs {
 			if p[0] == nil || p[1] == nil {
 				wr.Unpaired = append(wr.Unpaired, unpaired(p))
 			}
 		}
-		wr.Pods = append(wr.Pods, bestPairing(pairPods(wk[w.Name], wn[w.Name]), compare)...)
+		wr.Pods = append(wr.Pods, bestPairing(pairs, compare)...)
 		rep.Workloads = append(rep.Workloads, wr)
 	}
 	nr, err := compareNodes(rec.Kubelet.Node, rec.Nodestate.Node, known)
