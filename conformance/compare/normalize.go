@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -323,7 +324,7 @@ func diffLists(out *[]Difference, path string, a, b []any) {
 			diffInto(out, path+"["+name+"]", nil, b[j])
 		}
 	}
-	if slicesEqual(an, bn) || len(an) != len(bn) {
+	if slices.Equal(an, bn) || len(an) != len(bn) {
 		return
 	}
 	// The same elements in another order: the order is behaviour too.
@@ -351,18 +352,6 @@ func indexOf(l []string, s string) int {
 		}
 	}
 	return -1
-}
-
-func slicesEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // render is v as compact JSON, "" for nil.
