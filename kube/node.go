@@ -280,7 +280,10 @@ func NewNode(opts Options, client kubernetes.Interface) (*Node, error) {
 		logs:    &logStore{pods: map[types.NamespacedName]*podLogs{}},
 		objects: apiObjects{client: client, clock: opts.Clock},
 	}
-	if n.cache, err = statussync.NewCache(statussync.Options{Features: opts.Lifecycle.Features, Version: opts.Lifecycle.Version}); err != nil {
+	// The pods come from an informer, whose objects no one changes: the
+	// cache and the engine keep them, not copies.
+	co := statussync.Options{Features: opts.Lifecycle.Features, Version: opts.Lifecycle.Version, SharedPods: true}
+	if n.cache, err = statussync.NewCache(co); err != nil {
 		return nil, err
 	}
 	so := opts.Status

@@ -294,13 +294,14 @@ func (c *ctr) instance(id string) *inst {
 }
 
 // push adds in as the newest instance, dropping the oldest beyond
-// maxInstances.
+// maxInstances. The list grows one instance at a time: most containers
+// never restart, and a node holds the instances of every pod it runs.
 func (c *ctr) push(in inst) {
-	if c.insts == nil {
-		c.insts = make([]inst, 0, maxInstances)
-	}
-	if len(c.insts) < maxInstances {
-		c.insts = append(c.insts, inst{})
+	if n := len(c.insts); n < maxInstances {
+		if n == cap(c.insts) {
+			c.insts = append(make([]inst, 0, n+1), c.insts...)
+		}
+		c.insts = c.insts[:n+1]
 	}
 	copy(c.insts[1:], c.insts[:len(c.insts)-1])
 	c.insts[0] = in

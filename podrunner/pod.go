@@ -116,6 +116,10 @@ func (r *Runner) sync(p *podEntry, now time.Time) {
 			r.count(func(s *Stats) { s.StatusErrors++ })
 		}
 	}
+	// The cache keeps copies: these may go now rather than at the next
+	// step, which for a settled pod may be far off.
+	clear(res.Statuses)
+	res.Statuses = res.Statuses[:0]
 	if res.Finished {
 		r.finish(p, now)
 		return

@@ -47,6 +47,33 @@ func TestPlainPod(t *testing.T) {
 	}
 }
 
+// TestStatusesGoToTheCache: once a step's statuses are in the cache the
+// runner lets its copies go, so a settled pod holds its status once, in
+// the cache, not also in the result of its last step.
+func TestStatusesGoToTheCache(t *testing.T) {
+	opts := podrunner.DefaultOptions()
+	var results []*podlifecycle.Result
+	statuses := 0
+	opts.Hooks.Synced = func(_ time.Time, _ *v1.Pod, _ []podlifecycle.Observation, res *podlifecycle.Result) {
+		statuses += len(res.Statuses)
+		results = append(results, res) // kept past the call only to look at what the runner left in it
+	}
+	n := newNode(t, opts)
+	n.add(testPod("web", nil, "app"))
+	n.run(time.Second)
+	if statuses == 0 {
+		t.Fatal("no step produced a status")
+	}
+	for _, res := range results {
+		if len(res.Statuses) != 0 {
+			t.Fatalf("the runner keeps %d statuses after carrying them out", len(res.Statuses))
+		}
+	}
+	if st := n.status("uid-web"); state(st, "app") != "Running" {
+		t.Fatalf("cached app %s, want Running", state(st, "app"))
+	}
+}
+
 // TestPodIPs: every pod that is not host-network gets its own address,
 // lowest free first; a host-network pod gets the node's addresses as pod
 // IPs and takes none; a pod removed gives its address back.

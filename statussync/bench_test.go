@@ -266,3 +266,49 @@ func BenchmarkSetPodStatusUnchanged(b *testing.B) {
 		}
 	}
 }
+
+// With Options.SharedPods the engine keeps the pod a watch delivers and
+// the cache the pod a status is set for, not copies of them: observing
+// allocates nothing, and a pod's first status allocates at least a copy of
+// its spec and metadata less than without.
+func TestSharedPodsKeepNoCopies(t *testing.T) {
+	pod := benchPod(0)
+	pod.Labels = map[string]string{"app": "web", "tier": "front"}
+	pod.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
+	pod.Spec.Containers[0].VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	st := benchStatus(true, "")
+	copyAllocs := testing.AllocsPerRun(100, func() {
+		_ = &v1.Pod{ObjectMeta: *pod.ObjectMeta.DeepCopy(), Spec: *pod.Spec.DeepCopy()}
+	})
+	measure := func(shared bool) (observe, first float64) {
+		o := statussync.DefaultOptions()
+		o.SharedPods = shared
+		cache := newCache(t, o)
+		e, err := statussync.NewEngine(statussync.DefaultEngineOptions(), cache, statussynctest.NewAPI(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Observe(pod) // the map of observations exists
+		observe = testing.AllocsPerRun(100, func() { e.Observe(pod) })
+		first = testing.AllocsPerRun(100, func() {
+			c := newCache(t, o)
+			if _, changed, err := c.SetPodStatus(pod, st, epoch); err != nil || !changed {
+				t.Fatal(err, changed)
+			}
+		})
+		return observe, first
+	}
+	copyObserve, copyFirst := measure(false)
+	sharedObserve, sharedFirst := measure(true)
+	t.Logf("Observe: %v allocations copying, %v shared; first status: %v copying, %v shared; a copy of spec and metadata: %v",
+		copyObserve, sharedObserve, copyFirst, sharedFirst, copyAllocs)
+	if sharedObserve != 0 {
+		t.Errorf("Observe with SharedPods allocates %v times, want 0", sharedObserve)
+	}
+	if copyObserve == 0 {
+		t.Errorf("Observe without SharedPods allocates nothing: it keeps the caller's pod")
+	}
+	if copyFirst-sharedFirst < copyAllocs {
+		t.Errorf("a first status allocates %v times copying and %v shared, want at least the copy's %v fewer", copyFirst, sharedFirst, copyAllocs)
+	}
+}

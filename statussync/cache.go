@@ -64,6 +64,13 @@ type Options struct {
 	// of Options, which return no error (OwnershipOf, EqualByKubelet,
 	// Merge), treat it as the zero Version.
 	Version kubeversion.Version
+	// SharedPods says that no one changes a pod after handing it to the
+	// cache (SetPodStatus, TerminatePod) or to an Engine over it (Observe),
+	// as no one may change the objects a client-go informer hands out: the
+	// cache and the engine then keep the pods themselves instead of deep
+	// copies, about 7 KB less memory a pod on a typical pod. Off, the
+	// default, they copy, and a caller may reuse its pods.
+	SharedPods bool
 }
 
 // DefaultOptions returns the Kubernetes 1.37 defaults: [DefaultOptionsFor]
@@ -504,7 +511,10 @@ func (c *Cache) update(pod *v1.Pod, s *v1.PodStatus, force, finished bool, now t
 	} else {
 		e.version = 1
 	}
-	if e.pod == nil {
+	switch {
+	case c.opts.SharedPods:
+		e.pod = pod // the status it carries is never read: the entry's is
+	case e.pod == nil:
 		e.pod = &v1.Pod{ObjectMeta: *pod.ObjectMeta.DeepCopy(), Spec: *pod.Spec.DeepCopy()}
 	}
 	c.pods[pod.UID] = e

@@ -125,12 +125,16 @@ type Result struct {
 // Observe gives the engine a pod as the API server has it, typically from a
 // watch. The engine uses it as the base of its next patch and, in a full
 // pass, writes the kubelet's status again if the server's kubelet-owned
-// status differs from the cache (drift). A nil pod is ignored.
+// status differs from the cache (drift). It keeps a copy of pod, or with
+// the cache's Options.SharedPods pod itself. A nil pod is ignored.
 func (e *Engine) Observe(pod *v1.Pod) {
 	if e.cache == nil || pod == nil || pod.UID == "" {
 		return
 	}
-	cp := pod.DeepCopy()
+	cp := pod
+	if !e.cache.opts.SharedPods {
+		cp = pod.DeepCopy()
+	}
 	e.obsMu.Lock()
 	if e.observed == nil {
 		e.observed = make(map[types.UID]*v1.Pod)

@@ -96,7 +96,9 @@ func newWorld(t *rapid.T, noGet bool, passes bool) *world {
 // observe, every write the API stores reaches Observe (a watch).
 func (w *world) setup(t *rapid.T, opts statussync.EngineOptions, observe bool) {
 	w.api, w.hist = statussynctest.NewAPI(rapid.Int64().Draw(t, "seed")), statussynctest.NewHistory()
-	w.cache = newCache(t, statussync.DefaultOptions())
+	co := statussync.DefaultOptions()
+	co.SharedPods = rapid.Bool().Draw(t, "sharedPods") // the world changes no pod it handed over
+	w.cache = newCache(t, co)
 	e, err := statussync.NewEngine(opts, w.cache, w.api)
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +220,9 @@ func (w *world) actions(t *rapid.T) map[string]func(*rapid.T) {
 			if rapid.Bool().Draw(t, "deleting") {
 				now := metav1.NewTime(w.now())
 				_ = w.api.Update("ns", w.pods[i].Name, func(p *v1.Pod) { p.DeletionTimestamp = &now })
-				w.pods[i].DeletionTimestamp = &now
+				deleting := w.pods[i].DeepCopy() // a new object, as a watch hands out
+				deleting.DeletionTimestamp = &now
+				w.pods[i] = deleting
 				w.deleting[i] = true
 			}
 			if err := w.cache.TerminatePod(w.pods[i], w.now()); err != nil {

@@ -151,6 +151,9 @@ func (p *Planner) Observe(pod *v1.Pod) {
 // olderRV reports whether resource version a is older than b, when both are
 // numbers (the API server's are, though clients must not rely on it).
 func olderRV(a, b string) bool {
+	if a == "" || b == "" {
+		return false // unknown, and no error to allocate
+	}
 	x, err1 := strconv.ParseUint(a, 10, 64)
 	y, err2 := strconv.ParseUint(b, 10, 64)
 	return err1 == nil && err2 == nil && x < y

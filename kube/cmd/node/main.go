@@ -32,6 +32,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -80,8 +82,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	burst := fs.Int("kube-api-burst", 100, "the client's burst of requests to the API server")
 	printRBAC := fs.Bool("print-rbac", false, "print the ClusterRole a fleet's user needs, as YAML, and exit")
 	cpuProfile := fs.String("cpu-profile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
+	heapProfile := fs.String("heap-profile", "", "on each SIGUSR1, write a profile of the live heap to this file (go tool pprof reads it)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *heapProfile != "" {
+		stop := heapProfileOnSignal(*heapProfile)
+		defer stop()
 	}
 	if *cpuProfile != "" {
 		stopProfile, err := startCPUProfile(*cpuProfile)
@@ -191,6 +198,68 @@ func startCPUProfile(path string) (func(), error) {
 			fmt.Fprintln(os.Stderr, "node: --cpu-profile:", err)
 		}
 	}, nil
+}
+
+// heapProfileOnSignal writes a profile of the live heap to path on each
+// SIGUSR1 until the function it returns is called: a caller measuring the
+// memory of a state (every pod running) signals the node in that state.
+func heapProfileOnSignal(path string) func() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1)
+	stop := serveHeapProfiles(sig, path, func(err error) {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "node: --heap-profile:", err)
+		}
+	})
+	return func() {
+		signal.Stop(sig)
+		stop()
+	}
+}
+
+// serveHeapProfiles writes the heap profile to path for each value sig
+// delivers and reports each write's outcome, until the function it returns
+// is called.
+func serveHeapProfiles(sig <-chan os.Signal, path string, report func(error)) func() {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		for {
+			select {
+			case <-done:
+				return
+			case <-sig:
+				report(writeHeapProfile(path))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-exited
+	}
+}
+
+// writeHeapProfile collects garbage, so that the profile shows what is
+// live, and writes the heap profile to path (through a temporary file
+// renamed into place, so a reader never sees half a profile).
+func writeHeapProfile(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	err = pprof.WriteHeapProfile(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // runFleet runs a fleet until ctx ends and says what it did.

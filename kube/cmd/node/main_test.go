@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -31,5 +32,36 @@ func TestCPUProfileUnwritable(t *testing.T) {
 	err := run(context.Background(), []string{"--cpu-profile", path, "--kubeconfig", "k"}, &bytes.Buffer{})
 	if err == nil || !strings.HasPrefix(err.Error(), "--cpu-profile: ") {
 		t.Fatalf("run with an unwritable profile: %v, want a --cpu-profile error", err)
+	}
+}
+
+// Each signal writes the heap profile of that moment; an unwritable path
+// is reported, and the profiles stop with the function returned.
+func TestHeapProfileOnSignal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "heap.pprof")
+	sig := make(chan os.Signal)
+	reports := make(chan error)
+	stop := serveHeapProfiles(sig, path, func(err error) { reports <- err })
+	defer stop()
+	sig <- syscall.SIGUSR1
+	if err := <-reports; err != nil {
+		t.Fatalf("writing the heap profile: %v", err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("%s is not a gzip-compressed profile: % x", path, b[:min(len(b), 8)])
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sig <- syscall.SIGUSR1
+	if err := <-reports; err == nil {
+		t.Fatalf("writing the heap profile over a directory: no error")
 	}
 }

@@ -57,6 +57,7 @@ type config struct {
 	sizes    []int
 	qps      int
 	kwokDir  string
+	profDir  string // where the profiles are kept: the report's directory ("" with the report on stdout)
 	binDir   string
 	nodeBin  string
 	sims     []string
@@ -96,6 +97,9 @@ func run() error {
 	}
 	defer os.RemoveAll(tmp)
 	cfg.nodeBin = filepath.Join(tmp, "node")
+	if *out != "" {
+		cfg.profDir = filepath.Dir(*out)
+	}
 	if b, err := exec.Command("go", "build", "-o", cfg.nodeBin, "./cmd/node").CombinedOutput(); err != nil {
 		return fmt.Errorf("building cmd/node: %v\n%s", err, b)
 	}
@@ -134,6 +138,7 @@ type result struct {
 	checked, mismatches int
 	mismatch            []string
 	profile             string // nodestate: go tool pprof -top of the run's CPU profile
+	heap                string // nodestate: go tool pprof -top of the live heap with every pod Ready
 	load                string // the machine's 1-minute load average when the Deployments were created
 	// init-probe: pods whose main container's start and Ready condition
 	// are both stamped, and those of them Ready sooner after the start
@@ -173,13 +178,19 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result,
 
 	var cmd *exec.Cmd
 	var simLog bytes.Buffer
-	var profile string
+	var profile, heap string
 	switch sim {
 	case "nodestate":
-		profile = filepath.Join(filepath.Dir(cfg.nodeBin), fmt.Sprintf("%s-%d.pprof", wl, pods))
+		dir := cfg.profDir
+		if dir == "" {
+			dir = filepath.Dir(cfg.nodeBin)
+		}
+		profile = filepath.Join(dir, fmt.Sprintf("fleet-%s-%d-%d.cpu.pprof", wl, cfg.nodes, pods))
+		heap = filepath.Join(dir, fmt.Sprintf("fleet-%s-%d-%d.heap.pprof", wl, cfg.nodes, pods))
+		_ = os.Remove(heap) // heapTop waits for the file
 		cmd = exec.Command(cfg.nodeBin, "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(cfg.nodes), "--name-prefix", "nodestate-",
 			"--port", "0", "--pods", "110", "--kube-api-qps", strconv.Itoa(cfg.qps), "--kube-api-burst", strconv.Itoa(cfg.qps),
-			"--cpu-profile", profile)
+			"--cpu-profile", profile, "--heap-profile", heap)
 	case "kwok":
 		port, err := controlplane.FreePort()
 		if err != nil {
@@ -296,6 +307,11 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result,
 	r.ready = time.Since(t0)
 	r.workCPU = procCPU(cmd.Process.Pid) - cpu0
 	r.readyRSS = procStatus(cmd.Process.Pid, "VmRSS")
+	if heap != "" {
+		if r.heap, err = heapTop(ctx, cmd.Process, cfg.nodeBin, heap); err != nil {
+			return r, err
+		}
+	}
 	after, err := requestCounts(ctx, admin)
 	if err != nil {
 		return r, err
@@ -359,6 +375,25 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result,
 		r.profile = string(top)
 	}
 	return r, nil
+}
+
+// heapTop signals the node command to write its live heap's profile to
+// path, waits for the file, and returns its top entries by space in use.
+func heapTop(ctx context.Context, p *os.Process, bin, path string) (string, error) {
+	if err := p.Signal(syscall.SIGUSR1); err != nil {
+		return "", fmt.Errorf("asking for the heap profile: %w", err)
+	}
+	if err := poll(ctx, time.Minute, func(context.Context) (bool, error) {
+		_, err := os.Stat(path)
+		return err == nil, nil
+	}); err != nil {
+		return "", fmt.Errorf("the heap profile %s: %w", path, err)
+	}
+	top, err := exec.Command("go", "tool", "pprof", "-top", "-sample_index=inuse_space", "-nodecount=20", bin, path).Output()
+	if err != nil {
+		return "", fmt.Errorf("reading the heap profile: %w", err)
+	}
+	return string(top), nil
 }
 
 // check compares a pod's status with what podphase computes from it: the
@@ -661,6 +696,17 @@ func render(cfg *config, rs []result) string {
 	}
 	if len(notes) > 0 {
 		w("\n## podphase check: first differences\n\n%s\n", strings.Join(notes, "\n"))
+	}
+	for _, r := range rs {
+		if r.heap == "" {
+			continue
+		}
+		w("\n## Where nodestate's memory goes: %s, %d pods\n\n", r.workload, r.pods)
+		w("The node command's live heap with every pod Ready (--heap-profile, written on SIGUSR1 after a collection), `go tool pprof -top -sample_index=inuse_space`\n")
+		w("(the profile is written beside this report as fleet-%s-%d-%d.heap.pprof, and not committed):\n\n", r.workload, r.nodes, r.pods)
+		for _, l := range strings.Split(strings.TrimSpace(r.heap), "\n") {
+			w("    %s\n", l)
+		}
 	}
 	for _, r := range rs {
 		if r.profile == "" {
