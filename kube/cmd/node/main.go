@@ -33,7 +33,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
+	goruntime "runtime"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -41,6 +41,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
@@ -80,6 +81,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	maskSize := fs.Int("node-cidr-mask-size", 24, "the prefix length of each fleet node's pod CIDR")
 	qps := fs.Float64("kube-api-qps", 50, "the client's requests per second to the API server (shared by a fleet's nodes)")
 	burst := fs.Int("kube-api-burst", 100, "the client's burst of requests to the API server")
+	contentType := fs.String("kube-api-content-type", runtime.ContentTypeProtobuf, "the content type of requests to the API server, as the kubelet's flag of that name (its default too)")
 	printRBAC := fs.Bool("print-rbac", false, "print the ClusterRole a fleet's user needs, as YAML, and exit")
 	cpuProfile := fs.String("cpu-profile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it)")
 	heapProfile := fs.String("heap-profile", "", "on each SIGUSR1, write a profile of the live heap to this file (go tool pprof reads it)")
@@ -152,6 +154,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	cfg.QPS, cfg.Burst = float32(*qps), *burst
+	switch cfg.ContentType = *contentType; *contentType {
+	case runtime.ContentTypeProtobuf:
+		// Answers as protobuf where the server has it, JSON otherwise.
+		cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	case runtime.ContentTypeJSON:
+	default:
+		return fmt.Errorf("--kube-api-content-type %q: want %s or %s", *contentType, runtime.ContentTypeProtobuf, runtime.ContentTypeJSON)
+	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -248,7 +258,7 @@ func writeHeapProfile(path string) error {
 	if err != nil {
 		return err
 	}
-	runtime.GC()
+	goruntime.GC()
 	err = pprof.WriteHeapProfile(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -65,3 +65,16 @@ func TestHeapProfileOnSignal(t *testing.T) {
 		t.Fatalf("writing the heap profile over a directory: no error")
 	}
 }
+
+func TestContentTypeRefused(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	cfg := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n" +
+		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"--kubeconfig", kubeconfig, "--kube-api-content-type", "application/yaml"}, &bytes.Buffer{})
+	if err == nil || !strings.HasPrefix(err.Error(), `--kube-api-content-type "application/yaml": want application/vnd.kubernetes.protobuf or application/json`) {
+		t.Fatalf("run with a YAML content type: %v, want a --kube-api-content-type error", err)
+	}
+}
