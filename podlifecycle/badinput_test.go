@@ -29,6 +29,11 @@ func TestBadInput(t *testing.T) {
 			p.Spec.Containers[1].Name = "foo1"
 			return p
 		}, nil, ErrInvalidInput, `podlifecycle: invalid input: container "foo1": duplicate container name`},
+		{"container without a name", 0, func(p *v1.Pod) *v1.Pod {
+			p = p.DeepCopy()
+			p.Spec.Containers[2].Name = ""
+			return p
+		}, nil, ErrInvalidInput, `podlifecycle: invalid input: container without a name`},
 		{"init and regular share a name", 0, func(p *v1.Pod) *v1.Pod {
 			p = p.DeepCopy()
 			p.Spec.InitContainers = []v1.Container{{Name: "foo3"}}
@@ -250,4 +255,35 @@ func TestLateObservationsOfRetiredInstances(t *testing.T) {
 	if err := step(Observation{Kind: HookResult, Container: "foo1", ContainerID: "c://never", Hook: PreStop}); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("unknown ID: %v", err)
 	}
+}
+
+// TestBadInputResult: a step refused for bad input still says where the
+// machine is: its worker state, whether it finished and its next sync, the
+// same as the last step accepted, and Finished once a step reported the
+// pod Terminated (section 1: the state never goes back).
+func TestBadInputResult(t *testing.T) {
+	pod := onePod("busybox:1")
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	s := newSim(t, pod, DefaultOptions())
+	bad := []Observation{{Kind: ContainerCreated, Container: "nope", ContainerID: "c://1"}}
+	check := func(when string, wantState WorkerState, wantFinished bool) {
+		t.Helper()
+		last := s.all[len(s.all)-1]
+		var res Result
+		if err := s.m.StepTo(s.now, s.pod, bad, &res); !errors.Is(err, ErrInvalidInput) {
+			t.Fatalf("%s: bad observation accepted: %v", when, err)
+		}
+		if res.State != wantState || res.Finished != wantFinished || !res.NextSync.Equal(last.NextSync) {
+			t.Errorf("%s: refused step says state %v, finished %t, next sync %v; want %v, %t, %v",
+				when, res.State, res.Finished, res.NextSync.Sub(t0), wantState, wantFinished, last.NextSync.Sub(t0))
+		}
+	}
+	s.settle()
+	check("running", Syncing, false)
+	s.exit("foo1", 0)
+	s.settle()
+	if !s.all[len(s.all)-1].Finished {
+		t.Fatal("the pod did not finish")
+	}
+	check("finished", Finished, true) // reported Terminated once; the next step finds it Finished
 }

@@ -46,3 +46,31 @@ func TestEphemeralContainerStatuses(t *testing.T) {
 		t.Errorf("init statuses %+v", st.InitContainerStatuses)
 	}
 }
+
+// TestEphemeralContainersAtCreation: a machine made for a pod that already
+// has ephemeral containers, more of them than the init and regular ones
+// together (a runner that started again beside a pod being debugged), runs
+// every container and lists each ephemeral one on its own list, in the
+// spec's order (section 3.4).
+func TestEphemeralContainersAtCreation(t *testing.T) {
+	pod := podP3()
+	pod.Spec.Containers = pod.Spec.Containers[:1]
+	for _, n := range []string{"debug", "debug2", "debug3"} {
+		pod.Spec.EphemeralContainers = append(pod.Spec.EphemeralContainers,
+			v1.EphemeralContainer{EphemeralContainerCommon: v1.EphemeralContainerCommon{Name: n, Image: "busybox:1"}})
+	}
+	s := newSim(t, pod, DefaultOptions())
+	s.settle()
+	st := s.lastStatus()
+	if len(st.ContainerStatuses) != 1 || st.ContainerStatuses[0].State.Running == nil {
+		t.Fatalf("regular statuses %+v, want foo1 running", st.ContainerStatuses)
+	}
+	if len(st.EphemeralContainerStatuses) != 3 {
+		t.Fatalf("ephemeral statuses %+v, want debug, debug2 and debug3", st.EphemeralContainerStatuses)
+	}
+	for i, n := range []string{"debug", "debug2", "debug3"} {
+		if e := st.EphemeralContainerStatuses[i]; e.Name != n || e.State.Running == nil {
+			t.Errorf("ephemeral status %d: %s %+v, want %s running", i, e.Name, e.State, n)
+		}
+	}
+}

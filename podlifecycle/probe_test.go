@@ -206,3 +206,44 @@ func TestRule7_3_ReadinessProbesRunWhileTerminating(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeTickerGrid: a worker probes every periodSeconds of its own
+// ticker, not aligned to the container start (section 6): the first tick
+// at or after an instant is on the ticker's grid, a tick itself included,
+// and an instant before the ticker started, or a ticker without a period,
+// gives its start.
+func TestProbeTickerGrid(t *testing.T) {
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		period time.Duration
+		at     time.Duration // after from
+		want   time.Duration // after from
+	}{
+		{10 * time.Second, 0, 0},
+		{10 * time.Second, time.Nanosecond, 10 * time.Second},
+		{10 * time.Second, 3 * time.Second, 10 * time.Second},
+		{10 * time.Second, 10 * time.Second, 10 * time.Second},
+		{10 * time.Second, 10*time.Second + time.Nanosecond, 20 * time.Second},
+		{10 * time.Second, 25 * time.Second, 30 * time.Second},
+		{10 * time.Second, -25 * time.Second, 0},
+		{0, 25 * time.Second, 0},
+		{-time.Second, 25 * time.Second, 0},
+	} {
+		if got := gridAt(from, tc.period, from.Add(tc.at)); !got.Equal(from.Add(tc.want)) {
+			t.Errorf("gridAt(from, %v, from%+v) = from%+v, want from%+v", tc.period, tc.at, got.Sub(from), tc.want)
+		}
+	}
+}
+
+// TestProbeDefaults: a pod whose probe fields were never defaulted (zero
+// periodSeconds, successThreshold and failureThreshold, as a pod built in
+// code has them) probes with the API's defaults, 10, 1 and 3 (section 6).
+func TestProbeDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		v, d, want int32
+	}{{0, 10, 10}, {-1, 3, 3}, {1, 10, 1}, {7, 3, 7}} {
+		if got := orDefault(tc.v, tc.d); got != tc.want {
+			t.Errorf("orDefault(%d, %d) = %d, want %d", tc.v, tc.d, got, tc.want)
+		}
+	}
+}
