@@ -149,14 +149,18 @@ oracle:
 
 # A nodestate fleet beside KWOK v0.8.0 (built from its Go module with its
 # default stages into ~/.cache/nodestate/kwok on first use, about 90 s of two
-# cores), each on a control plane of its own with the controller manager and
+# cores) and beside 10 nodes of the real kubelet's code (the oracle node),
+# each on a control plane of its own with the controller manager and
 # scheduler at --kube-api-qps 500: BENCH_NODES nodes, Deployments totalling
-# each of BENCH_PODS pods, plain and with an init container and a readiness
-# probe. Writes docs/bench/fleet.md. Not part of test: the full sizes take
+# each of BENCH_PODS pods (an entry NODESxPODS sets its own nodes, as in
+# BENCH_PODS=1000x10000,100x10000), plain and with an init container and a
+# readiness probe. Writes docs/bench/fleet.md, with the fleet's CPU and heap
+# profiles beside it (not committed). Not part of test: the full sizes take
 # tens of minutes.
 BENCH_NODES ?= 100
 BENCH_PODS ?= 1000,5000
 bench-fleet:
 	@set -e; export NODESTATE_CONTROL_PLANE="$$(bash kube/hack/build-control-plane.sh)"; \
-	export NODESTATE_KWOK="$$(bash kube/hack/build-kwok.sh)"; mkdir -p docs/bench; \
+	export NODESTATE_KWOK="$$(bash kube/hack/build-kwok.sh)"; export NODESTATE_ORACLE="$$(bash kube/hack/build-oracle.sh)"; \
+	mkdir -p docs/bench; \
 	cd kube && go run ./internal/cmd/benchfleet -nodes $(BENCH_NODES) -pods $(BENCH_PODS) -out ../docs/bench/fleet.md

@@ -1,12 +1,13 @@
-// Command benchfleet runs the same workload on a nodestate fleet and on KWOK,
-// each on a control plane of its own (etcd, kube-apiserver,
+// Command benchfleet runs the same workload on a nodestate fleet, on KWOK
+// and on nodes of the real kubelet's code (the oracle node, fewer of them,
+// with as many pods a node), each on a control plane of its own (etcd, kube-apiserver,
 // kube-controller-manager and kube-scheduler v1.37.2, the controllers'
 // --kube-api-qps raised), and writes a Markdown report: time from creating
 // the Deployments to every pod Running and Ready, the simulator's CPU and
 // memory, the API server's requests per pod by verb and resource, and a
 // check of sampled pods against podphase. make bench-fleet runs it.
 //
-//	go run ./internal/cmd/benchfleet -kwok DIR -nodes 100 -pods 1000,5000 -out ../docs/bench/fleet.md
+//	go run ./internal/cmd/benchfleet -kwok DIR -oracle DIR -nodes 100 -pods 1000,5000 -out ../docs/bench/fleet.md
 package main
 
 import (
@@ -54,9 +55,11 @@ func main() {
 
 type config struct {
 	nodes    int
-	sizes    []int
+	sizes    []shape
 	qps      int
 	kwokDir  string
+	oracle   string // directory of the oracle node (the real kubelet's code), for the kubelet rows
+	kubelets int    // nodes of the kubelet rows
 	profDir  string // where the profiles are kept: the report's directory ("" with the report on stdout)
 	binDir   string
 	nodeBin  string
@@ -66,25 +69,30 @@ type config struct {
 
 func run() error {
 	var cfg config
-	pods := flag.String("pods", "1000,5000", "pod counts, comma-separated, each a run per simulator and workload")
-	flag.IntVar(&cfg.nodes, "nodes", 100, "nodes per simulator")
+	pods := flag.String("pods", "1000,5000", "pod counts, comma-separated, each a run per simulator and workload on -nodes nodes; NODESxPODS sets the nodes of one")
+	flag.IntVar(&cfg.nodes, "nodes", 100, "nodes per simulator where -pods does not say")
 	flag.IntVar(&cfg.qps, "qps", 500, "--kube-api-qps and --kube-api-burst of the controller manager, the scheduler and the nodestate fleet")
 	flag.StringVar(&cfg.kwokDir, "kwok", os.Getenv("NODESTATE_KWOK"), "directory of kwok and stages-fast.yaml (hack/build-kwok.sh)")
-	sims := flag.String("sims", "nodestate,kwok", "simulators to run")
+	flag.StringVar(&cfg.oracle, "oracle", os.Getenv("NODESTATE_ORACLE"), "directory of the oracle node (oraclenode), the real kubelet's code (kube/hack/build-oracle.sh), for -sims kubelet")
+	flag.IntVar(&cfg.kubelets, "kubelet-nodes", 10, "nodes of the kubelet rows, one oracle node process each, with as many pods per node as the other rows")
+	sims := flag.String("sims", "nodestate,kwok,kubelet", "simulators to run: nodestate, kwok, kubelet")
 	workloads := flag.String("workloads", "plain,init-probe", "workloads: plain (one container) and init-probe (an init container and a readiness probe)")
 	out := flag.String("out", "", "the report's path (default stdout)")
 	flag.Parse()
 	for _, s := range strings.Split(*pods, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n <= 0 {
-			return fmt.Errorf("-pods %q: want positive counts", *pods)
+		sh, err := parseShape(strings.TrimSpace(s), cfg.nodes)
+		if err != nil {
+			return fmt.Errorf("-pods %q: %w", *pods, err)
 		}
-		cfg.sizes = append(cfg.sizes, n)
+		cfg.sizes = append(cfg.sizes, sh)
 	}
 	cfg.sims = strings.Split(*sims, ",")
 	cfg.workload = strings.Split(*workloads, ",")
 	if slices.Contains(cfg.sims, "kwok") && cfg.kwokDir == "" {
 		return errors.New("-kwok (or NODESTATE_KWOK) is required to run kwok")
+	}
+	if slices.Contains(cfg.sims, "kubelet") && (cfg.oracle == "" || cfg.kubelets <= 0) {
+		return errors.New("-oracle (or NODESTATE_ORACLE) and a positive -kubelet-nodes are required to run kubelet")
 	}
 	ctx := context.Background()
 	var err error
@@ -107,8 +115,12 @@ func run() error {
 	for _, size := range cfg.sizes {
 		for _, wl := range cfg.workload {
 			for _, sim := range cfg.sims {
-				fmt.Fprintf(os.Stderr, "benchfleet: %s, %s, %d nodes, %d pods\n", sim, wl, cfg.nodes, size)
-				r, err := runOne(ctx, &cfg, sim, wl, size)
+				nodes, pods := size.nodes, size.pods
+				if sim == "kubelet" {
+					nodes, pods = cfg.kubelets, max(1, size.pods*cfg.kubelets/size.nodes)
+				}
+				fmt.Fprintf(os.Stderr, "benchfleet: %s, %s, %d nodes, %d pods\n", sim, wl, nodes, pods)
+				r, err := runOne(ctx, &cfg, sim, wl, nodes, pods)
 				if err != nil {
 					return fmt.Errorf("%s %s %d pods: %w", sim, wl, size, err)
 				}
@@ -151,9 +163,24 @@ const (
 	kwokNodeAn = "kwok.x-k8s.io/node"
 )
 
-func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result, error) {
-	r := result{sim: sim, workload: wl, nodes: cfg.nodes, pods: pods}
-	p, err := controlplane.StartWith(ctx, cfg.binDir, controlplane.Options{Controllers: true, ControllerQPS: cfg.qps})
+func runOne(ctx context.Context, cfg *config, sim, wl string, nodes, pods int) (result, error) {
+	r := result{sim: sim, workload: wl, nodes: nodes, pods: pods}
+	var names []string
+	for i := range nodes {
+		switch sim {
+		case "kwok":
+			names = append(names, "kwok-node-"+strconv.Itoa(i))
+		case "kubelet":
+			names = append(names, "kubelet-"+strconv.Itoa(i))
+		default:
+			names = append(names, "nodestate-"+strconv.Itoa(i))
+		}
+	}
+	po := controlplane.Options{Controllers: true, ControllerQPS: cfg.qps}
+	if sim == "kubelet" {
+		po.Nodes = names // each oracle node has a node's credentials
+	}
+	p, err := controlplane.StartWith(ctx, cfg.binDir, po)
 	if err != nil {
 		return r, err
 	}
@@ -176,8 +203,8 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result,
 		return r, fmt.Errorf("the default ServiceAccount: %w", err)
 	}
 
-	var cmd *exec.Cmd
-	var simLog bytes.Buffer
+	sims := &procs{}
+	defer sims.stop()
 	var profile, heap string
 	switch sim {
 	case "nodestate":
@@ -185,56 +212,34 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result,
 		if dir == "" {
 			dir = filepath.Dir(cfg.nodeBin)
 		}
-		profile = filepath.Join(dir, fmt.Sprintf("fleet-%s-%d-%d.cpu.pprof", wl, cfg.nodes, pods))
-		heap = filepath.Join(dir, fmt.Sprintf("fleet-%s-%d-%d.heap.pprof", wl, cfg.nodes, pods))
+		profile = filepath.Join(dir, fmt.Sprintf("fleet-%s-%d-%d.cpu.pprof", wl, nodes, pods))
+		heap = filepath.Join(dir, fmt.Sprintf("fleet-%s-%d-%d.heap.pprof", wl, nodes, pods))
 		_ = os.Remove(heap) // heapTop waits for the file
-		cmd = exec.Command(cfg.nodeBin, "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(cfg.nodes), "--name-prefix", "nodestate-",
+		err = sims.start(exec.Command(cfg.nodeBin, "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(nodes), "--name-prefix", "nodestate-",
 			"--port", "0", "--pods", "110", "--kube-api-qps", strconv.Itoa(cfg.qps), "--kube-api-burst", strconv.Itoa(cfg.qps),
-			"--cpu-profile", profile, "--heap-profile", heap)
+			"--cpu-profile", profile, "--heap-profile", heap))
 	case "kwok":
 		port, err := controlplane.FreePort()
 		if err != nil {
 			return r, err
 		}
-		cmd = exec.Command(filepath.Join(cfg.kwokDir, "kwok"), "--kubeconfig", kubeconfig, "--config", filepath.Join(cfg.kwokDir, "stages-fast.yaml"),
+		if err := sims.start(exec.Command(filepath.Join(cfg.kwokDir, "kwok"), "--kubeconfig", kubeconfig, "--config", filepath.Join(cfg.kwokDir, "stages-fast.yaml"),
 			"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector="+kwokNodeAn+"=fake",
-			"--node-lease-duration-seconds=40", "--cidr=10.244.0.0/16", "--node-ip=10.1.0.1", "--server-address=127.0.0.1:"+strconv.Itoa(port))
-	default:
-		return r, fmt.Errorf("unknown simulator %q", sim)
-	}
-	cmd.Stdout, cmd.Stderr = &simLog, &simLog
-	if err := cmd.Start(); err != nil {
-		return r, err
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stopSim := func() error {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			return err
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			return <-exited
+			"--node-lease-duration-seconds=40", "--cidr=10.244.0.0/16", "--node-ip=10.1.0.1", "--server-address=127.0.0.1:"+strconv.Itoa(port))); err != nil {
+			return r, err
 		}
-	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = stopSim()
-		}
-	}()
-	var names []string
-	for i := range cfg.nodes {
-		if sim == "kwok" {
-			name := "kwok-node-" + strconv.Itoa(i)
-			names = append(names, name)
+		for _, name := range names {
 			if _, err := admin.CoreV1().Nodes().Create(ctx, kwokNode(name), metav1.CreateOptions{}); err != nil {
 				return r, err
 			}
-		} else {
-			names = append(names, "nodestate-"+strconv.Itoa(i))
 		}
+	case "kubelet":
+		err = startKubelets(cfg, p, sims, names)
+	default:
+		return r, fmt.Errorf("unknown simulator %q", sim)
+	}
+	if err != nil {
+		return r, err
 	}
 	if err := poll(ctx, 3*time.Minute, func(ctx context.Context) (bool, error) {
 		for _, name := range names {
@@ -245,9 +250,9 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result,
 		}
 		return true, nil
 	}); err != nil {
-		return r, fmt.Errorf("nodes Ready per the node-lifecycle controller: %w\n%s", err, tail(simLog.String()))
+		return r, fmt.Errorf("nodes Ready per the node-lifecycle controller: %w\n%s", err, tail(sims.log.String()))
 	}
-	r.idleRSS = procStatus(cmd.Process.Pid, "VmRSS")
+	r.idleRSS = sims.status("VmRSS")
 
 	// Every pod's Ready time, from an informer on the namespace.
 	created := map[string]time.Time{}
@@ -287,7 +292,7 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result,
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		r.load = strings.Fields(string(b))[0]
 	}
-	cpu0 := procCPU(cmd.Process.Pid)
+	cpu0 := sims.cpu()
 	t0 := time.Now()
 	deployments := (pods + 99) / 100
 	for i := range deployments {
@@ -302,13 +307,13 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result,
 	select {
 	case <-allReady:
 	case <-time.After(15 * time.Minute):
-		return r, fmt.Errorf("%d of %d pods Ready after 15 minutes\n%s", len(readyAt), pods, tail(simLog.String()))
+		return r, fmt.Errorf("%d of %d pods Ready after 15 minutes\n%s", len(readyAt), pods, tail(sims.log.String()))
 	}
 	r.ready = time.Since(t0)
-	r.workCPU = procCPU(cmd.Process.Pid) - cpu0
-	r.readyRSS = procStatus(cmd.Process.Pid, "VmRSS")
+	r.workCPU = sims.cpu() - cpu0
+	r.readyRSS = sims.status("VmRSS")
 	if heap != "" {
-		if r.heap, err = heapTop(ctx, cmd.Process, cfg.nodeBin, heap); err != nil {
+		if r.heap, err = heapTop(ctx, sims.cmds[0].Process, cfg.nodeBin, heap); err != nil {
 			return r, err
 		}
 	}
@@ -361,12 +366,8 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result,
 		}
 	}
 
-	r.peakRSS = procStatus(cmd.Process.Pid, "VmHWM")
-	stopped = true
-	_ = stopSim()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		r.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	r.peakRSS = sims.status("VmHWM")
+	r.cpu = sims.stop()
 	if profile != "" {
 		top, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=15", cfg.nodeBin, profile).Output()
 		if err != nil {
@@ -375,6 +376,143 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, pods int) (result,
 		r.profile = string(top)
 	}
 	return r, nil
+}
+
+// renderPerNode writes the table of memory per node, beside the real
+// kubelet's where it ran: its rows are the oracle node, the kubelet's own
+// code on an in-memory runtime (conformance/oracle), one process a node,
+// with as many pods a node as the other rows.
+func renderPerNode(w func(string, ...any), rs []result) {
+	w("## Per node\n\n")
+	w("*kubelet* rows run the real kubelet's code (the oracle node of conformance/oracle, v1.37.2, on an in-memory CRI runtime\n")
+	w("that runs the same simulated containers; the kubelet's defaults, client rate limits included), one process a node, with\n")
+	w("as many pods a node as the fleet's rows of the same size. Their CPU and RSS are the sums over the processes.\n\n")
+	w("| simulator | workload | nodes | pods per node | RSS per node, idle | RSS per node, pods Ready | CPU per pod | nodestate's idle RSS per node against it |\n")
+	w("|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		idle, ready := r.idleRSS/float64(r.nodes), r.readyRSS/float64(r.nodes)
+		ratio := ""
+		if r.sim == "kubelet" {
+			for _, n := range rs {
+				if n.sim == "nodestate" && n.workload == r.workload && n.pods/n.nodes == r.pods/r.nodes && n.idleRSS > 0 {
+					ratio = fmt.Sprintf("1/%.0f", idle/(n.idleRSS/float64(n.nodes)))
+				}
+			}
+		}
+		w("| %s | %s | %d | %d | %.2f MB | %.2f MB | %.2f ms | %s |\n", r.sim, r.workload, r.nodes, r.pods/r.nodes, idle, ready,
+			float64(r.workCPU.Microseconds())/1000/float64(r.pods), ratio)
+	}
+	w("\n")
+}
+
+// procs are a simulator's processes: one for a nodestate fleet or KWOK,
+// one per node for the kubelet.
+type procs struct {
+	cmds   []*exec.Cmd
+	exited []chan struct{}
+	log    syncBuffer // their output, together
+	cpuAll time.Duration
+	dirs   []string // removed once they stopped
+}
+
+// start starts cmd with its output in the log.
+func (p *procs) start(cmd *exec.Cmd) error {
+	cmd.Stdout, cmd.Stderr = &p.log, &p.log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	p.cmds, p.exited = append(p.cmds, cmd), append(p.exited, done)
+	return nil
+}
+
+// status is the sum of a kB field of the processes' /proc/PID/status, in MB.
+func (p *procs) status(field string) float64 {
+	sum := 0.0
+	for _, c := range p.cmds {
+		sum += procStatus(c.Process.Pid, field)
+	}
+	return sum
+}
+
+// cpu is the processes' CPU time so far.
+func (p *procs) cpu() time.Duration {
+	var sum time.Duration
+	for _, c := range p.cmds {
+		sum += procCPU(c.Process.Pid)
+	}
+	return sum
+}
+
+// stop ends the processes (SIGTERM, SIGKILL after 30 s) and returns their
+// CPU time in all, from their rusage. A second call does nothing.
+func (p *procs) stop() time.Duration {
+	for _, c := range p.cmds {
+		_ = c.Process.Signal(syscall.SIGTERM)
+	}
+	for i, c := range p.cmds {
+		select {
+		case <-p.exited[i]:
+		case <-time.After(30 * time.Second):
+			_ = c.Process.Kill()
+			<-p.exited[i]
+		}
+		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			p.cpuAll += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+	}
+	p.cmds, p.exited = nil, nil
+	for _, d := range p.dirs {
+		_ = os.RemoveAll(d)
+	}
+	p.dirs = nil
+	return p.cpuAll
+}
+
+// syncBuffer is a bytes.Buffer for several writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// startKubelets starts an oracle node, the real kubelet's code, for each
+// of names, with its node credentials and the kubelet's defaults (client
+// rate limits included) but for the pod CIDR and the ports.
+func startKubelets(cfg *config, p *controlplane.Plane, sims *procs, names []string) error {
+	root, err := os.MkdirTemp("", "benchfleet-kubelets-")
+	if err != nil {
+		return err
+	}
+	sims.dirs = append(sims.dirs, root)
+	for i, name := range names {
+		kubeconfig, err := p.Kubeconfig(controlplane.NodeUser(name))
+		if err != nil {
+			return err
+		}
+		port, err := controlplane.FreePort()
+		if err != nil {
+			return err
+		}
+		if err := sims.start(exec.Command(filepath.Join(cfg.oracle, "oraclenode"), "--kubeconfig", kubeconfig, "--name", name, "--root-dir", filepath.Join(root, name),
+			"--kubelet-port", strconv.Itoa(port), "--pod-cidr", fmt.Sprintf("10.244.%d.0/24", i))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // heapTop signals the node command to write its live heap's profile to
@@ -613,10 +751,10 @@ func tail(s string) string {
 func render(cfg *config, rs []result) string {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
-	w("# A nodestate fleet beside KWOK\n\n")
+	w("# A nodestate fleet beside KWOK and the real kubelet\n\n")
 	w("Written by `make bench-fleet` (kube/internal/cmd/benchfleet) on %s. Each row is a run on a control plane of its own\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	w("(etcd, kube-apiserver, kube-controller-manager, kube-scheduler v1.37.2, the controller manager's and the scheduler's\n")
-	w("`--kube-api-qps`/`--kube-api-burst` %d): %d simulated nodes, then Deployments of at most 100 pods each (%s pods in all)\n", cfg.qps, cfg.nodes, sizes(cfg.sizes))
+	w("`--kube-api-qps`/`--kube-api-burst` %d): the simulated nodes, then Deployments of at most 100 pods each (%s)\n", cfg.qps, sizes(cfg.sizes))
 	w("created at once. *plain*: one container, no probe. *init-probe*: an init container before it and an exec readiness probe\n")
 	w("(initialDelaySeconds 5, periodSeconds 5).\n\n")
 	w("| simulator | workload | nodes | pods | create to all Ready | pod Ready p50 / p99 | CPU from create to Ready | CPU per pod | CPU in all | RSS nodes idle | RSS per pod | peak RSS | API requests per pod | podphase check | load |\n")
@@ -638,6 +776,7 @@ func render(cfg *config, rs []result) string {
 	w("that each init container exited 0 (reason Completed) before the main container started, and that every container\n")
 	w("runs, started and ready, with restartCount 0 and no last state: what podlifecycle does with containers that never exit.\n")
 	w("Load: the machine's 1-minute load average when the Deployments were created (2: both cores already busy).\n\n")
+	renderPerNode(w, rs)
 	w("## API requests per pod, by verb and resource\n\n")
 	w("From the API server's apiserver_request_total, between creating the Deployments and the last pod Ready, divided by the\n")
 	w("pods: every client's requests (controllers, scheduler, the simulator, the benchmark's own informer). The simulators'\n")
@@ -719,26 +858,53 @@ func render(cfg *config, rs []result) string {
 		}
 	}
 	w("\n## How it was run\n\n")
-	w("    make bench-fleet BENCH_NODES=%d BENCH_PODS=%s\n\n", cfg.nodes, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(cfg.sizes)), ","), "[]"))
-	w("which builds the control plane (kube/hack/build-control-plane.sh) and KWOK v0.8.0 from its Go module with its default\n")
-	w("(\"fast\") stages (kube/hack/build-kwok.sh) into ~/.cache/nodestate, and runs, per size and workload:\n\n")
-	w("    node --kubeconfig admin.kubeconfig --nodes %d --name-prefix nodestate- --port 0 --pods 110 --kube-api-qps %d --kube-api-burst %d\n", cfg.nodes, cfg.qps, cfg.qps)
+	var spec []string
+	for _, sh := range cfg.sizes {
+		spec = append(spec, fmt.Sprintf("%dx%d", sh.nodes, sh.pods))
+	}
+	w("    make bench-fleet BENCH_PODS=%s\n\n", strings.Join(spec, ","))
+	w("which builds the control plane (kube/hack/build-control-plane.sh), KWOK v0.8.0 from its Go module with its default\n")
+	w("(\"fast\") stages (kube/hack/build-kwok.sh) and the oracle node (kube/hack/build-oracle.sh) into ~/.cache/nodestate,\n")
+	w("and runs, per size and workload:\n\n")
+	w("    node --kubeconfig admin.kubeconfig --nodes NODES --name-prefix nodestate- --port 0 --pods 110 --kube-api-qps %d --kube-api-burst %d \\\n", cfg.qps, cfg.qps)
+	w("      --cpu-profile fleet-WORKLOAD-NODES-PODS.cpu.pprof --heap-profile fleet-WORKLOAD-NODES-PODS.heap.pprof\n")
 	w("    kwok --kubeconfig admin.kubeconfig --config stages-fast.yaml --manage-all-nodes=false \\\n")
 	w("      --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake --node-lease-duration-seconds=40 \\\n")
 	w("      --cidr=10.244.0.0/16 --node-ip=10.1.0.1 --server-address=127.0.0.1:PORT\n\n")
+	w("    oraclenode --kubeconfig kubelet-K.kubeconfig --name kubelet-K --root-dir DIR/kubelet-K --kubelet-port PORT --pod-cidr 10.244.K.0/24\n\n")
+	w("for K from 0 to %d, each with its node's credentials (system:node:kubelet-K).\n", cfg.kubelets-1)
 	w("KWOK's nodes are created by the benchmark (annotation kwok.x-k8s.io/node=fake, label type=kwok, taint\n")
 	w("kwok.x-k8s.io/node=fake:NoSchedule, 4 CPUs, 16 GiB, 110 pods, as nodestate's); its pods get the matching nodeSelector\n")
-	w("and toleration. Both run as the cluster's admin.\n\n")
+	w("and toleration. The fleet and KWOK run as the cluster's admin.\n\n")
 	w("## Versions and machine\n\n")
 	w("- kube-apiserver, kube-controller-manager, kube-scheduler v1.37.2, etcd v3.7.0; KWOK v0.8.0; %s\n", runtime.Version())
 	w("- %s\n", machine())
 	return b.String()
 }
 
-func sizes(s []int) string {
+// shape is a run's size: its nodes and its pods.
+type shape struct{ nodes, pods int }
+
+// parseShape reads PODS (on nodes nodes) or NODESxPODS.
+func parseShape(s string, nodes int) (shape, error) {
+	n, p, found := strings.Cut(s, "x")
+	if !found {
+		n, p = strconv.Itoa(nodes), s
+	}
+	sh := shape{}
+	var err1, err2 error
+	sh.nodes, err1 = strconv.Atoi(n)
+	sh.pods, err2 = strconv.Atoi(p)
+	if err1 != nil || err2 != nil || sh.nodes <= 0 || sh.pods <= 0 {
+		return shape{}, fmt.Errorf("%q: want PODS or NODESxPODS, positive counts", s)
+	}
+	return sh, nil
+}
+
+func sizes(s []shape) string {
 	var out []string
-	for _, n := range s {
-		out = append(out, strconv.Itoa(n))
+	for _, sh := range s {
+		out = append(out, fmt.Sprintf("%d pods on %d nodes", sh.pods, sh.nodes))
 	}
 	return strings.Join(out, ", then ")
 }
