@@ -312,3 +312,14 @@ func TestSharedPodsKeepNoCopies(t *testing.T) {
 		t.Errorf("a first status allocates %v times copying and %v shared, want at least the copy's %v fewer", copyFirst, sharedFirst, copyAllocs)
 	}
 }
+
+// BenchmarkPatch builds the patch of a running pod's status turning ready.
+func BenchmarkPatch(b *testing.B) {
+	api, merged := benchStatus(false, ""), benchStatus(true, "")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := statussync.Patch("uid", "7", &api, &merged); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
