@@ -207,6 +207,58 @@ func TestComputePodActions(t *testing.T) {
 			return s
 		}, planOf{}},
 		{"PL32", "rule 3.2: not marked: the usual start", func(t *testing.T) *snap { return newSnap(t, podP3()) }, planOf{C: []int{0, 1, 2}}},
+		{"3.5-sidecar-image", "rule 3.5 step 3: a running sidecar's image changed: kill and start it again", func(t *testing.T) *snap {
+			s := sidecars(t, always(podPS()), 1, 2, 3)
+			s.m.find("restartable-init-2").insts[0].image = "bar-image:old"
+			return s
+		}, planOf{I: []int{1}, C: []int{0, 1, 2}, X: []string{"restartable-init-2"}, XMsgs: []string{"Init container restartable-init-2 definition changed"}}},
+		{"3.5-last-sidecar-image", "rule 3.5 step 3: the last sidecar's image changed: it alone is started again, the failed init container before it is not", func(t *testing.T) *snap {
+			return sidecarsAroundFailedInit(t, func(in *inst) { in.image = "bar-image:old" })
+		}, planOf{I: []int{2}, C: []int{0, 1, 2}, X: []string{"side-b"}, XMsgs: []string{"Init container side-b definition changed"}}},
+		{"3.5-last-sidecar-startup", "rule 3.5 step 1: the last sidecar's startup probe failed: it alone is started again, the failed init container before it is not", func(t *testing.T) *snap {
+			return sidecarsAroundFailedInit(t, func(in *inst) { in.probes[Startup-1].result = containerstate.ProbeFailure })
+		}, planOf{I: []int{2}, X: []string{"side-b"}, XMsgs: []string{"Init container side-b failed startup probe"}}},
+		{"3.5-last-sidecar-exited", "rule 3.5: the last sidecar exited: it alone is started again, the failed init container before it is not", func(t *testing.T) *snap {
+			return sidecarsAroundFailedInit(t, func(in *inst) { in.state, in.finished, in.reason = exited, t0, containerstate.ReasonCompleted })
+		}, planOf{I: []int{2}}},
+		{"3.5-last-init-failed", "rule 3.5: the last init container failed and restarts: it alone is started again, a failed one before it is not", func(t *testing.T) *snap {
+			pod := always(podPI())
+			s := newSnap(t, pod)
+			s.add("init1", exited, 0)
+			s.add("init2", exited, 1)
+			s.add("init3", exited, 1)
+			return s
+		}, planOf{I: []int{2}}},
+		{"3.5-first-sidecar-exited", "rule 3.5: a sidecar before the failed init container exited: it is started again, the walk goes on past the failed one", func(t *testing.T) *snap {
+			s := sidecarsAroundFailedInit(t, func(*inst) {})
+			in := &s.m.find("side-a").insts[0]
+			in.state, in.finished, in.reason = exited, t0, containerstate.ReasonCompleted
+			return s
+		}, planOf{I: []int{0}, C: []int{0, 1, 2}}},
+		{"3.5-last-sidecar-unknown", "rule 3.5: the last sidecar in an unknown state: it alone is started again, the failed init container before it is not", func(t *testing.T) *snap {
+			return sidecarsAroundFailedInit(t, func(in *inst) { in.state = unknown })
+		}, planOf{I: []int{2}, X: []string{"side-b"}, XMsgs: []string{MessageKillUnknownInitContainer}}},
+		{"3.5-sidecar-unknown", "rule 3.5: a sidecar in an unknown state is killed and started again", func(t *testing.T) *snap {
+			s := sidecars(t, always(podPS()), 1, 2, 3)
+			s.m.find("restartable-init-2").insts[0].state = unknown
+			return s
+		}, planOf{I: []int{1}, C: []int{0, 1, 2}, X: []string{"restartable-init-2"}, XMsgs: []string{MessageKillUnknownInitContainer}}},
+		{"3.5-init-unknown-never", "rule 3.5: an init container in an unknown state under its own Never kills the pod", func(t *testing.T) *snap {
+			pod := always(podPI())
+			pod.Spec.InitContainers[1].RestartPolicy = ptr(v1.ContainerRestartPolicyNever)
+			s := newSnap(t, pod)
+			s.add("init1", exited, 0)
+			s.add("init2", unknown, 0)
+			return s
+		}, planOf{K: true}},
+		{"3.5-init-unknown-onfailure", "rule 3.5: an init container in an unknown state under its own OnFailure is killed and started again, pod Never", func(t *testing.T) *snap {
+			pod := never(podPI())
+			pod.Spec.InitContainers[1].RestartPolicy = ptr(v1.ContainerRestartPolicyOnFailure)
+			s := newSnap(t, pod)
+			s.add("init1", exited, 0)
+			s.add("init2", unknown, 0)
+			return s
+		}, planOf{I: []int{1}, X: []string{"init2"}, XMsgs: []string{MessageKillUnknownInitContainer}}},
 	} {
 		t.Run(tc.id, func(t *testing.T) {
 			got := tc.build(t).plan()
@@ -215,6 +267,24 @@ func TestComputePodActions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sidecarsAroundFailedInit is a snapshot of a pod whose init containers
+// are sidecar side-a, regular init container mid and sidecar side-b (with a
+// startup probe): side-a and side-b run, side-b started, mid exited 1 (the walk of section 3.5 from the last init
+// container never comes back to it once a later one ran); change is
+// applied to side-b's instance.
+func sidecarsAroundFailedInit(t *testing.T, change func(*inst)) *snap {
+	pod := podP3()
+	pod.Spec.RestartPolicy = v1.RestartPolicyAlways
+	always := ptr(v1.ContainerRestartPolicyAlways)
+	pod.Spec.InitContainers = []v1.Container{{Name: "side-a", Image: "bar-image", RestartPolicy: always},
+		{Name: "mid", Image: "bar-image"}, {Name: "side-b", Image: "bar-image", RestartPolicy: always, StartupProbe: probe()}}
+	s := newSnap(t, pod)
+	s.add("side-a", running, 0)
+	s.add("mid", exited, 1)
+	change(s.add("side-b", running, 0))
+	return s
 }
 
 // TestComputePodActionsForRestartAllContainers: cases PL30 and PL31 of

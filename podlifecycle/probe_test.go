@@ -247,3 +247,44 @@ func TestProbeDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestProbesOnlyWhereTheKubeletRunsThem: probes run for regular containers
+// and sidecars only (section 6). A regular init container's probes and an
+// ephemeral container's, which API validation refuses but a pod built in
+// code may carry, never run and never set a wake-up: the init container
+// stays running with its probes' periods long past, and the pod's next
+// sync is not brought forward by them.
+func TestProbesOnlyWhereTheKubeletRunsThem(t *testing.T) {
+	pod := podP3()
+	pod.Spec.Containers = pod.Spec.Containers[:1]
+	p := probe()
+	p.PeriodSeconds = 1
+	pod.Spec.InitContainers = []v1.Container{{Name: "init1", Image: "bar-image", ReadinessProbe: p, LivenessProbe: p, StartupProbe: p}}
+	pod.Spec.EphemeralContainers = []v1.EphemeralContainer{{EphemeralContainerCommon: v1.EphemeralContainerCommon{
+		Name: "debug", Image: "busybox:1", ReadinessProbe: p, LivenessProbe: p}}}
+	s := newSim(t, pod, DefaultOptions())
+	s.settle()
+	for i := 0; i < 5; i++ {
+		next := s.all[len(s.all)-1].NextSync
+		if !next.IsZero() && next.Sub(s.now) < 30*time.Second {
+			t.Fatalf("step %d: next sync in %v, want none brought forward by probes that do not run", i, next.Sub(s.now))
+		}
+		s.now = s.now.Add(3 * time.Second)
+		s.step()
+	}
+	if st := s.lastStatus(); len(st.InitContainerStatuses) != 1 || st.InitContainerStatuses[0].State.Running == nil {
+		t.Fatalf("init1 %+v, want it still running", st.InitContainerStatuses)
+	}
+	if n := s.count(RunProbe, ""); n != 0 {
+		t.Fatalf("%d probes run, want none", n)
+	}
+	s.exit("init1", 0)
+	s.settle()
+	for i := 0; i < 5; i++ {
+		s.now = s.now.Add(3 * time.Second)
+		s.step()
+	}
+	if n := s.count(RunProbe, ""); n != 0 {
+		t.Fatalf("%d probes run with the ephemeral container running, want none", n)
+	}
+}
