@@ -37,7 +37,9 @@ func TestImageChangeWhileAStartIsInFlight(t *testing.T) {
 	s.pod.Spec.Containers[0].Image = "busybox:2"
 	s.pod.Spec.Containers[2].Env = nil // nothing else of the spec changes
 	got := actionsOf(s.step())
-	if !slices.ContainsFunc(got, func(a string) bool { return len(a) > len("KillContainer foo1") && a[:len("KillContainer foo1")] == "KillContainer foo1" }) {
+	if !slices.ContainsFunc(got, func(a string) bool {
+		return len(a) > len("KillContainer foo1") && a[:len("KillContainer foo1")] == "KillContainer foo1"
+	}) {
 		t.Fatalf("foo1's image changed, a start in flight: %v, want foo1 killed", got)
 	}
 	for _, e := range s.events() {

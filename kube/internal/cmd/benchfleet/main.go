@@ -216,7 +216,7 @@ func runOne(ctx context.Context, cfg *config, sim, wl string, nodes, pods int) (
 		heap = filepath.Join(dir, fmt.Sprintf("fleet-%s-%d-%d.heap.pprof", wl, nodes, pods))
 		_ = os.Remove(heap) // heapTop waits for the file
 		err = sims.start(exec.Command(cfg.nodeBin, "--kubeconfig", kubeconfig, "--nodes", strconv.Itoa(nodes), "--name-prefix", "nodestate-",
-			"--port", "0", "--pods", "110", "--kube-api-qps", strconv.Itoa(cfg.qps), "--kube-api-burst", strconv.Itoa(cfg.qps),
+			"--fleet-cidr", "10.128.0.0/9", "--port", "0", "--pods", "110", "--kube-api-qps", strconv.Itoa(cfg.qps), "--kube-api-burst", strconv.Itoa(cfg.qps),
 			"--cpu-profile", profile, "--heap-profile", heap))
 	case "kwok":
 		port, err := controlplane.FreePort()
@@ -866,7 +866,7 @@ func render(cfg *config, rs []result) string {
 	w("which builds the control plane (kube/hack/build-control-plane.sh), KWOK v0.8.0 from its Go module with its default\n")
 	w("(\"fast\") stages (kube/hack/build-kwok.sh) and the oracle node (kube/hack/build-oracle.sh) into ~/.cache/nodestate,\n")
 	w("and runs, per size and workload:\n\n")
-	w("    node --kubeconfig admin.kubeconfig --nodes NODES --name-prefix nodestate- --port 0 --pods 110 --kube-api-qps %d --kube-api-burst %d \\\n", cfg.qps, cfg.qps)
+	w("    node --kubeconfig admin.kubeconfig --nodes NODES --name-prefix nodestate- --fleet-cidr 10.128.0.0/9 --port 0 --pods 110 --kube-api-qps %d --kube-api-burst %d \\\n", cfg.qps, cfg.qps)
 	w("      --cpu-profile fleet-WORKLOAD-NODES-PODS.cpu.pprof --heap-profile fleet-WORKLOAD-NODES-PODS.heap.pprof\n")
 	w("    kwok --kubeconfig admin.kubeconfig --config stages-fast.yaml --manage-all-nodes=false \\\n")
 	w("      --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake --node-lease-duration-seconds=40 \\\n")
