@@ -235,6 +235,20 @@ func TestComputePodActions(t *testing.T) {
 			in.state, in.finished, in.reason = exited, t0, containerstate.ReasonCompleted
 			return s
 		}, planOf{I: []int{0}, C: []int{0, 1, 2}}},
+		{"3.7-kill-under-way-keeps", "rule 3.7: a container whose kill is under way and a running one keep the pod, under Never with the third exited", func(t *testing.T) *snap {
+			s := newSnap(t, never(podP3()))
+			s.add("foo1", running, 0)
+			s.add("foo2", running, 0).kill = killState{active: true}
+			s.add("foo3", exited, 1)
+			return s
+		}, planOf{}},
+		{"3.6-after-kill-under-way", "rule 3.6: the containers after one whose kill is under way are still decided: the exited one restarts under Always", func(t *testing.T) *snap {
+			s := newSnap(t, always(podP3()))
+			s.add("foo1", running, 0)
+			s.add("foo2", running, 0).kill = killState{active: true}
+			s.add("foo3", exited, 1)
+			return s
+		}, planOf{C: []int{2}}},
 		{"3.5-last-sidecar-unknown", "rule 3.5: the last sidecar in an unknown state: it alone is started again, the failed init container before it is not", func(t *testing.T) *snap {
 			return sidecarsAroundFailedInit(t, func(in *inst) { in.state = unknown })
 		}, planOf{I: []int{2}, X: []string{"side-b"}, XMsgs: []string{MessageKillUnknownInitContainer}}},

@@ -326,3 +326,17 @@ func TestRule4_2_BackoffAcrossPurge(t *testing.T) {
 		t.Fatal("no crash-loop BackOff for side in the new sandbox")
 	}
 }
+
+// TestRule4_1_PruneLooksPastRunning: section 4.1 step 3 counts exited and
+// unknown instances only, so a running newest instance hides none of the
+// older ones: of two exited instances behind it, the older one goes.
+func TestRule4_1_PruneLooksPastRunning(t *testing.T) {
+	s := newSnap(t, podPS())
+	oldest := s.add("restartable-init-1", exited, 1).id
+	s.add("restartable-init-1", exited, 1)
+	s.add("restartable-init-1", running, 0)
+	p := s.m.computePodActions(plan{})
+	if want := []instRef{{c: 0, id: oldest}}; !slices.Equal(p.prune, want) {
+		t.Fatalf("prune %v, want %v", p.prune, want)
+	}
+}
