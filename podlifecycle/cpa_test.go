@@ -249,6 +249,24 @@ func TestComputePodActions(t *testing.T) {
 			s.add("foo3", exited, 1)
 			return s
 		}, planOf{C: []int{2}}},
+		{"3.3-onfailure-all-succeeded", "rule 3.3: sandbox gone, every container succeeded under OnFailure: no new sandbox", func(t *testing.T) *snap {
+			s := newSnap(t, onFailure(podP3()))
+			for _, n := range []string{"foo1", "foo2", "foo3"} {
+				s.add(n, exited, 0)
+			}
+			s.m.sb.ready = false
+			return s
+		}, planOf{K: true, Att: 1}},
+		{"3.3-own-onfailure", "rule 3.3: sandbox gone, pod Always: a container whose own policy is OnFailure and that succeeded is not started in the new sandbox", func(t *testing.T) *snap {
+			pod := always(podP3())
+			pod.Spec.Containers[0].RestartPolicy = ptr(v1.ContainerRestartPolicyOnFailure)
+			s := newSnap(t, pod)
+			for _, n := range []string{"foo1", "foo2", "foo3"} {
+				s.add(n, exited, 0)
+			}
+			s.m.sb.ready = false
+			return s
+		}, planOf{K: true, S: true, Att: 1, C: []int{1, 2}}},
 		{"3.5-last-sidecar-unknown", "rule 3.5: the last sidecar in an unknown state: it alone is started again, the failed init container before it is not", func(t *testing.T) *snap {
 			return sidecarsAroundFailedInit(t, func(in *inst) { in.state = unknown })
 		}, planOf{I: []int{2}, X: []string{"side-b"}, XMsgs: []string{MessageKillUnknownInitContainer}}},
@@ -318,6 +336,30 @@ func TestComputePodActionsForRestartAllContainers(t *testing.T) {
 		want := planOf{R: []string{"foo1*", "restartable-init-1*", "restartable-init-2*", "restartable-init-3"}}
 		if d := cmp.Diff(want, s.plan(), cmpopts.EquateEmpty()); d != "" {
 			t.Errorf("PL30 (rule 3.2: sources last, running killed first): mismatch (-want +got):\n%s", d)
+		}
+	})
+	t.Run("3.2-sources", func(t *testing.T) {
+		// Only an exited instance whose first matching rule is
+		// RestartAllContainers is a source: not a running one whose rule
+		// would match its (zero) exit code, nor an exit matching a Restart
+		// rule.
+		onZero := []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestartAllContainers,
+			ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{0}}}}
+		restartOnOne := []v1.ContainerRestartRule{{Action: v1.ContainerRestartRuleActionRestart,
+			ExitCodes: &v1.ContainerRestartRuleOnExitCodes{Operator: v1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{1}}}}
+		p := podP3()
+		never := ptr(v1.ContainerRestartPolicyNever)
+		p.Spec.Containers[0].RestartPolicy, p.Spec.Containers[0].RestartPolicyRules = never, onZero
+		p.Spec.Containers[1].RestartPolicy, p.Spec.Containers[1].RestartPolicyRules = never, restartOnOne
+		p.Spec.Containers[2].RestartPolicy, p.Spec.Containers[2].RestartPolicyRules = never, onZero
+		s := newSnap(t, p)
+		s.add("foo1", running, 0)
+		s.add("foo2", exited, 1)
+		s.add("foo3", exited, 0)
+		s.m.marked = true
+		want := planOf{R: []string{"foo1*", "foo2", "foo3"}}
+		if d := cmp.Diff(want, s.plan(), cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("rule 3.2 (sources last; a running instance and a Restart rule make no source): mismatch (-want +got):\n%s", d)
 		}
 	})
 	t.Run("PL31", func(t *testing.T) {
