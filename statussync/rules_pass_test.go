@@ -483,3 +483,29 @@ func TestNoGetObservedBeforeFirstStatusRule(t *testing.T) {
 		wantRequests(t, tt.id+": "+tt.reason, h.requests(&last), tt.want)
 	}
 }
+
+// TestNoGetEarlyObservationsDroppedOneByOne: the full pass that drops an
+// observation kept twice drops that one only; the observations of pods
+// first seen since are kept, and their first patches need no read. Map
+// order varies, so the scenario runs several times.
+func TestNoGetEarlyObservationsDroppedOneByOne(t *testing.T) {
+	for round := range 10 {
+		h := newHarness(t, DefaultOptions(), func(eo *EngineOptions) { eo.Planner.NoGet = true })
+		old := h.create(testPod("u-old", "old"))
+		h.engine.Observe(old)
+		h.pass(true) // kept once
+		var pods []*v1.Pod
+		for i := range 8 {
+			p := h.create(testPod(types.UID(fmt.Sprint("u", i)), fmt.Sprint("p", i)))
+			h.engine.Observe(p)
+			pods = append(pods, p)
+		}
+		h.pass(true) // old's second full pass: dropped; the others kept
+		last := h.api.Requests()
+		for _, p := range pods {
+			h.set(p, runningStatus("app"))
+		}
+		h.sync()
+		wantRequests(t, fmt.Sprintf("round %d: the newer pods' first patches", round), h.requests(&last), map[string]int{"patch": len(pods)})
+	}
+}
