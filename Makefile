@@ -154,13 +154,16 @@ oracle:
 # scheduler at --kube-api-qps 500: BENCH_NODES nodes, Deployments totalling
 # each of BENCH_PODS pods (an entry NODESxPODS sets its own nodes, as in
 # BENCH_PODS=1000x10000,100x10000), plain and with an init container and a
-# readiness probe. Writes docs/bench/fleet.md, with the fleet's CPU and heap
-# profiles beside it (not committed). Not part of test: the full sizes take
-# tens of minutes.
+# readiness probe (BENCH_WORKLOADS). Writes BENCH_OUT (docs/bench/fleet.md),
+# with the fleet's CPU and heap profiles beside it (not committed). Not part
+# of test: the full sizes take tens of minutes. docs/bench/fleet-large.md is
+# BENCH_PODS=1000x10000,100x10000 BENCH_WORKLOADS=plain.
 BENCH_NODES ?= 100
 BENCH_PODS ?= 1000,5000
+BENCH_WORKLOADS ?= plain,init-probe
+BENCH_OUT ?= docs/bench/fleet.md
 bench-fleet:
 	@set -e; export NODESTATE_CONTROL_PLANE="$$(bash kube/hack/build-control-plane.sh)"; \
 	export NODESTATE_KWOK="$$(bash kube/hack/build-kwok.sh)"; export NODESTATE_ORACLE="$$(bash kube/hack/build-oracle.sh)"; \
 	mkdir -p docs/bench; \
-	cd kube && go run ./internal/cmd/benchfleet -nodes $(BENCH_NODES) -pods $(BENCH_PODS) -out ../docs/bench/fleet.md
+	cd kube && go run ./internal/cmd/benchfleet -nodes $(BENCH_NODES) -pods $(BENCH_PODS) -workloads $(BENCH_WORKLOADS) -out ../$(BENCH_OUT)

@@ -862,7 +862,7 @@ func render(cfg *config, rs []result) string {
 	for _, sh := range cfg.sizes {
 		spec = append(spec, fmt.Sprintf("%dx%d", sh.nodes, sh.pods))
 	}
-	w("    make bench-fleet BENCH_PODS=%s\n\n", strings.Join(spec, ","))
+	w("    make bench-fleet BENCH_PODS=%s BENCH_WORKLOADS=%s\n\n", strings.Join(spec, ","), strings.Join(cfg.workload, ","))
 	w("which builds the control plane (kube/hack/build-control-plane.sh), KWOK v0.8.0 from its Go module with its default\n")
 	w("(\"fast\") stages (kube/hack/build-kwok.sh) and the oracle node (kube/hack/build-oracle.sh) into ~/.cache/nodestate,\n")
 	w("and runs, per size and workload:\n\n")
