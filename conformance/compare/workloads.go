@@ -219,11 +219,17 @@ func completes(name string, policy corev1.RestartPolicy, ci bool) Workload {
 		}}
 }
 
+// deployment's pods pull their image every time (imagePullPolicy
+// Always): with IfNotPresent, whether the second pod finds the image the
+// first one is pulling present, or pulls it too, depends on whether their
+// syncs overlap, on either node (seen in CI: the kubelet pulled twice,
+// nodestate once).
 func deployment() Workload {
 	const name = "deployment"
 	return Workload{Name: name, What: "a Deployment of two replicas with a readiness probe", CI: true, For: 50 * time.Second,
 		Objects: func(node string) []runtime.Object {
-			p := podOf(name, node, nil, []ctr{container(name, "app", "", readiness(execProbe(2, 3)))})
+			p := podOf(name, node, nil, []ctr{container(name, "app", "", readiness(execProbe(2, 3)),
+				func(c *corev1.Container) { c.ImagePullPolicy = corev1.PullAlways })})
 			sel := &metav1.LabelSelector{MatchLabels: p.Labels}
 			return []runtime.Object{&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: appsv1.DeploymentSpec{
 				Replicas: ptr.To[int32](2), Selector: sel,
