@@ -101,12 +101,18 @@ func TestWorkloadsUnderVirtualKubelet(t *testing.T) {
 			Annotations: map[string]string{simruntime.AnnotationPrefix + "setup": "run 2s exit 0"}},
 			Spec: template(n, nil, nil, corev1.RestartPolicyAlways).Spec}
 		init.Spec.InitContainers = []corev1.Container{{Name: "setup", Image: "registry.example/setup:1"}}
+		// The pods whose events are compared have images of their own:
+		// started beside the Deployment's and the Job's, whether a pod
+		// pulls the shared image or finds it present is chance (seen in CI:
+		// slow-kube pulled it, slow-vk found it present).
+		init.Spec.Containers[0].Image = "registry.example/init-app:1"
 		if _, err := admin.CoreV1().Pods(ns).Create(ctx, init, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		slow := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "slow" + s, Namespace: ns,
 			Annotations: map[string]string{simruntime.AnnotationPrefix + "app": "prestop 2s; ignore-sigterm 3s"}},
 			Spec: template(n, nil, nil, corev1.RestartPolicyAlways).Spec}
+		slow.Spec.Containers[0].Image = "registry.example/slow:1"
 		slow.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"drain"}}}}
 		if _, err := admin.CoreV1().Pods(ns).Create(ctx, slow, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
