@@ -435,7 +435,12 @@ func TestDriftResent(t *testing.T) {
 	h := newHarness(t, nil, nil)
 	ctx := context.Background()
 	h.create(testPod("web", ""))
-	got := h.waitAPI("web Running", "web", running)
+	// Settled first (Ready: no status version is still to come), so that
+	// only a resend can repair the drift, not the next version.
+	got := h.waitAPI("web Running and Ready", "web", func(p *v1.Pod) bool {
+		c := condition(p, v1.PodReady)
+		return running(p) && c != nil && c.Status == v1.ConditionTrue
+	})
 	got.Status.Phase, got.Status.ContainerStatuses = v1.PodPending, nil
 	if _, err := h.client.CoreV1().Pods("default").UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
