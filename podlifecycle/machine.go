@@ -183,9 +183,14 @@ type Machine struct {
 	prog progress
 	// cont: the sync of plan waits for its kills; resume carries out the
 	// rest of it (section 4.1).
-	cont    bool
-	scratch []string // IDs created within one batch, for validation
-	implied []int    // indexes of a batch's observations whose creation is implied
+	cont bool
+	// hookKilled is the instance killed for a postStart hook that failed
+	// after running across a relist; relistAt is the sync the relist
+	// after the one that found it exited makes (rule 4.5).
+	hookKilled string
+	relistAt   time.Time
+	scratch    []string // IDs created within one batch, for validation
+	implied    []int    // indexes of a batch's observations whose creation is implied
 	// retired maps every instance the machine knew and no longer keeps
 	// (pushed out of its window, removed, purged with a lost sandbox) to
 	// its container's name, so that late observations of it are accepted
@@ -411,6 +416,9 @@ func (m *Machine) StepTo(now time.Time, pod *v1.Pod, obs []Observation, res *Res
 			m.apply(now, &created, res)
 		}
 		m.apply(now, &obs[i], res)
+	}
+	if !m.relistAt.IsZero() && !now.Before(m.relistAt) {
+		m.relistAt, m.dirty = time.Time{}, true
 	}
 	if m.state != Finished {
 		if (m.dirty && !m.syncBlocked()) || !now.Before(m.syncAt) || m.imageChanged() {

@@ -217,6 +217,13 @@ func (m *Machine) applyHook(c *ctr, at time.Time, o *Observation, fp string, res
 			c.setStartErr(containerstate.ReasonPostStartHookError, HookFailedMessage(h, c.name, PodRef(m.name, m.ns, m.uid), o.Message, o.Output))
 			m.beginKill(c, in, KillFailedPostStartHook, MessageKillFailedPostStartHook,
 				m.podGrace(c, KillFailedPostStartHook), false, false, at, res)
+			if at.Sub(in.started) >= relistPeriod {
+				// A relist during the hook found the container running:
+				// the kubelet's pod worker holds that for the sync after
+				// this one, and the relist that sync waits for finds the
+				// kill's exit, which makes one more (rule 4.5).
+				m.hookKilled = in.id
+			}
 		}
 	case PreStop:
 		if o.Failed {

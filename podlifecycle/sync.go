@@ -25,6 +25,13 @@ type progress struct {
 func (m *Machine) sync(now time.Time, res *Result) {
 	m.dirty = false
 	m.nsync++
+	m.relistAt = time.Time{}
+	if m.hookKilled != "" && m.exited(m.hookKilled) {
+		// The relist this sync waited for found the killed container
+		// exited, after the sync began: its pod worker syncs once more at
+		// the next relist (rule 4.5, oracle case "poststart-fails").
+		m.hookKilled, m.relistAt = "", now.Add(relistPeriod)
+	}
 	if m.cont {
 		if m.pod.DeletionTimestamp == nil {
 			m.resume(now, res)
@@ -37,7 +44,10 @@ func (m *Machine) sync(now time.Time, res *Result) {
 	m.pendingErr = false
 	var crashExpiry, timer time.Time
 	m.readinessRuns(now)
-	status := m.generate(now, false, res)
+	status := m.lastStatus
+	if !m.hookKillUnderWay() {
+		status = m.generate(now, false, res)
+	}
 	m.markShownStopped()
 	m.marked = status != nil && conditionTrue(status, v1.AllContainersRestarting)
 	if m.state == Syncing && (m.pod.DeletionTimestamp != nil || (status != nil && podphase.IsTerminal(status.Phase))) {
@@ -324,7 +334,38 @@ func (m *Machine) nextWake() time.Time {
 	if m.state >= Terminated {
 		return time.Time{}
 	}
-	return earliest(m.syncAt, earliest(m.nextProbe(), m.nextStoppedTick()))
+	return earliest(earliest(m.syncAt, m.relistAt), earliest(m.nextProbe(), m.nextStoppedTick()))
+}
+
+// hookKillUnderWay reports whether a container killed for its failed
+// postStart hook has not exited yet: the kubelet kills it inside the
+// SyncPod that started it, so no status shows it meanwhile (not even
+// running and ready for the moment between the hook's failure and the
+// exit, which would move the Ready condition's transition time).
+func (m *Machine) hookKillUnderWay() bool {
+	for i := range m.ctrs {
+		for j := range m.ctrs[i].insts {
+			in := &m.ctrs[i].insts[j]
+			if in.kill.active && in.kill.reason == KillFailedPostStartHook && in.state != containerstate.RuntimeExited {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// relistPeriod is the period of the kubelet's relist (its generic PLEG's).
+const relistPeriod = time.Second
+
+// exited reports whether the instance id is known to have exited, or is no
+// longer kept.
+func (m *Machine) exited(id string) bool {
+	for i := range m.ctrs {
+		if in := m.ctrs[i].instance(id); in != nil {
+			return in.state == containerstate.RuntimeExited
+		}
+	}
+	return true
 }
 
 // inFlight reports whether a pull or start of some container awaits its

@@ -365,3 +365,82 @@ func countEvents(r *Result, reason string) int {
 	}
 	return n
 }
+
+// TestRule4_5_FailedPostStartHookSyncsTwice: a postStart hook that fails
+// after running across a relist (1 s or longer) leaves the kubelet's pod
+// worker one sync for the relist that found the container running, and the
+// relist that sync waits for finds the kill's exit, which makes one more
+// sync a relist later: the container shows PostStartHookError in the first,
+// CrashLoopBackOff from the second, and each back-off records two BackOff
+// events (rule 4.5; measured on the real kubelet: oracle case
+// "poststart-fails"). No status shows the container between the hook's
+// failure and its exit, since the kubelet kills it inside the sync that
+// started it. A hook that fails at once leaves nothing for a relist to find
+// in between: the back-off's expiry is the next sync.
+func TestRule4_5_FailedPostStartHookSyncsTwice(t *testing.T) {
+	for _, hookTook := range []time.Duration{time.Second, 300 * time.Millisecond} {
+		pod := onePod("app:1")
+		pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"false"}}}}
+		s := newSim(t, pod, DefaultOptions())
+		name := pod.Spec.Containers[0].Name
+		s.hook[name] = true
+		// The first failure is restarted at once; run to the second start.
+		for i := 0; i < 20 && s.count(StartContainer, name) < 2; i++ {
+			s.step()
+		}
+		if s.count(StartContainer, name) != 2 {
+			t.Fatalf("no second start: %v", s.events())
+		}
+		// The second start's hook: its result comes hookTook later; the
+		// kill is held so that the moment before the exit can be seen.
+		var hook []Observation
+		kept := s.obs[:0]
+		for _, o := range s.obs {
+			if o.Kind == HookResult {
+				hook = append(hook, o)
+				continue
+			}
+			kept = append(kept, o)
+		}
+		s.obs = kept
+		s.step() // created and started: nothing shown while the hook runs
+		s.now = s.now.Add(hookTook)
+		for _, o := range hook {
+			o.At = s.now
+			s.obs = append(s.obs, o)
+		}
+		s.holdKill[name] = true
+		if r := s.step(); len(r.Statuses) != 0 || countKind(r, KillContainer) != 1 {
+			t.Fatalf("hook took %v: the hook's failure: statuses %d (%s), actions %v; want the kill and no status", hookTook, len(r.Statuses), waitingOrTerminated(r.Statuses), r.Actions)
+		}
+		s.exit(name, 143)
+		r := s.step()
+		if got := waitingOrTerminated(r.Statuses); got != "Waiting/PostStartHookError" {
+			t.Fatalf("hook took %v: the exit's sync shows %s, want Waiting/PostStartHookError", hookTook, got)
+		}
+		if !hasEvent(r, ReasonBackOff, "") {
+			t.Fatalf("hook took %v: the exit's sync recorded no BackOff: %v", hookTook, r.Events)
+		}
+		exit := s.now
+		if hookTook < time.Second {
+			if want := exit.Add(containerstate.CrashLoopInitial); !r.NextSync.Equal(want) {
+				t.Fatalf("hook took %v: next sync +%v, want the back-off's expiry +%v", hookTook, r.NextSync.Sub(exit), containerstate.CrashLoopInitial)
+			}
+			continue
+		}
+		if want := exit.Add(time.Second); !r.NextSync.Equal(want) {
+			t.Fatalf("hook took %v: next sync +%v, want the next relist's, +1s", hookTook, r.NextSync.Sub(exit))
+		}
+		s.now = r.NextSync
+		r = s.step()
+		if got := waitingOrTerminated(r.Statuses); got != "Waiting/CrashLoopBackOff" || !hasEvent(r, ReasonBackOff, "") {
+			t.Fatalf("the relist's sync shows %s with events %v, want Waiting/CrashLoopBackOff and a BackOff", got, r.Events)
+		}
+		if countKind(r, StartContainer) != 0 {
+			t.Fatalf("restarted inside the back-off: %v", r.Actions)
+		}
+		if want := exit.Add(containerstate.CrashLoopInitial); !r.NextSync.Equal(want) {
+			t.Fatalf("then next sync +%v, want the back-off's expiry +%v", r.NextSync.Sub(exit), containerstate.CrashLoopInitial)
+		}
+	}
+}

@@ -49,8 +49,9 @@
 //     the last object known (0 without one);
 //   - the machine's NextSync has come: the requeue after an error (10 s,
 //     Options.Lifecycle.ErrorRequeue) or a crash-loop back-off (its expiry),
-//     the on-demand relist after a sync that acted (at once), the next probe
-//     tick, the end of a grace period or a preStop hook, the active
+//     the on-demand relist after a sync that acted (at once), the relist
+//     after the one that found a failed postStart hook's kill (1 s), the
+//     next probe tick, the end of a grace period or a preStop hook, the active
 //     deadline, and the resync (1 min, Options.Lifecycle.SyncFrequency).
 //
 // So a crash-looping container shows Terminated/Error from the sync its

@@ -203,7 +203,7 @@ func resize(name, cpu, what string, ci bool) Workload {
 
 func postStartFails() Workload {
 	const name = "poststart-fails"
-	return Workload{Name: name, What: "a postStart hook that fails: the container is killed and restarted", For: 90 * time.Second,
+	return Workload{Name: name, What: "a postStart hook that fails: the container is killed and restarted", CI: true, For: 90 * time.Second,
 		Objects: func(node string) []runtime.Object {
 			c := container(name, "app", "poststart 1s fail", func(c *corev1.Container) {
 				c.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"init"}}}}
