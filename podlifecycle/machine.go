@@ -421,7 +421,11 @@ func (m *Machine) StepTo(now time.Time, pod *v1.Pod, obs []Observation, res *Res
 		m.relistAt, m.dirty = time.Time{}, true
 	}
 	if m.state != Finished {
-		if (m.dirty && !m.syncBlocked()) || !now.Before(m.syncAt) || m.imageChanged() {
+		// While the sync under way still waits on a pull, a start or a
+		// postStart hook, the requeue, the back-off's expiry or the
+		// deadline that comes is the sync right after it (rule 4.5).
+		due := !now.Before(m.syncAt) && !m.waitsForAnswer()
+		if (m.dirty && !m.syncBlocked()) || due || m.imageChanged() {
 			m.sync(now, res)
 		}
 		m.probeTicks(now, res)

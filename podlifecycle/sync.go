@@ -45,7 +45,7 @@ func (m *Machine) sync(now time.Time, res *Result) {
 	var crashExpiry, timer time.Time
 	m.readinessRuns(now)
 	status := m.lastStatus
-	if !m.hookKillUnderWay() {
+	if !m.hookKillUnderWay() && (m.pod.DeletionTimestamp == nil || !m.inFlight()) {
 		status = m.generate(now, false, res)
 	}
 	m.markShownStopped()
@@ -334,7 +334,17 @@ func (m *Machine) nextWake() time.Time {
 	if m.state >= Terminated {
 		return time.Time{}
 	}
-	return earliest(earliest(m.syncAt, m.relistAt), earliest(m.nextProbe(), m.nextStoppedTick()))
+	at := m.syncAt
+	if !at.After(m.last) && m.waitsForAnswer() {
+		at = time.Time{} // the answer that ends the wait syncs the pod
+	}
+	return earliest(earliest(at, m.relistAt), earliest(m.nextProbe(), m.nextStoppedTick()))
+}
+
+// waitsForAnswer reports whether a sync that is due waits for the sync
+// under way (syncBlocked) after the machine's first.
+func (m *Machine) waitsForAnswer() bool {
+	return m.nsync > 0 && m.syncBlocked()
 }
 
 // hookKillUnderWay reports whether a container killed for its failed

@@ -444,3 +444,52 @@ func TestRule4_5_FailedPostStartHookSyncsTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestRule4_5_WaitOnAPullHoldsEverySync: while the sync under way waits on
+// a pull (the kubelet's SyncPod blocks on it), nothing else syncs the pod:
+// neither the active deadline that passes meanwhile nor a deletion shows in
+// a status, and the deadline asks for no wake-up of its own; the pull's
+// answer syncs the pod at once, which then fails it for the deadline (rule
+// 4.5; measured on the real kubelet: the oracle's generated pods with an
+// active deadline or a deletion during a slow pull).
+func TestRule4_5_WaitOnAPullHoldsEverySync(t *testing.T) {
+	for _, what := range []string{"deadline", "deletion"} {
+		pod := onePod("app") // untagged: pulled
+		if what == "deadline" {
+			pod.Spec.ActiveDeadlineSeconds = ptr(int64(5))
+		}
+		s := newSim(t, pod, DefaultOptions())
+		s.step() // the sandbox
+		if r := s.step(); countKind(r, PullImage) != 1 {
+			t.Fatalf("%s: no pull: %v", what, r.Actions)
+		}
+		answers := s.obs // the pull's, the creation's and the start's, held back
+		s.obs = nil
+		s.now = t0.Add(6 * time.Second)
+		if what == "deletion" {
+			s.pod = deleted(s.pod, s.now, 30)
+		}
+		r := s.step()
+		if len(r.Statuses) != 0 || len(r.Actions) != 0 {
+			t.Fatalf("%s during the pull: statuses %d (%s), actions %v; want none until the pull returns", what, len(r.Statuses), waitingOrTerminated(r.Statuses), r.Actions)
+		}
+		if what == "deadline" && !r.NextSync.IsZero() {
+			t.Fatalf("%s during the pull: next sync +%v, want none: the pull's answer syncs", what, r.NextSync.Sub(t0))
+		}
+		s.now = t0.Add(8 * time.Second)
+		for _, o := range answers {
+			o.At = s.now
+			s.obs = append(s.obs, o)
+		}
+		r = s.step()
+		if what == "deadline" {
+			if len(r.Statuses) == 0 || r.Statuses[0].Reason != "DeadlineExceeded" || !hasEvent(r, ReasonDeadlineExceeded, "") {
+				t.Fatalf("the pull's answer: statuses %d, events %v; want the deadline's status at once", len(r.Statuses), r.Events)
+			}
+			continue
+		}
+		if countKind(r, KillContainer) != 1 {
+			t.Fatalf("the pull's answer: actions %v, want the started container killed for the deletion", r.Actions)
+		}
+	}
+}

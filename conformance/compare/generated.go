@@ -90,6 +90,12 @@ func describeCase(tc podlifecycletest.TestCase) string {
 			parts = append(parts, s)
 		}
 	}
+	if d := tc.Pod.Spec.ActiveDeadlineSeconds; d != nil {
+		parts = append(parts, fmt.Sprintf("activeDeadlineSeconds %d", *d))
+	}
+	if g := tc.Pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		parts = append(parts, fmt.Sprintf("terminationGracePeriodSeconds %d", *g))
+	}
 	if d := tc.Delete; d != nil {
 		s := "deleted at " + max(d.After, minDeleteAfter).String()
 		if d.Grace != nil {
