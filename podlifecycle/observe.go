@@ -202,28 +202,62 @@ func (m *Machine) applyInstance(c *ctr, at time.Time, o *Observation, fp string,
 	}
 }
 
+// msgContextCanceled is the error of a CRI call whose context was
+// cancelled, as the kubelet's gRPC client reports it.
+const msgContextCanceled = "rpc error: code = Canceled desc = context canceled"
+
+// postStartFailed takes the failure of the postStart hook of c's running
+// instance in at at: FailedPostStartHook, the hook's error in c's waiting
+// state, and the kill, which the kubelet carries out inside the sync that
+// started the container (rule 3.8).
+func (m *Machine) postStartFailed(c *ctr, in *inst, at time.Time, msg, output string, res *Result) {
+	res.Events = append(res.Events, warning(ReasonFailedPostStartHook, MessagePostStartHookFailed, c.fieldPath))
+	var h *v1.LifecycleHandler
+	if c.spec.Lifecycle != nil {
+		h = c.spec.Lifecycle.PostStart
+	}
+	c.setStartErr(containerstate.ReasonPostStartHookError, HookFailedMessage(h, c.name, PodRef(m.name, m.ns, m.uid), msg, output))
+	m.beginKill(c, in, KillFailedPostStartHook, MessageKillFailedPostStartHook,
+		m.podGrace(c, KillFailedPostStartHook), false, false, at, res)
+	if at.Sub(in.started) >= relistPeriod {
+		// A relist during the hook found the container running: the
+		// kubelet's pod worker holds that for the sync after this one,
+		// and the relist that sync waits for finds the kill's exit, which
+		// makes one more (rule 4.5).
+		m.hookKilled = in.id
+	}
+}
+
+// cancelHooks fails the postStart hooks still running when the pod is
+// deleted: the deletion cancels the context of the sync that runs them
+// (rule 3.8). Their late results then change nothing.
+func (m *Machine) cancelHooks(now time.Time, res *Result) {
+	for i := range m.ctrs {
+		c := &m.ctrs[i]
+		if !c.postStart || c.inFlight || len(c.insts) == 0 {
+			continue
+		}
+		c.postStart = false
+		if in := &c.insts[0]; in.state == containerstate.RuntimeRunning && !in.kill.active {
+			m.postStartFailed(c, in, now, msgContextCanceled, "", res)
+		}
+	}
+}
+
 // applyHook takes the result of a PostStart or PreStop hook of c.
 func (m *Machine) applyHook(c *ctr, at time.Time, o *Observation, fp string, res *Result) {
 	in := c.instance(o.ContainerID)
 	switch o.Hook {
 	case PostStart:
 		c.postStart = false
-		if o.Failed && in.state == containerstate.RuntimeRunning && !in.kill.active {
-			res.Events = append(res.Events, warning(ReasonFailedPostStartHook, MessagePostStartHookFailed, fp))
-			var h *v1.LifecycleHandler
-			if c.spec.Lifecycle != nil {
-				h = c.spec.Lifecycle.PostStart
-			}
-			c.setStartErr(containerstate.ReasonPostStartHookError, HookFailedMessage(h, c.name, PodRef(m.name, m.ns, m.uid), o.Message, o.Output))
-			m.beginKill(c, in, KillFailedPostStartHook, MessageKillFailedPostStartHook,
-				m.podGrace(c, KillFailedPostStartHook), false, false, at, res)
-			if at.Sub(in.started) >= relistPeriod {
-				// A relist during the hook found the container running:
-				// the kubelet's pod worker holds that for the sync after
-				// this one, and the relist that sync waits for finds the
-				// kill's exit, which makes one more (rule 4.5).
-				m.hookKilled = in.id
-			}
+		failed, msg := o.Failed, o.Message
+		if !failed && m.pod.DeletionTimestamp != nil {
+			// The deletion cancelled the context of the sync that runs
+			// the hook: the hook fails with it (rule 3.8).
+			failed, msg = true, msgContextCanceled
+		}
+		if failed && in.state == containerstate.RuntimeRunning && !in.kill.active {
+			m.postStartFailed(c, in, at, msg, o.Output, res)
 		}
 	case PreStop:
 		if o.Failed {

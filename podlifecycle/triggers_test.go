@@ -2,6 +2,7 @@ package podlifecycle
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -490,6 +491,52 @@ func TestRule4_5_WaitOnAPullHoldsEverySync(t *testing.T) {
 		}
 		if countKind(r, KillContainer) != 1 {
 			t.Fatalf("the pull's answer: actions %v, want the started container killed for the deletion", r.Actions)
+		}
+	}
+}
+
+// TestRule3_8_DeletionCancelsThePostStartHook: a deletion while a
+// container's postStart hook runs cancels the sync that runs it, and the
+// hook fails at once with the cancelled context: FailedPostStartHook, and
+// the container is killed for it, not for the termination (rule 3.8; measured
+// on the real kubelet: an oracle generated pod deleted during a sidecar's
+// hook recorded Killing "FailedPostStartHook" and no "Stopping container").
+func TestRule3_8_DeletionCancelsThePostStartHook(t *testing.T) {
+	pod := onePod("app:1")
+	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"warm"}}}}
+	name := pod.Spec.Containers[0].Name
+	s := newSim(t, pod, DefaultOptions())
+	for i := 0; i < 5 && s.count(StartContainer, name) == 0; i++ {
+		s.step()
+	}
+	var hook []Observation
+	kept := s.obs[:0]
+	for _, o := range s.obs {
+		if o.Kind == HookResult {
+			hook = append(hook, o)
+			continue
+		}
+		kept = append(kept, o)
+	}
+	s.obs = kept
+	s.step() // created and started; the hook runs
+	s.now = s.now.Add(2 * time.Second)
+	s.pod = deleted(s.pod, s.now, 30)
+	r := s.step()
+	if !hasEvent(r, ReasonFailedPostStartHook, MessagePostStartHookFailed) || !hasEvent(r, ReasonKilling, MessageKillFailedPostStartHook) {
+		t.Fatalf("the deletion during the hook: events %v, want FailedPostStartHook and its Killing", r.Events)
+	}
+	for _, o := range hook {
+		o.At = s.now // the hook's own result, late: it changes nothing
+		s.obs = append(s.obs, o)
+	}
+	if r := s.step(); hasEvent(r, ReasonFailedPostStartHook, "") {
+		t.Fatalf("the hook's late result failed it again: %v", r.Events)
+	}
+	s.settle()
+	for _, e := range s.events() {
+		if strings.Contains(e, "Stopping container") {
+			t.Fatalf("killed again for the termination: %v", s.events())
 		}
 	}
 }
