@@ -68,7 +68,7 @@ type Options struct {
 	// cache (SetPodStatus, TerminatePod) or to an Engine over it (Observe),
 	// as no one may change the objects a client-go informer hands out: the
 	// cache and the engine then keep the pods themselves instead of deep
-	// copies, about 7 KB less memory a pod on a typical pod. Off, the
+	// copies, about 7 KB less memory for a typical pod. Off, the
 	// default, they copy, and a caller may reuse its pods.
 	SharedPods bool
 }
