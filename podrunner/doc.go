@@ -34,7 +34,10 @@
 //     pull, or the failure that ends a sync schedules no sync of its own);
 //     and a change no call asked for (a container that exits by itself or
 //     is lost, a sandbox that dies), taken at the next periodic relist
-//     (Options.RelistPeriod, 1 s from the first Advance), so that a probe
+//     (Options.RelistPeriod, 1 s from the first Advance) or with the
+//     answers of a sync's calls, which the relist after that sync sees
+//     together (a container that exits as it starts never shows running),
+//     whichever comes first, so that a probe
 //     that ticks in between runs against the stopped container and errors,
 //     as the kubelet's does;
 //   - Update handed it an object that differs in what the kubelet's pod

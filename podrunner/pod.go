@@ -2,6 +2,7 @@ package podrunner
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/nodestate/nodestate/podlifecycle"
@@ -272,6 +273,7 @@ func (r *Runner) refused(p *podEntry, now time.Time, err error) {
 func (r *Runner) observe(p *podEntry, now time.Time) bool {
 	n := len(p.obs)
 	r.release(p, now)
+	answered := false
 	for _, o := range p.rt.Due(now) {
 		switch o.Kind {
 		case podlifecycle.SandboxReady:
@@ -296,13 +298,44 @@ func (r *Runner) observe(p *podEntry, now time.Time) bool {
 		} else if !o.At.IsZero() && o.At.Before(p.stepped) {
 			o.At = p.stepped
 		}
-		if p.spontaneous(&o) && r.relistAt(o.At).After(now) {
-			p.held = append(p.held, o)
-			continue
+		if p.spontaneous(&o) {
+			if r.relistAt(o.At).After(now) {
+				p.held = append(p.held, o)
+				continue
+			}
+		} else if relisted(o.Kind) {
+			answered = true
 		}
 		p.obs = append(p.obs, o)
 	}
+	if answered && len(p.held) > 0 {
+		// The relist that follows a sync that acted sees every change
+		// up to it: a container that exited as soon as it started is
+		// seen exited, never running. The changes go in time order, an
+		// answer before a change at the same time.
+		for _, o := range p.held {
+			if o.At.Before(p.stepped) {
+				o.At = p.stepped
+			}
+			p.obs = append(p.obs, o)
+		}
+		clear(p.held)
+		p.held = p.held[:0]
+		slices.SortStableFunc(p.obs[n:], func(a, b podlifecycle.Observation) int { return a.At.Compare(b.At) })
+	}
 	return len(p.obs) > 0 || n > 0
+}
+
+// relisted reports whether an answer of kind k is taken at the relist on
+// demand after the sync that made the call: a container's creation, start
+// or stop, a hook's end, a sandbox's creation or stop.
+func relisted(k podlifecycle.ObservationKind) bool {
+	switch k {
+	case podlifecycle.ContainerCreated, podlifecycle.ContainerStarted, podlifecycle.ContainerExited,
+		podlifecycle.HookResult, podlifecycle.SandboxReady, podlifecycle.SandboxNotReady:
+		return true
+	}
+	return false
 }
 
 // finish ends a pod whose machine is finished: its final status into the

@@ -19,7 +19,9 @@ import (
 // in between runs against the exited container and errors, as the real
 // kubelet's does (oracle case "crashloop-readiness": Unhealthy, "container
 // is in CONTAINER_EXITED state"). An exit that answers a kill is taken at
-// once, and with RelistPeriod 0 so is every change.
+// once, and with RelistPeriod 0 so is every change; a change held for the
+// relist is taken with the answers of the calls a sync made, as the relist
+// after that sync sees it.
 func TestRelist(t *testing.T) {
 	type seen struct {
 		at    time.Duration
@@ -83,6 +85,21 @@ func TestRelist(t *testing.T) {
 		}
 		if errored == 0 {
 			t.Fatalf("no Unhealthy event for the probe between the exit and the relist: %v", n.rec.reasons())
+		}
+	})
+	t.Run("an exit at the start is seen with it", func(t *testing.T) {
+		// The relist after the sync that started the container sees it
+		// already exited: it never shows running (oracle generated pods:
+		// a sidecar that exits at once keeps the regular containers
+		// waiting, as it never counts as started).
+		ss, _ := run(t, time.Second, "run 0s exit 0", false, 3*time.Second, 300*time.Millisecond)
+		for _, s := range ss {
+			if s.state == "Running" {
+				t.Fatalf("the container showed running: %v", ss)
+			}
+		}
+		if at := exitAt(ss); at < 0 || at >= time.Second {
+			t.Fatalf("the exit at the start showed at %v, want with the start's answer (%v)", at, ss)
 		}
 	})
 	t.Run("a kill's answer at once", func(t *testing.T) {
