@@ -424,7 +424,7 @@ func (m *Machine) StepTo(now time.Time, pod *v1.Pod, obs []Observation, res *Res
 		// While the sync under way still waits on a pull, a start or a
 		// postStart hook, the requeue, the back-off's expiry or the
 		// deadline that comes is the sync right after it (rule 4.5).
-		due := !now.Before(m.syncAt) && !m.waitsForAnswer()
+		due := !now.Before(m.syncAt) && !m.syncBlocked()
 		if (m.dirty && !m.syncBlocked()) || due || m.imageChanged() {
 			m.sync(now, res)
 		}

@@ -234,8 +234,8 @@ func (m *Machine) postStartFailed(c *ctr, in *inst, at time.Time, msg, output st
 func (m *Machine) cancelHooks(now time.Time, res *Result) {
 	for i := range m.ctrs {
 		c := &m.ctrs[i]
-		if !c.postStart || c.inFlight || len(c.insts) == 0 {
-			continue
+		if !c.postStart || c.inFlight {
+			continue // no hook runs, or its start is unanswered: applyHook fails it then
 		}
 		c.postStart = false
 		if in := &c.insts[0]; in.state == containerstate.RuntimeRunning && !in.kill.active {

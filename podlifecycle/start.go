@@ -1,6 +1,7 @@
 package podlifecycle
 
 import (
+	"regexp"
 	"strings"
 	"time"
 
@@ -70,20 +71,84 @@ func (m *Machine) clearPurgedRC() {
 	}
 }
 
-// defaultPullPolicy is the API server's default imagePullPolicy (section 5).
+// defaultPullPolicy is the API server's default imagePullPolicy (section 5):
+// Always for the tag latest, or for neither tag nor digest, else
+// IfNotPresent, also for a reference it cannot parse (it ignores the parse
+// error and so sees no tag).
 func defaultPullPolicy(image string) v1.PullPolicy {
-	name := image
-	if strings.IndexByte(name, '@') >= 0 {
-		return v1.PullIfNotPresent
-	}
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		name = name[i+1:]
-	}
-	i := strings.LastIndexByte(name, ':')
-	if i < 0 || name[i+1:] == "latest" {
+	tag, digest, ok := imageTag(image)
+	if ok && (tag == "latest" || tag == "" && digest == "") {
 		return v1.PullAlways
 	}
 	return v1.PullIfNotPresent
+}
+
+// The grammar of image references (the distribution reference format).
+var (
+	refDomain = regexp.MustCompile(`^(?:` + refHost + `(?:\.` + refHost + `)*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?$`)
+	refPath   = regexp.MustCompile(`^` + refComponent + `(?:/` + refComponent + `)*$`)
+	refTag    = regexp.MustCompile(`^[\w][\w.-]{0,127}$`)
+	refDigest = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$`)
+	refID     = regexp.MustCompile(`^[a-f0-9]{64}$`)
+)
+
+const (
+	refHost      = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
+	refComponent = `[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*`
+)
+
+// imageTag parses image as the kubelet's and the API server's reference
+// parser does, with docker.io's normalization: the tag and digest it has,
+// and ok false when it is not a valid reference.
+func imageTag(image string) (tag, digest string, ok bool) {
+	name := image
+	if i := strings.IndexByte(name, '@'); i >= 0 {
+		name, digest = name[:i], name[i+1:]
+		if !validDigest(digest) {
+			return "", "", false
+		}
+	}
+	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
+		name, tag = name[:i], name[i+1:]
+		if !refTag.MatchString(tag) {
+			return "", "", false
+		}
+	}
+	if refID.MatchString(image) {
+		return "", "", false // a bare image ID is no repository name
+	}
+	domain, remote, full := "", name, len(name)
+	if i := strings.IndexByte(name, '/'); i >= 0 && (strings.ContainsAny(name[:i], ".:") || name[:i] == "localhost" || strings.ToLower(name[:i]) != name[:i]) {
+		domain, remote = name[:i], name[i+1:]
+	} else {
+		full += len("docker.io/")
+		if i < 0 {
+			full += len("library/")
+		}
+	}
+	if full > 255 || domain != "" && !refDomain.MatchString(domain) || !refPath.MatchString(remote) {
+		return "", "", false
+	}
+	return tag, digest, true
+}
+
+// validDigest reports whether d is a digest of an algorithm the parser
+// knows, with its length of lowercase hex.
+func validDigest(d string) bool {
+	if !refDigest.MatchString(d) {
+		return false
+	}
+	alg, hex, _ := strings.Cut(d, ":")
+	n := 0
+	switch alg {
+	case "sha256":
+		n = 64
+	case "sha384":
+		n = 96
+	case "sha512":
+		n = 128
+	}
+	return len(hex) == n && strings.IndexFunc(hex, func(r rune) bool { return r >= 'A' && r <= 'F' }) < 0
 }
 
 // start is one StartContainer (section 4.2): crash-loop back-off, the image

@@ -2,6 +2,7 @@ package podlifecycle
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,12 +103,30 @@ func TestRule4_1_PruneAfterTheKills(t *testing.T) {
 
 // TestRule5_DefaultPullPolicyUnparsable: the API server's defaulting reads
 // the tag of a reference it cannot parse as empty, not latest, and gives
-// IfNotPresent: a digest marker at the front, an empty name before the tag
-// (section 5).
+// IfNotPresent: a digest marker at the front, an empty name or path
+// component, upper case in the repository path, a port without digits, a
+// digest of an unknown algorithm, of the wrong length or in upper case, a
+// bare image ID, a tag too long or not starting with a word character, a
+// name over 255 characters once normalized, a bad domain or separator
+// (section 5). A valid reference keeps its tag: latest with a digest is
+// still Always; a first component with upper case is a domain.
 func TestRule5_DefaultPullPolicyUnparsable(t *testing.T) {
-	for _, img := range []string{"@x", "registry/:1"} {
+	for _, img := range []string{"@x", "registry/:1", "/app", "UPPER", "host:/app", "app:latest@sha256:abcd",
+		"app@sha256:" + strings.Repeat("AB", 32), "app@md5:" + strings.Repeat("ab", 16), strings.Repeat("ab", 32),
+		"app:" + strings.Repeat("t", 129), strings.Repeat("a", 250), "app:-1", "ho_st.io/app", "app--x_"} {
 		if got := defaultPullPolicy(img); got != v1.PullIfNotPresent {
 			t.Errorf("rule 5: %s: %s, want %s", img, got, v1.PullIfNotPresent)
+		}
+	}
+	for img, want := range map[string]v1.PullPolicy{
+		"app:latest@sha256:" + strings.Repeat("ab", 32): v1.PullAlways,
+		"app:1@sha256:" + strings.Repeat("ab", 32):      v1.PullIfNotPresent,
+		"app@sha512:" + strings.Repeat("cd", 64):        v1.PullIfNotPresent,
+		"UPPER/app":                                     v1.PullAlways, "localhost/app": v1.PullAlways, "localhost:5000/a/b:latest": v1.PullAlways,
+		"[::1]:5000/app:2": v1.PullIfNotPresent, "a.b-c/x__y.z-w:v1.0_rc": v1.PullIfNotPresent,
+	} {
+		if got := defaultPullPolicy(img); got != want {
+			t.Errorf("rule 5: %s: %s, want %s", img, got, want)
 		}
 	}
 }

@@ -338,16 +338,10 @@ func (m *Machine) nextWake() time.Time {
 		return time.Time{}
 	}
 	at := m.syncAt
-	if !at.After(m.last) && m.waitsForAnswer() {
+	if !at.After(m.last) && m.syncBlocked() {
 		at = time.Time{} // the answer that ends the wait syncs the pod
 	}
 	return earliest(earliest(at, m.relistAt), earliest(m.nextProbe(), m.nextStoppedTick()))
-}
-
-// waitsForAnswer reports whether a sync that is due waits for the sync
-// under way (syncBlocked) after the machine's first.
-func (m *Machine) waitsForAnswer() bool {
-	return m.nsync > 0 && m.syncBlocked()
 }
 
 // hookKillUnderWay reports whether a container killed for its failed

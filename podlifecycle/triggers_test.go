@@ -502,41 +502,56 @@ func TestRule4_5_WaitOnAPullHoldsEverySync(t *testing.T) {
 // on the real kubelet: an oracle generated pod deleted during a sidecar's
 // hook recorded Killing "FailedPostStartHook" and no "Stopping container").
 func TestRule3_8_DeletionCancelsThePostStartHook(t *testing.T) {
-	pod := onePod("app:1")
-	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"warm"}}}}
-	name := pod.Spec.Containers[0].Name
-	s := newSim(t, pod, DefaultOptions())
-	for i := 0; i < 5 && s.count(StartContainer, name) == 0; i++ {
-		s.step()
-	}
-	var hook []Observation
-	kept := s.obs[:0]
-	for _, o := range s.obs {
-		if o.Kind == HookResult {
-			hook = append(hook, o)
+	for _, stopped := range []bool{false, true} {
+		// foo1 has no hook; foo2's hook runs when the pod is deleted (or
+		// foo2 has exited meanwhile, which leaves nothing to cancel).
+		pod := podP3()
+		pod.Spec.Containers = pod.Spec.Containers[:2]
+		pod.Spec.Containers[0].Image, pod.Spec.Containers[1].Image = "app:1", "app:1"
+		pod.Spec.Containers[1].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"warm"}}}}
+		s := newSim(t, pod, DefaultOptions())
+		for i := 0; i < 5 && s.count(StartContainer, "foo2") == 0; i++ {
+			s.step()
+		}
+		var hook []Observation
+		kept := s.obs[:0]
+		for _, o := range s.obs {
+			if o.Kind == HookResult {
+				hook = append(hook, o)
+				continue
+			}
+			kept = append(kept, o)
+		}
+		s.obs = kept
+		s.step() // created and started; the hook runs
+		s.now = s.now.Add(2 * time.Second)
+		if stopped {
+			s.exit("foo2", 1)
+		}
+		s.pod = deleted(s.pod, s.now, 30)
+		r := s.step()
+		cancelled := hasEvent(r, ReasonFailedPostStartHook, MessagePostStartHookFailed) && hasEvent(r, ReasonKilling, MessageKillFailedPostStartHook)
+		if stopped {
+			if hasEvent(r, ReasonFailedPostStartHook, "") {
+				t.Fatalf("the hook of an exited container failed at the deletion: %v", r.Events)
+			}
 			continue
 		}
-		kept = append(kept, o)
-	}
-	s.obs = kept
-	s.step() // created and started; the hook runs
-	s.now = s.now.Add(2 * time.Second)
-	s.pod = deleted(s.pod, s.now, 30)
-	r := s.step()
-	if !hasEvent(r, ReasonFailedPostStartHook, MessagePostStartHookFailed) || !hasEvent(r, ReasonKilling, MessageKillFailedPostStartHook) {
-		t.Fatalf("the deletion during the hook: events %v, want FailedPostStartHook and its Killing", r.Events)
-	}
-	for _, o := range hook {
-		o.At = s.now // the hook's own result, late: it changes nothing
-		s.obs = append(s.obs, o)
-	}
-	if r := s.step(); hasEvent(r, ReasonFailedPostStartHook, "") {
-		t.Fatalf("the hook's late result failed it again: %v", r.Events)
-	}
-	s.settle()
-	for _, e := range s.events() {
-		if strings.Contains(e, "Stopping container") {
-			t.Fatalf("killed again for the termination: %v", s.events())
+		if !cancelled {
+			t.Fatalf("the deletion during the hook: events %v, want FailedPostStartHook and its Killing", r.Events)
+		}
+		for _, o := range hook {
+			o.At = s.now // the hook's own result, late: it changes nothing
+			s.obs = append(s.obs, o)
+		}
+		if r := s.step(); hasEvent(r, ReasonFailedPostStartHook, "") {
+			t.Fatalf("the hook's late result failed it again: %v", r.Events)
+		}
+		s.settle()
+		for _, e := range s.events() {
+			if strings.Contains(e, "Stopping container foo2") {
+				t.Fatalf("killed again for the termination: %v", s.events())
+			}
 		}
 	}
 }
