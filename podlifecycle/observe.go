@@ -238,7 +238,7 @@ func (m *Machine) cancelHooks(now time.Time, res *Result) {
 			continue // no hook runs, or its start is unanswered: applyHook fails it then
 		}
 		c.postStart = false
-		if in := &c.insts[0]; in.state == containerstate.RuntimeRunning && !in.kill.active {
+		if in := &c.insts[0]; !in.kill.active {
 			m.postStartFailed(c, in, now, msgContextCanceled, "", res)
 		}
 	}

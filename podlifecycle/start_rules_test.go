@@ -124,6 +124,19 @@ func TestRule5_DefaultPullPolicyUnparsable(t *testing.T) {
 		"app@sha512:" + strings.Repeat("cd", 64):        v1.PullIfNotPresent,
 		"UPPER/app":                                     v1.PullAlways, "localhost/app": v1.PullAlways, "localhost:5000/a/b:latest": v1.PullAlways,
 		"[::1]:5000/app:2": v1.PullIfNotPresent, "a.b-c/x__y.z-w:v1.0_rc": v1.PullIfNotPresent,
+		// A digest's hex: its algorithm's length, lower case (digits too).
+		"app:latest@sha256:" + strings.Repeat("0a", 32):       v1.PullAlways,
+		"app:latest@sha256:" + strings.Repeat("ab", 16):       v1.PullIfNotPresent,
+		"app:latest@sha256:A" + strings.Repeat("a", 63):       v1.PullIfNotPresent,
+		"app:latest@sha256:" + strings.Repeat("f", 63) + "F":  v1.PullIfNotPresent,
+		"app:latest@sha256:" + strings.Repeat("f", 62) + "Fa": v1.PullIfNotPresent,
+		// The 255 characters of a name normalized to docker.io/library/.
+		strings.Repeat("a", 237):           v1.PullAlways,
+		strings.Repeat("a", 238):           v1.PullIfNotPresent,
+		"a/" + strings.Repeat("b", 243):    v1.PullAlways,
+		"a/" + strings.Repeat("b", 244):    v1.PullIfNotPresent,
+		"r.io/" + strings.Repeat("b", 250): v1.PullAlways,
+		"r.io/" + strings.Repeat("b", 251): v1.PullIfNotPresent,
 	} {
 		if got := defaultPullPolicy(img); got != want {
 			t.Errorf("rule 5: %s: %s, want %s", img, got, want)

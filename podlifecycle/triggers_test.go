@@ -502,9 +502,10 @@ func TestRule4_5_WaitOnAPullHoldsEverySync(t *testing.T) {
 // on the real kubelet: an oracle generated pod deleted during a sidecar's
 // hook recorded Killing "FailedPostStartHook" and no "Stopping container").
 func TestRule3_8_DeletionCancelsThePostStartHook(t *testing.T) {
-	for _, stopped := range []bool{false, true} {
+	for _, foo2 := range []string{"running", "exited", "unknown"} {
 		// foo1 has no hook; foo2's hook runs when the pod is deleted (or
-		// foo2 has exited meanwhile, which leaves nothing to cancel).
+		// foo2 has exited meanwhile, which leaves nothing to cancel; a
+		// container in an unknown state still has its hook running).
 		pod := podP3()
 		pod.Spec.Containers = pod.Spec.Containers[:2]
 		pod.Spec.Containers[0].Image, pod.Spec.Containers[1].Image = "app:1", "app:1"
@@ -525,20 +526,23 @@ func TestRule3_8_DeletionCancelsThePostStartHook(t *testing.T) {
 		s.obs = kept
 		s.step() // created and started; the hook runs
 		s.now = s.now.Add(2 * time.Second)
-		if stopped {
+		switch foo2 {
+		case "exited":
 			s.exit("foo2", 1)
+		case "unknown":
+			s.emit(Observation{Kind: ContainerUnknown, Container: "foo2", ContainerID: s.lastID("foo2")})
 		}
 		s.pod = deleted(s.pod, s.now, 30)
 		r := s.step()
 		cancelled := hasEvent(r, ReasonFailedPostStartHook, MessagePostStartHookFailed) && hasEvent(r, ReasonKilling, MessageKillFailedPostStartHook)
-		if stopped {
+		if foo2 == "exited" {
 			if hasEvent(r, ReasonFailedPostStartHook, "") {
 				t.Fatalf("the hook of an exited container failed at the deletion: %v", r.Events)
 			}
 			continue
 		}
 		if !cancelled {
-			t.Fatalf("the deletion during the hook: events %v, want FailedPostStartHook and its Killing", r.Events)
+			t.Fatalf("foo2 %s: the deletion during the hook: events %v, want FailedPostStartHook and its Killing", foo2, r.Events)
 		}
 		for _, o := range hook {
 			o.At = s.now // the hook's own result, late: it changes nothing
@@ -554,4 +558,34 @@ func TestRule3_8_DeletionCancelsThePostStartHook(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRule4_5_FinishedAsksForNoWake: the Step that finishes a pod asks for
+// no wake-up, even when a probe worker of a stopped container would tick
+// again: nothing of a finished pod is synced or probed (rule 4.5).
+func TestRule4_5_FinishedAsksForNoWake(t *testing.T) {
+	pod := onePod("app:1")
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	pod.Spec.Containers[0].ReadinessProbe = &v1.Probe{ProbeHandler: v1.ProbeHandler{Exec: &v1.ExecAction{Command: []string{"check"}}}, PeriodSeconds: 10}
+	name := pod.Spec.Containers[0].Name
+	s := newSim(t, pod, DefaultOptions())
+	s.settle()
+	s.now = s.now.Add(3 * time.Second)
+	s.exit(name, 0)
+	for i := 0; i < 20; i++ {
+		r := s.step()
+		if r.Finished {
+			if !r.NextSync.IsZero() {
+				t.Fatalf("the finishing Step asks for a wake-up at +%v", r.NextSync.Sub(t0))
+			}
+			return
+		}
+		if len(s.obs) == 0 {
+			if r.NextSync.IsZero() {
+				t.Fatal("not finished and no wake-up")
+			}
+			s.now = r.NextSync
+		}
+	}
+	t.Fatal("the pod did not finish")
 }
