@@ -94,8 +94,9 @@ func TestOracle(t *testing.T) {
 
 // maxGeneratedDiffering is the share of generated pods that may still show
 // an undocumented difference (measured: 25 to 32% of 200 before the fixes
-// of 2026-12-07, 21% after them; docs/faithfulness.md lists the classes).
-const maxGeneratedDiffering = 0.33
+// of 2026-12-07, 21 and 26% after them; docs/faithfulness.md lists the
+// classes).
+const maxGeneratedDiffering = 0.35
 
 // TestOracleBreak is the break check: a nodestate node made wrong on
 // purpose (container statuses without allocatedResources and resources,
