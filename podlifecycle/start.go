@@ -1,7 +1,6 @@
 package podlifecycle
 
 import (
-	"regexp"
 	"strings"
 	"time"
 
@@ -83,20 +82,6 @@ func defaultPullPolicy(image string) v1.PullPolicy {
 	return v1.PullIfNotPresent
 }
 
-// The grammar of image references (the distribution reference format).
-var (
-	refDomain = regexp.MustCompile(`^(?:` + refHost + `(?:\.` + refHost + `)*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?$`)
-	refPath   = regexp.MustCompile(`^` + refComponent + `(?:/` + refComponent + `)*$`)
-	refTag    = regexp.MustCompile(`^[\w][\w.-]{0,127}$`)
-	refDigest = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$`)
-	refID     = regexp.MustCompile(`^[a-f0-9]{64}$`)
-)
-
-const (
-	refHost      = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
-	refComponent = `[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*`
-)
-
 // imageTag parses image as the kubelet's and the API server's reference
 // parser does, with docker.io's normalization: the tag and digest it has,
 // and ok false when it is not a valid reference.
@@ -110,11 +95,11 @@ func imageTag(image string) (tag, digest string, ok bool) {
 	}
 	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
 		name, tag = name[:i], name[i+1:]
-		if !refTag.MatchString(tag) {
+		if !validTag(tag) {
 			return "", "", false
 		}
 	}
-	if refID.MatchString(image) {
+	if len(image) == 64 && lowerHex(image) {
 		return "", "", false // a bare image ID is no repository name
 	}
 	domain, remote, full := "", name, len(name)
@@ -126,7 +111,7 @@ func imageTag(image string) (tag, digest string, ok bool) {
 			full += len("library/")
 		}
 	}
-	if full > 255 || domain != "" && !refDomain.MatchString(domain) || !refPath.MatchString(remote) {
+	if full > 255 || domain != "" && !validDomain(domain) || !validPath(remote) {
 		return "", "", false
 	}
 	return tag, digest, true
@@ -135,9 +120,6 @@ func imageTag(image string) (tag, digest string, ok bool) {
 // validDigest reports whether d is a digest of an algorithm the parser
 // knows, with its length of lowercase hex.
 func validDigest(d string) bool {
-	if !refDigest.MatchString(d) {
-		return false
-	}
 	alg, hex, _ := strings.Cut(d, ":")
 	n := 0
 	switch alg {
@@ -148,8 +130,128 @@ func validDigest(d string) bool {
 	case "sha512":
 		n = 128
 	}
-	return len(hex) == n && strings.IndexFunc(hex, func(r rune) bool { return r >= 'A' && r <= 'F' }) < 0
+	return n > 0 && len(hex) == n && lowerHex(hex)
 }
+
+// The grammar of image references (the distribution reference format),
+// checked without regular expressions: a pull policy is defaulted at
+// every start, which must not allocate.
+
+// lowerHex reports whether s is made of 0-9 and a-f only.
+func lowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// validTag: a word character, then at most 127 word characters, dots and
+// dashes.
+func validTag(t string) bool {
+	if len(t) == 0 || len(t) > 128 || !word(t[0]) {
+		return false
+	}
+	for i := 1; i < len(t); i++ {
+		if c := t[i]; !word(c) && c != '.' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func word(c byte) bool { return alnum(c) || 'A' <= c && c <= 'Z' || c == '_' }
+
+func alnum(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
+
+// validPath: components of lower-case letters and digits joined by one
+// '.', one '_', "__" or dashes, separated by '/'.
+func validPath(p string) bool {
+	for {
+		comp, rest, more := strings.Cut(p, "/")
+		if !validComponent(comp) {
+			return false
+		}
+		if !more {
+			return true
+		}
+		p = rest
+	}
+}
+
+func validComponent(c string) bool {
+	if len(c) == 0 || !alnum(c[0]) || !alnum(c[len(c)-1]) {
+		return false
+	}
+	for i := 1; i < len(c); {
+		if alnum(c[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(c) && !alnum(c[j]) {
+			j++
+		}
+		switch sep := c[i:j]; {
+		case sep == "." || sep == "_" || sep == "__":
+		case strings.Trim(sep, "-") == "":
+		default:
+			return false
+		}
+		i = j
+	}
+	return true
+}
+
+// validDomain: host names (labels of letters, digits and inner dashes,
+// joined by dots) or an IPv6 address in brackets, with an optional port.
+func validDomain(d string) bool {
+	port := ""
+	if strings.HasPrefix(d, "[") {
+		end := strings.IndexByte(d, ']')
+		if end < 2 {
+			return false
+		}
+		for i := 1; i < end; i++ {
+			if c := d[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' || c == ':') {
+				return false
+			}
+		}
+		port = d[end+1:]
+	} else {
+		host := d
+		if i := strings.IndexByte(d, ':'); i >= 0 {
+			host, port = d[:i], d[i:]
+		}
+		for {
+			label, rest, more := strings.Cut(host, ".")
+			if !validLabel(label) {
+				return false
+			}
+			if !more {
+				break
+			}
+			host = rest
+		}
+	}
+	return port == "" || port[0] == ':' && len(port) > 1 && strings.Trim(port[1:], "0123456789") == ""
+}
+
+// validLabel: letters and digits, with dashes inside.
+func validLabel(l string) bool {
+	if len(l) == 0 || !hostChar(l[0]) || !hostChar(l[len(l)-1]) {
+		return false
+	}
+	for i := 1; i < len(l)-1; i++ {
+		if !hostChar(l[i]) && l[i] != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func hostChar(c byte) bool { return alnum(c) || 'A' <= c && c <= 'Z' }
 
 // start is one StartContainer (section 4.2): crash-loop back-off, the image
 // under its pull policy and pull back-off, then create and start. It

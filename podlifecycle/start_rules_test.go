@@ -111,7 +111,7 @@ func TestRule4_1_PruneAfterTheKills(t *testing.T) {
 // (section 5). A valid reference keeps its tag: latest with a digest is
 // still Always; a first component with upper case is a domain.
 func TestRule5_DefaultPullPolicyUnparsable(t *testing.T) {
-	for _, img := range []string{"@x", "registry/:1", "/app", "UPPER", "host:/app", "app:latest@sha256:abcd",
+	for _, img := range []string{"@x", "registry/:1", "/app", "UPPER", "host:/app", "app:latest@sha256:abcd", "app@", "r.io:/a", "[]/a", "a-.io/b", "r.io:5x/a",
 		"app@sha256:" + strings.Repeat("AB", 32), "app@md5:" + strings.Repeat("ab", 16), strings.Repeat("ab", 32),
 		"app:" + strings.Repeat("t", 129), strings.Repeat("a", 250), "app:-1", "ho_st.io/app", "app--x_"} {
 		if got := defaultPullPolicy(img); got != v1.PullIfNotPresent {
