@@ -394,16 +394,7 @@ func TestRule4_5_FailedPostStartHookSyncsTwice(t *testing.T) {
 		}
 		// The second start's hook: its result comes hookTook later; the
 		// kill is held so that the moment before the exit can be seen.
-		var hook []Observation
-		kept := s.obs[:0]
-		for _, o := range s.obs {
-			if o.Kind == HookResult {
-				hook = append(hook, o)
-				continue
-			}
-			kept = append(kept, o)
-		}
-		s.obs = kept
+		hook := takeObs(s, hookResultObs)
 		s.step() // created and started: nothing shown while the hook runs
 		s.now = s.now.Add(hookTook)
 		for _, o := range hook {
@@ -514,16 +505,7 @@ func TestRule3_8_DeletionCancelsThePostStartHook(t *testing.T) {
 		for i := 0; i < 5 && s.count(StartContainer, "foo2") == 0; i++ {
 			s.step()
 		}
-		var hook []Observation
-		kept := s.obs[:0]
-		for _, o := range s.obs {
-			if o.Kind == HookResult {
-				hook = append(hook, o)
-				continue
-			}
-			kept = append(kept, o)
-		}
-		s.obs = kept
+		hook := takeObs(s, hookResultObs)
 		s.step() // created and started; the hook runs
 		s.now = s.now.Add(2 * time.Second)
 		switch foo2 {
@@ -589,3 +571,5 @@ func TestRule4_5_FinishedAsksForNoWake(t *testing.T) {
 	}
 	t.Fatal("the pod did not finish")
 }
+
+func hookResultObs(o Observation) bool { return o.Kind == HookResult }
