@@ -96,6 +96,8 @@ type model struct {
 	probes    map[string]ProbeOutcome
 	spins     int
 	attempt   uint32          // the newest sandbox attempt asked for
+	sbGone    bool            // the runtime's sandbox is gone (a reboot or a KillSandbox)
+	resumed   bool            // the step resumed a sync that was blocked on a kill
 	failStart map[string]bool // the starts of the container fail
 }
 
@@ -135,6 +137,7 @@ func (md *model) step(t *rapid.T) {
 	obs := md.obs
 	md.obs = nil
 	before := md.m.state
+	md.resumed = md.m.cont
 	if err := md.m.StepTo(md.now, md.pod, obs, &md.res); err != nil {
 		t.Fatalf("step: %v", err)
 	}
@@ -247,6 +250,17 @@ func (md *model) check(t *rapid.T, a Action) {
 		if md.state >= Terminating {
 			t.Fatalf("invariant: %v while terminating", a)
 		}
+		if md.sbGone {
+			// A sync blocked on a kill while the sandbox was lost goes on
+			// with the plan it made before (section 4.1): the start is
+			// issued into the sandbox planned for, and the runtime refuses
+			// it (do). Nothing starts, so no ordering is broken. A sync
+			// that began after the loss creates a sandbox first.
+			if !md.resumed {
+				t.Fatalf("invariant: %v into a sandbox known to be gone", a)
+			}
+			return
+		}
 		inits := md.pod.Spec.InitContainers
 		laterDone := func(i int) bool { // a later init container is done: the walk has seen it (3.5)
 			for j := i + 1; j < len(inits); j++ {
@@ -346,9 +360,10 @@ func (md *model) regularActive() bool {
 func (md *model) do(t *rapid.T, a Action) {
 	switch a.Kind {
 	case CreateSandbox:
-		md.attempt = a.Attempt
+		md.attempt, md.sbGone = a.Attempt, false
 		md.emit(Observation{Kind: SandboxReady, Attempt: a.Attempt, IP: "10.1.0.1"})
 	case KillSandbox:
+		md.sbGone = true
 		md.emit(Observation{Kind: SandboxNotReady, Attempt: a.Attempt})
 		for _, rc := range md.rt {
 			if rc.running {
@@ -358,6 +373,12 @@ func (md *model) do(t *rapid.T, a Action) {
 	case PullImage:
 		md.emit(Observation{Kind: ImagePulled, Container: a.Container, Image: a.Image})
 	case StartContainer:
+		if md.sbGone {
+			// A CRI runtime creates no container in a sandbox that is gone.
+			md.emit(Observation{Kind: ContainerCreateFailed, Container: a.Container,
+				Message: "failed to create containerd container: sandbox " + strconv.Itoa(int(md.attempt)) + " is not ready"})
+			return
+		}
 		md.ids++
 		id := "c://" + strconv.Itoa(md.ids)
 		rc := md.rt[a.Container]
@@ -456,6 +477,7 @@ func (md *model) reboot(t *rapid.T, betweenCreateAndStart bool) {
 			rc.exits = nil
 		}
 	}
+	md.sbGone = true
 	md.emit(Observation{Kind: SandboxNotReady, Attempt: md.attempt})
 	md.step(t)
 }
