@@ -167,6 +167,9 @@ type Machine struct {
 	contentSeq uint64            // numbers the container statuses converted (ctr.content)
 	noSkip     bool              // tests: generate every time
 	skipped    uint64            // tests: generations skipped
+	generated  uint64            // tests: generations carried out
+	converted  uint64            // tests: init and regular container statuses converted
+	copied     uint64            // tests: settled statuses copied into the other buffer
 	evict      podphase.Eviction // the deadline's, handed to podphase
 	cg         podphase.PodCgroup
 	cgPod      *v1.Pod   // the pod cg was computed for

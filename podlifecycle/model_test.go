@@ -221,6 +221,9 @@ func (md *model) step(t *rapid.T) {
 		md.prev = st.DeepCopy()
 	}
 	if r.Finished {
+		if !r.NextSync.IsZero() {
+			t.Fatalf("invariant: finished, and a sync asked for at %v", r.NextSync.Sub(t0))
+		}
 		for name, rc := range md.rt {
 			if rc.running {
 				t.Fatalf("invariant: finished while %s runs", name)

@@ -165,6 +165,7 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 		m.skipped++
 		return m.lastStatus
 	}
+	m.generated++
 	m.markReusable(key)
 	m.genKey = key
 	m.genValid = false
@@ -205,8 +206,9 @@ func (m *Machine) generate(now time.Time, terminal bool, res *Result) *v1.PodSta
 		return m.lastStatus
 	}
 	// The same status again: the next generation from the same inputs
-	// gives it once more, unless a condition was stamped with this time.
-	m.genValid = !stampedAt(st, now) && m.csOpts.UnknownGrace == 0
+	// gives it once more, unless a condition was stamped with this time
+	// (the machine converts without an UNKNOWN grace, see genKey).
+	m.genValid = !stampedAt(st, now)
 	return m.lastStatus
 }
 
@@ -230,6 +232,7 @@ func (m *Machine) convertContainers(b *statusBuf, now time.Time) (inits, regs, e
 			if m.reuseSettled(b, c, in.Old, dst) {
 				return
 			}
+			m.converted++
 			defer m.settle(b, c, in.Old, dst)
 		}
 		if gi.insts > 0 {

@@ -63,6 +63,7 @@ func (m *Machine) reuseSettled(b *statusBuf, c *ctr, old, dst *v1.ContainerStatu
 		statuscopy.ContainerStatus(dst, old)
 		c.reclaim(b, lent, dst)
 		c.content[b.n] = id
+		m.copied++
 	}
 	return true
 }

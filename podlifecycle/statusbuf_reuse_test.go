@@ -308,3 +308,76 @@ func TestRule6_ReadinessRunForEachContainer(t *testing.T) {
 		t.Errorf("foo2's readiness runs at %v, want one at its restart, 5.5s", at)
 	}
 }
+
+// TestSettledStatusesAreNotConvertedAgain: while one container's readiness
+// flips, the statuses of the others, whose inputs stay the same, are
+// neither converted again nor, once both of the machine's buffers hold
+// them, copied: every generation converts the flipping container alone
+// (the reuse that TestReusedStatusesAreExact shows to be exact).
+func TestSettledStatusesAreNotConvertedAgain(t *testing.T) {
+	pod := podP3()
+	pod.Spec.Containers = []v1.Container{{Name: "flip", Image: "app:1", ReadinessProbe: execProbe(2, 1)},
+		{Name: "b", Image: "app:1"}, {Name: "c", Image: "app:1"}, {Name: "d", Image: "app:1"}}
+	s := newSim(t, pod, DefaultOptions())
+	flip := func(out ProbeOutcome) {
+		t.Helper()
+		s.probe["flip"] = out
+		s.now = s.now.Add(2 * time.Second)
+		s.settle()
+	}
+	s.settle()
+	for i := 0; i < 4; i++ { // both buffers come to hold b, c and d
+		flip([]ProbeOutcome{ProbeFailure, ProbeSuccess}[i%2])
+	}
+	gen, conv, copied, statuses := s.m.generated, s.m.converted, s.m.copied, len(s.all)
+	for i := 0; i < 6; i++ {
+		flip([]ProbeOutcome{ProbeFailure, ProbeSuccess}[i%2])
+	}
+	n := 0
+	for _, r := range s.all[statuses:] {
+		n += len(r.Statuses)
+	}
+	if n < 6 {
+		t.Fatalf("%d statuses for 6 readiness flips", n)
+	}
+	t.Logf("%d generations, %d conversions", s.m.generated-gen, s.m.converted-conv)
+	if g, c := s.m.generated-gen, s.m.converted-conv; c != g || g < 6 {
+		t.Errorf("%d generations converted %d container statuses, want one each (the flipping container's)", g, c)
+	}
+	if c := s.m.copied - copied; c != 0 {
+		t.Errorf("%d settled statuses copied, want none: both buffers hold them", c)
+	}
+	// A new pod object (the status written back) makes the next generation
+	// convert every container again; those that give their status again
+	// keep it numbered as the same content, so the generation after that
+	// copies nothing either.
+	copied = s.m.copied
+	for i := 0; i < 4; i++ {
+		echo := s.pod.DeepCopy()
+		echo.Status = *s.lastStatus()
+		echo.ResourceVersion += "e"
+		s.pod = echo
+		flip([]ProbeOutcome{ProbeFailure, ProbeSuccess}[i%2])
+		flip([]ProbeOutcome{ProbeSuccess, ProbeFailure}[i%2])
+	}
+	if c := s.m.copied - copied; c != 0 {
+		t.Errorf("after new pod objects: %d settled statuses copied, want none", c)
+	}
+}
+
+// TestGrowKeepsTheStorage: grow keeps a list whose capacity suffices,
+// with the storage its elements point to, and makes a longer one keep its
+// elements when it does not.
+func TestGrowKeepsTheStorage(t *testing.T) {
+	s := make([]v1.ContainerStatus, 1, 2)
+	s[0].State.Running = &v1.ContainerStateRunning{}
+	for _, n := range []int{1, 2} {
+		if g := grow(s, n); len(g) != n || &g[0] != &s[0] {
+			t.Errorf("grow to %d of a list of capacity 2: length %d, same storage %v", n, len(g), &g[0] == &s[0])
+		}
+	}
+	g := grow(s, 3)
+	if len(g) != 3 || cap(g) < 3 || g[0].State.Running != s[0].State.Running {
+		t.Errorf("grow to 3 of a list of capacity 2: length %d, capacity %d, first element kept %v", len(g), cap(g), g[0].State.Running == s[0].State.Running)
+	}
+}

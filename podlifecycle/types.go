@@ -313,7 +313,7 @@ type Result struct {
 	Events []Event
 	// NextSync is when the next sync is due (spec/podlifecycle.md section
 	// 11, item 4): the machine's exact instant, no jitter unless
-	// Options.Rand is set.
+	// Options.Rand is set. It is zero once Finished: nothing more is due.
 	NextSync time.Time
 	// State is the pod worker's state after this sync.
 	State WorkerState
