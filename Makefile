@@ -108,15 +108,16 @@ fuzz:
 	  done; \
 	done
 
-# Mutation testing of podphase, containerstate, statussync, events and
-# nodecondition: gremlins v0.6.0 (installed into the user cache on first use)
-# lists the mutants, each runs against its package's go test -short through
-# an overlay, one package at a time; writes docs/mutation.md and keeps each
-# package's outcome in docs/mutation/. Not part of test: most mutants run in
-# one mutant-schema build per package, so a package takes 2 to 10 minutes on
-# two cores. PKGS="podphase containerstate"
-# runs only those; verdicts for equivalent mutants are in
-# docs/mutation-verdicts.txt.
+# Mutation testing of podphase, containerstate, statussync, events,
+# nodecondition, podlifecycle and kube (its own module, tested from kube/
+# without its integration tests): gremlins v0.6.0 (installed into the user
+# cache on first use) lists the mutants, each runs against its package's
+# go test -short through an overlay, one package at a time; writes
+# docs/mutation.md and keeps each package's outcome in docs/mutation/. Not
+# part of test: most mutants run in one mutant-schema build per package, so
+# a package takes 2 to 15 minutes on two cores, kube up to an hour.
+# PKGS="podphase containerstate" runs only those; verdicts for equivalent
+# mutants are in docs/mutation-verdicts.txt.
 mutation:
 	go run ./internal/cmd/mutation $(PKGS)
 

@@ -8,7 +8,10 @@
 // under go test -short, and the files of the package directory only (not its
 // *test helper packages or other subdirectories). Mutants that do not compile
 // (NOT VIABLE) are counted apart and left out of the efficacy, which is
-// killed / (killed + lived).
+// killed / (killed + lived). A package in a nested module (kube) is built
+// and tested from its module's directory, as go requires, against its own
+// tests (not kube/integration's); its results are named and kept as the
+// others'.
 //
 // Each run's outcome is kept in docs/mutation/<package>.json with the source
 // line of every mutant that was not killed, so the report can be written
@@ -30,34 +33,40 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./internal/cmd/mutation [-workers 2] [-timeout-coefficient 10] [package ...]
+//	go run ./internal/cmd/mutation [-workers 2] [-timeout-coefficient 10] [-files regexp] [package ...]
 //	go run ./internal/cmd/mutation -report
 //	go run ./internal/cmd/mutation -survivors podphase
 //	go run ./internal/cmd/mutation -import out.json -seconds 1200 podphase
 //	go run ./internal/cmd/mutation -import out.json -seconds 1200 -files '^lane\.go$' events
 //
-// Without packages it runs all six, quickest first. gremlins is pinned to
-// v0.6.0 and installed on first use into the user's cache directory
-// (nodestate/gremlins-v0.6.0).
+// Without packages it runs all seven, quickest first: podphase,
+// containerstate, statussync, events, nodecondition, podlifecycle and kube.
+// gremlins is pinned to v0.6.0 and installed on first use into the user's
+// cache directory (nodestate/gremlins-v0.6.0).
 //
-// gremlins lists the mutants (unleash --dry-run) and marks those its
-// coverage profile does not reach as not covered; its profile leaves out the
-// expressions of switch cases and constant declarations. Every mutant, not
-// covered or not, is then run here against its package's short tests, with
-// vet off so that only a failing test kills it. Most go into one mutant
-// schema per package (schemata.go): a test binary with every such mutant in
-// it, switched on one at a time by an environment variable, so a mutant
-// costs a run of the tests instead of a build. The rest (arithmetic,
-// negation, constant expressions, statements in a loop header) are applied
-// one at a time through go test -overlay, which leaves the tree untouched. A
+// gremlins lists the mutants (unleash --dry-run) and marks those its coverage
+// profile does not reach as not covered; its profile leaves out the
+// expressions of switch cases and constant declarations. (It runs go test
+// -cover on the package and the directories below it: for a module's root
+// package, as kube, that is the whole module, whose integration tests skip
+// under -short; each package's profile comes from its own tests.) Every
+// mutant, not covered or not, is then run here against its package's short
+// tests, with vet off so that only a failing test kills it. Most go into one
+// mutant schema per package (schemata.go): a test binary with every such
+// mutant in it, switched on one at a time by an environment variable, so a
+// mutant costs a run of the tests instead of a build. The rest (arithmetic,
+// negation, constant expressions, statements in a loop header) are applied one
+// at a time through go test -overlay, which leaves the tree untouched. A
 // mutant that fails a test is killed (even if the run then hangs), one that
 // does not build is not viable, one whose run does not end within the limit
 // without a failed test is timed out, and one that passes has lived, or stays
 // not covered. -survivors does the same for every mutant of the kept result
-// that was not killed: after tests were added, as long as the package's
-// code is unchanged, the killed mutants stay killed and only the others need
-// to run again. -import condenses a gremlins output made by hand; with
-// -files it records that the run mutated only those files.
+// that was not killed: after tests were added, as long as the package's code
+// is unchanged, the killed mutants stay killed and only the others need to run
+// again. -files mutates only the package's files whose names match it, a
+// partial run that the report says is one (its result replaces the package's
+// kept one); -import condenses a gremlins output made by hand, and with -files
+// records that the run mutated only those files.
 package main
 
 import (
@@ -91,7 +100,7 @@ const (
 
 // packages are the packages under mutation testing, in the order they run:
 // the quickest first.
-var packages = []string{"podphase", "containerstate", "statussync", "events", "nodecondition", "podlifecycle"}
+var packages = []string{"podphase", "containerstate", "statussync", "events", "nodecondition", "podlifecycle", "kube"}
 
 // operators are enabled on top of gremlins' defaults.
 var operators = []string{"--invert-logical", "--invert-loopctrl", "--invert-assignments"}
@@ -308,8 +317,13 @@ func run(bin, pkg, files string, workers, coefficient int) (Result, error) {
 			}
 		}
 	}
-	args = append(args, "--output", out.Name(), "./"+pkg)
+	dir, path, err := module(pkg)
+	if err != nil {
+		return Result{}, err
+	}
+	args = append(args, "--output", out.Name(), path)
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
 	// gremlins has no flag for test flags; go test reads them from GOFLAGS.
 	// -count=1 keeps the coverage run, whose duration sets the timeout, from
 	// being answered by the test cache.
@@ -909,15 +923,20 @@ const minLimit = time.Minute
 // goTest runs the package's short tests, with an overlay if given, giving
 // the test binary the flags extra.
 func goTest(pkg, overlay string, extra []string, limit time.Duration) ([]byte, error) {
+	dir, path, err := module(pkg)
+	if err != nil {
+		return nil, err
+	}
 	args := []string{"test", "-short", "-count=1", "-failfast", "-vet=off", "-timeout", (limit + 2*time.Second).String()}
 	if overlay != "" {
 		args = append(args, "-overlay", overlay)
 	}
-	args = append(args, "./"+pkg)
+	args = append(args, path)
 	if len(extra) > 0 {
 		args = append(append(args, "-args"), extra...)
 	}
 	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -933,6 +952,32 @@ func goTest(pkg, overlay string, extra []string, limit time.Duration) ([]byte, e
 		<-done
 		return out.Bytes(), errTimedOut
 	}
+}
+
+// module returns the directory of the module that holds the package
+// directory pkg, the nearest one at or above it with a go.mod (relative to
+// the repository root, as pkg is), and pkg's path in the form go and gremlins
+// take from there: "./events" in the root module, "." for a nested module's
+// root package such as kube. Every go and gremlins command on a package runs
+// in its module's directory, since the root module cannot build a package of
+// a nested one.
+func module(pkg string) (dir, path string, err error) {
+	for dir = filepath.Clean(pkg); ; dir = filepath.Dir(dir) {
+		if fi, statErr := os.Stat(filepath.Join(dir, "go.mod")); statErr == nil && !fi.IsDir() {
+			break
+		}
+		if dir == "." || dir == filepath.Dir(dir) {
+			return "", "", fmt.Errorf("no go.mod at or above %s", pkg)
+		}
+	}
+	rel, err := filepath.Rel(dir, pkg)
+	if err != nil {
+		return "", "", err
+	}
+	if rel == "." {
+		return dir, ".", nil
+	}
+	return dir, "./" + filepath.ToSlash(rel), nil
 }
 
 // offset is the byte offset of a 1-based line and column.

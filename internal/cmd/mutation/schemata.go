@@ -448,7 +448,12 @@ func schemaRun(r *Result, todo []int, statuses []string, workers, coefficient in
 		if err := writeOverlay(overlay, replace); err != nil {
 			return nil, err
 		}
-		cmd := exec.Command("go", "test", "-c", "-vet=off", "-gcflags=-e", "-overlay", overlay, "-o", bin, "./"+r.Package)
+		modDir, path, err := module(r.Package)
+		if err != nil {
+			return nil, err
+		}
+		cmd := exec.Command("go", "test", "-c", "-vet=off", "-gcflags=-e", "-overlay", overlay, "-o", bin, path)
+		cmd.Dir = modDir
 		out, err := cmd.CombinedOutput()
 		if err == nil {
 			break
