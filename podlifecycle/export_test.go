@@ -10,3 +10,7 @@ func RegenerateAlways(m *Machine) { m.noSkip = true }
 
 // Skipped returns how many generations m skipped.
 func Skipped(m *Machine) uint64 { return m.skipped }
+
+// ImageTag is imageTag: the tag and digest of an image reference, and
+// whether the API server's parser takes it.
+func ImageTag(image string) (tag, digest string, ok bool) { return imageTag(image) }

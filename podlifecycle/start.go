@@ -102,16 +102,23 @@ func imageTag(image string) (tag, digest string, ok bool) {
 	if len(image) == 64 && lowerHex(image) {
 		return "", "", false // a bare image ID is no repository name
 	}
-	domain, remote, full := "", name, len(name)
+	// The repository path once normalized: the name after a domain, the
+	// whole name under docker.io, library/ before a docker.io name of one
+	// component; at most 255 characters. The first component is the
+	// domain when it has a dot or a colon, is localhost or has upper case;
+	// when it is no host name, it is the path's first component.
+	path, n := name, len(name)
 	if i := strings.IndexByte(name, '/'); i >= 0 && (strings.ContainsAny(name[:i], ".:") || name[:i] == "localhost" || strings.ToLower(name[:i]) != name[:i]) {
-		domain, remote = name[:i], name[i+1:]
-	} else {
-		full += len("docker.io/")
-		if i < 0 {
-			full += len("library/")
+		if domain := name[:i]; validDomain(domain) {
+			path, n = name[i+1:], len(name)-i-1
+			if (domain == "docker.io" || domain == "index.docker.io") && strings.IndexByte(path, '/') < 0 {
+				n += len("library/")
+			}
 		}
+	} else if i < 0 {
+		n += len("library/")
 	}
-	if full > 255 || domain != "" && !validDomain(domain) || !validPath(remote) {
+	if n > 255 || !validPath(path) {
 		return "", "", false
 	}
 	return tag, digest, true

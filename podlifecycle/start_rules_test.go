@@ -113,7 +113,7 @@ func TestRule4_1_PruneAfterTheKills(t *testing.T) {
 func TestRule5_DefaultPullPolicyUnparsable(t *testing.T) {
 	for _, img := range []string{"@x", "registry/:1", "/app", "UPPER", "host:/app", "app:latest@sha256:abcd", "app@", "r.io:/a", "[]/a", "a-.io/b", "r.io:5x/a",
 		"app@sha256:" + strings.Repeat("AB", 32), "app@md5:" + strings.Repeat("ab", 16), strings.Repeat("ab", 32),
-		"app:" + strings.Repeat("t", 129), strings.Repeat("a", 250), "app:-1", "ho_st.io/app", "app--x_"} {
+		"app:" + strings.Repeat("t", 129), strings.Repeat("a", 250), "app:-1", "app--x_"} {
 		if got := defaultPullPolicy(img); got != v1.PullIfNotPresent {
 			t.Errorf("rule 5: %s: %s, want %s", img, got, v1.PullIfNotPresent)
 		}
@@ -130,13 +130,19 @@ func TestRule5_DefaultPullPolicyUnparsable(t *testing.T) {
 		"app:latest@sha256:A" + strings.Repeat("a", 63):       v1.PullIfNotPresent,
 		"app:latest@sha256:" + strings.Repeat("f", 63) + "F":  v1.PullIfNotPresent,
 		"app:latest@sha256:" + strings.Repeat("f", 62) + "Fa": v1.PullIfNotPresent,
-		// The 255 characters of a name normalized to docker.io/library/.
-		strings.Repeat("a", 237):           v1.PullAlways,
-		strings.Repeat("a", 238):           v1.PullIfNotPresent,
-		"a/" + strings.Repeat("b", 243):    v1.PullAlways,
-		"a/" + strings.Repeat("b", 244):    v1.PullIfNotPresent,
-		"r.io/" + strings.Repeat("b", 250): v1.PullAlways,
-		"r.io/" + strings.Repeat("b", 251): v1.PullIfNotPresent,
+		// The 255 characters of the repository path, library/ included
+		// for docker.io's names of one component, the domain not.
+		strings.Repeat("a", 247):                      v1.PullAlways,
+		strings.Repeat("a", 248):                      v1.PullIfNotPresent,
+		"a/" + strings.Repeat("b", 253):               v1.PullAlways,
+		"a/" + strings.Repeat("b", 254):               v1.PullIfNotPresent,
+		"r.io/" + strings.Repeat("b", 255):            v1.PullAlways,
+		"r.io/" + strings.Repeat("b", 256):            v1.PullIfNotPresent,
+		"docker.io/" + strings.Repeat("b", 247):       v1.PullAlways,
+		"index.docker.io/" + strings.Repeat("b", 248): v1.PullIfNotPresent,
+		// A first component with a dot that is no host name is the
+		// path's first component.
+		"ho_st.io/app": v1.PullAlways,
 	} {
 		if got := defaultPullPolicy(img); got != want {
 			t.Errorf("rule 5: %s: %s, want %s", img, got, want)

@@ -1,0 +1,99 @@
+package podlifecycle_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/nodestate/nodestate/podlifecycle"
+	"github.com/nodestate/nodestate/podlifecycle/podlifecycletest"
+	"pgregory.net/rapid"
+)
+
+// refGrammar is the image reference grammar the API server validates
+// against (the distribution reference format), written as one regular
+// expression: the name (an optional domain with port, then path
+// components), an optional tag and an optional digest.
+var refGrammar = func() *regexp.Regexp {
+	const (
+		component = `[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*`
+		label     = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
+		domain    = `(?:` + label + `(?:\.` + label + `)*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?`
+		name      = `(?:` + domain + `/)?` + component + `(?:/` + component + `)*`
+		tag       = `[\w][\w.-]{0,127}`
+		digest    = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
+	)
+	return regexp.MustCompile(`^(` + name + `)(?::(` + tag + `))?(?:@(` + digest + `))?$`)
+}()
+
+// refName splits a name of refGrammar into its domain, when it has one,
+// and its path: a first component that is a host name is the domain.
+var refName = regexp.MustCompile(`^(?:((?:` + `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?)/)?(.+)$`)
+
+// refOracle parses image as the API server's defaulting does (the
+// normalized reference parser): 64 lower case hex characters alone are an
+// image ID, not a name; the first path component is the domain when it
+// has a dot or a colon, is localhost or has upper case, else the domain is
+// docker.io (index.docker.io is docker.io too), whose names of one
+// component are under library/; the repository name after the domain,
+// up to its first colon, is lower case; the normalized reference matches
+// refGrammar, with a path (the name without its domain) of at most 255
+// characters (measured with the real parser: library/ and 247 characters
+// pass, 248 do not), and a digest's
+// algorithm is sha256, sha384 or sha512 with its length of lower case hex.
+func refOracle(image string) (tag, digest string, ok bool) {
+	if regexp.MustCompile(`^[a-f0-9]{64}$`).MatchString(image) {
+		return "", "", false
+	}
+	domain, rest := "docker.io", image
+	if i := strings.IndexByte(image, '/'); i >= 0 && (strings.ContainsAny(image[:i], ".:") || image[:i] == "localhost" || strings.ToLower(image[:i]) != image[:i]) {
+		domain, rest = image[:i], image[i+1:]
+	}
+	if domain == "index.docker.io" {
+		domain = "docker.io"
+	}
+	if domain == "docker.io" && !strings.Contains(rest, "/") {
+		rest = "library/" + rest
+	}
+	if remote, _, _ := strings.Cut(rest, ":"); strings.ToLower(remote) != remote {
+		return "", "", false
+	}
+	m := refGrammar.FindStringSubmatch(domain + "/" + rest)
+	if m == nil || len(refName.FindStringSubmatch(m[1])[2]) > 255 {
+		return "", "", false
+	}
+	if m[3] != "" {
+		alg, hex, _ := strings.Cut(m[3], ":")
+		want := map[string]int{"sha256": 64, "sha384": 96, "sha512": 128}[alg]
+		if want == 0 || len(hex) != want || !regexp.MustCompile(`^[a-f0-9]+$`).MatchString(hex) {
+			return "", "", false
+		}
+	}
+	return m[2], m[3], true
+}
+
+// TestPropertyImageTagIsTheReferenceGrammar: imageTag, the hand-written
+// parser behind the default pull policy (rule 5), gives for every
+// reference what the grammar as regular expressions and the API server's
+// normalization give: the tag, the digest, and whether it is valid.
+func TestPropertyImageTagIsTheReferenceGrammar(t *testing.T) {
+	valid := 0
+	rapid.Check(t, func(t *rapid.T) {
+		// Many references a check, so that the default 100 checks reach
+		// every edge of the grammar.
+		for _, ref := range rapid.SliceOfN(podlifecycletest.ImageReference(), 50, 50).Draw(t, "refs") {
+			tag, digest, ok := podlifecycle.ImageTag(ref)
+			wtag, wdigest, wok := refOracle(ref)
+			if tag != wtag || digest != wdigest || ok != wok {
+				t.Fatalf("%q: imageTag %q %q %v, the grammar %q %q %v", ref, tag, digest, ok, wtag, wdigest, wok)
+			}
+			if ok {
+				valid++
+			}
+		}
+	})
+	if valid == 0 {
+		t.Fatal("no valid reference drawn: the property compares refusals only")
+	}
+	t.Logf("%d valid references", valid)
+}
