@@ -22,6 +22,16 @@
 // change that ends it. Every other difference is either documented (Known,
 // docs/faithfulness.md) or fails the comparison.
 //
+// Some of the kubelet's waits are chance (the pod worker's jittered
+// requeue, which of many pods it syncs first), so a workload can run two
+// ways on the real kubelet itself. With a baseline (Config.Baseline) a
+// second oracle node runs every workload a third time: a workload whose
+// nodestate copy differs from the first kubelet's is explained when it
+// equals the second kubelet's, or when every way it differs is a way the
+// second kubelet's copy differs from the first too (the same field with
+// the same values, a status shown by one run alone with the same fields,
+// an event counted otherwise); the rest are undocumented differences.
+//
 // Workloads lists the named workloads, Generated draws generated pods from
 // podlifecycletest's generators. make oracle runs them all and prints the
 // report (cmd/oraclecompare); make test runs the CI subset (TestOracle).

@@ -22,10 +22,12 @@ import (
 	"github.com/nodestate/nodestate/kube/controlplane"
 )
 
-// The two nodes' names.
+// The nodes' names: the oracle node, the nodestate node, and the second
+// oracle node of a run with a baseline (Config.Baseline).
 const (
 	KubeletNode   = "kubelet-1"
 	NodestateNode = "nodestate-1"
+	BaselineNode  = "kubelet-2"
 )
 
 // Config says where the binaries are and how the nodes are set up.
@@ -46,6 +48,11 @@ type Config struct {
 	// Dump, when it holds for a workload, puts every distinct status of its
 	// pods, normalised, with its times, into the report.
 	Dump func(workload string) bool
+	// Baseline runs a second oracle node (BaselineNode) and every workload
+	// a third time on it: where the real kubelet's own two runs of a
+	// workload differ, a difference of nodestate's in the same fields is
+	// the kubelet's chance, not nodestate's (Compare, Report).
+	Baseline bool
 }
 
 // env is one control plane with both nodes.
@@ -55,9 +62,12 @@ type env struct {
 	admin  kubernetes.Interface
 	oracle *exec.Cmd
 	exited chan struct{}
-	stop   context.CancelFunc
-	done   chan error
-	node   *kube.Node
+	// baseline and baseExited are the second oracle node's.
+	baseline   *exec.Cmd
+	baseExited chan struct{}
+	stop       context.CancelFunc
+	done       chan error
+	node       *kube.Node
 }
 
 func (c Config) logf(format string, args ...any) {
@@ -69,7 +79,11 @@ func (c Config) logf(format string, args ...any) {
 // start starts the control plane (with its controllers), the oracle node
 // and the nodestate node, and waits until both nodes are Ready.
 func start(ctx context.Context, cfg Config) (*env, error) {
-	p, err := controlplane.StartWith(ctx, cfg.BinDir, controlplane.Options{Nodes: []string{KubeletNode, NodestateNode}, Controllers: true})
+	nodes := []string{KubeletNode, NodestateNode}
+	if cfg.Baseline {
+		nodes = append(nodes, BaselineNode)
+	}
+	p, err := controlplane.StartWith(ctx, cfg.BinDir, controlplane.Options{Nodes: nodes, Controllers: true})
 	if err != nil {
 		return nil, fmt.Errorf("compare: starting the control plane: %w", err)
 	}
@@ -78,15 +92,21 @@ func start(ctx context.Context, cfg Config) (*env, error) {
 		e.close()
 		return nil, err
 	}
-	if err := e.startOracle(); err != nil {
+	if e.oracle, e.exited, err = e.startOracle(KubeletNode, "10.244.1.0/24", "k"); err != nil {
 		e.close()
 		return nil, err
+	}
+	if cfg.Baseline {
+		if e.baseline, e.baseExited, err = e.startOracle(BaselineNode, "10.244.3.0/24", "k2"); err != nil {
+			e.close()
+			return nil, err
+		}
 	}
 	if err := e.startNodestate(); err != nil {
 		e.close()
 		return nil, err
 	}
-	for _, n := range []string{KubeletNode, NodestateNode} {
+	for _, n := range nodes {
 		if err := e.waitReady(ctx, n); err != nil {
 			e.close()
 			return nil, err
@@ -95,21 +115,24 @@ func start(ctx context.Context, cfg Config) (*env, error) {
 	return e, nil
 }
 
-func (e *env) startOracle() error {
-	kubeconfig, err := e.plane.Kubeconfig(controlplane.NodeUser(KubeletNode))
+// startOracle starts an oracle node named name, with pod CIDR cidr, its
+// root directory and log (dir.log) under Config.Dir/dir; the channel is
+// closed when it exits.
+func (e *env) startOracle(name, cidr, dir string) (*exec.Cmd, chan struct{}, error) {
+	kubeconfig, err := e.plane.Kubeconfig(controlplane.NodeUser(name))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	port, err := controlplane.FreePort()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	logf, err := os.Create(filepath.Join(e.cfg.Dir, "oraclenode.log"))
+	logf, err := os.Create(filepath.Join(e.cfg.Dir, "oraclenode-"+name+".log"))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	cmd := exec.Command(e.cfg.Oracle, "--kubeconfig", kubeconfig, "--name", KubeletNode, "--root-dir", filepath.Join(e.cfg.Dir, "k"),
-		"--kubelet-port", strconv.Itoa(port), "--pod-cidr", "10.244.1.0/24", "--max-pods", strconv.Itoa(e.cfg.MaxPods),
+	cmd := exec.Command(e.cfg.Oracle, "--kubeconfig", kubeconfig, "--name", name, "--root-dir", filepath.Join(e.cfg.Dir, dir),
+		"--kubelet-port", strconv.Itoa(port), "--pod-cidr", cidr, "--max-pods", strconv.Itoa(e.cfg.MaxPods),
 		// Which of many pods starting at once waits for a pull, or has it
 		// refused, depends on the order of the kubelet's goroutines: the
 		// comparison turns both off (docs/faithfulness.md, O2). Hundreds of
@@ -122,11 +145,11 @@ func (e *env) startOracle() error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		_ = logf.Close()
-		return fmt.Errorf("compare: starting the oracle node: %w", err)
+		return nil, nil, fmt.Errorf("compare: starting the oracle node %s: %w", name, err)
 	}
-	e.oracle, e.exited = cmd, make(chan struct{})
-	go func() { _ = cmd.Wait(); _ = logf.Close(); close(e.exited) }()
-	return nil
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); _ = logf.Close(); close(exited) }()
+	return cmd, exited, nil
 }
 
 // startNodestate runs a kube.Node with the oracle node's resources.
@@ -157,7 +180,9 @@ func (e *env) waitReady(ctx context.Context, name string) error {
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
 		select {
 		case <-e.exited:
-			return false, errors.New("the oracle node exited (see oraclenode.log)")
+			return false, errors.New("the oracle node exited (see oraclenode-" + KubeletNode + ".log)")
+		case <-e.baseExited: // nil without a baseline: never ready
+			return false, errors.New("the second oracle node exited (see oraclenode-" + BaselineNode + ".log)")
 		default:
 		}
 		n, err := e.admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
@@ -183,16 +208,23 @@ func (e *env) close() {
 		e.stop()
 		<-e.done
 	}
-	if e.oracle != nil {
-		_ = syscall.Kill(-e.oracle.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-e.exited:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-e.oracle.Process.Pid, syscall.SIGKILL)
-			<-e.exited
-		}
-	}
+	stopOracle(e.oracle, e.exited)
+	stopOracle(e.baseline, e.baseExited)
 	if e.plane != nil {
 		_ = e.plane.Stop()
+	}
+}
+
+// stopOracle stops an oracle node started by startOracle (nil: none).
+func stopOracle(cmd *exec.Cmd, exited chan struct{}) {
+	if cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
 	}
 }

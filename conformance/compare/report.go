@@ -22,6 +22,18 @@ type Report struct {
 	// OracleBefore and OracleAfter are the oracle node's resource usage
 	// before the workloads started and at their end.
 	OracleBefore, OracleAfter Usage
+	// Baseline says that a second oracle node ran every workload too.
+	Baseline bool
+}
+
+func (r *Report) explainedBy(how string) int {
+	n := 0
+	for i := range r.Workloads {
+		if b := r.Workloads[i].Baseline; b != nil && b.Explained == how {
+			n++
+		}
+	}
+	return n
 }
 
 // WorkloadReport is one workload's comparison.
@@ -33,6 +45,9 @@ type WorkloadReport struct {
 	Unpaired []string
 	// Errors are what failed while creating it or running its steps.
 	Errors []string
+	// Baseline is its comparison with the second oracle node's run, when
+	// it differs and the run had one (Config.Baseline).
+	Baseline *BaselineReport
 }
 
 // Equal reports whether the workload ran alike on both nodes, but for
@@ -50,14 +65,23 @@ func (w *WorkloadReport) Equal() bool {
 }
 
 // Differences counts the undocumented differences: of statuses, events,
-// pods without a counterpart, errors and the Node objects.
+// pods without a counterpart, errors and the Node objects, but for those
+// of the workloads the baseline explains (counted by Documented as
+// "baseline").
 func (r *Report) Differences() int {
 	n := len(r.Node.Differences)
-	for _, w := range r.Workloads {
-		n += len(w.Unpaired) + len(w.Errors)
-		for _, p := range w.Pods {
-			n += len(p.Statuses) + len(p.Events)
+	for i := range r.Workloads {
+		if w := &r.Workloads[i]; !w.Explained() {
+			n += w.differences()
 		}
+	}
+	return n
+}
+
+func (w *WorkloadReport) differences() int {
+	n := len(w.Unpaired) + len(w.Errors)
+	for _, p := range w.Pods {
+		n += len(p.Statuses) + len(p.Events)
 	}
 	return n
 }
@@ -68,11 +92,15 @@ func (r *Report) Documented() map[string]int {
 	for id, n := range r.Node.Documented {
 		out[id] += n
 	}
-	for _, w := range r.Workloads {
+	for i := range r.Workloads {
+		w := &r.Workloads[i]
 		for _, p := range w.Pods {
 			for id, n := range p.Documented {
 				out[id] += n
 			}
+		}
+		if !w.Equal() && w.Explained() {
+			out["baseline"] += w.differences()
 		}
 	}
 	return out
@@ -84,13 +112,16 @@ func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "oracle comparison: the real kubelet v1.37.2 (%s) and kube.Node (%s), tolerances: %s per change, %s for a status one node alone shows, +%.0f%% of a jittered wait\n\n",
 		KubeletNode, NodestateNode, r.Tolerances.Time, r.Tolerances.Transient, r.Tolerances.Jitter*100)
-	equal, pods := 0, 0
+	equal, explained, pods := 0, 0, 0
 	for i := range r.Workloads {
 		w := &r.Workloads[i]
 		pods += len(w.Pods)
 		verdict := "differs"
-		if w.Equal() {
+		switch {
+		case w.Equal():
 			verdict, equal = "equal", equal+1
+		case w.Explained():
+			verdict, explained = "differs as the kubelet's own runs do", explained+1
 		}
 		fmt.Fprintf(&b, "%s: %s (%s)\n", w.Name, verdict, w.What)
 		for _, e := range w.Errors {
@@ -101,6 +132,9 @@ func (r *Report) String() string {
 		}
 		for j := range w.Pods {
 			b.WriteString(w.Pods[j].String())
+		}
+		if w.Baseline != nil {
+			b.WriteString(w.Baseline.String())
 		}
 	}
 	b.WriteString("\nNode objects: ")
@@ -113,6 +147,10 @@ func (r *Report) String() string {
 	}
 	fmt.Fprintf(&b, "\n%d of %d workloads equal, %d pod pairs, %d undocumented differences; documented:%s\n",
 		equal, len(r.Workloads), pods, r.Differences(), documentedList(r.Documented()))
+	if r.Baseline {
+		fmt.Fprintf(&b, "baseline: %d differing workloads differ as the kubelet's own two runs do (%s: %d, %s: %d)\n",
+			explained, ExplainedMatch, r.explainedBy(ExplainedMatch), ExplainedVaries, r.explainedBy(ExplainedVaries))
+	}
 	fmt.Fprintf(&b, "run %s; oracle node: RSS %s before the workloads, %s at their end; CPU %s during them\n",
 		r.Elapsed.Round(time.Second), mib(r.OracleBefore.RSS), mib(r.OracleAfter.RSS), (r.OracleAfter.CPU - r.OracleBefore.CPU).Round(10*time.Millisecond))
 	return b.String()

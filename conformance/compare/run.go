@@ -16,11 +16,26 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// The namespaces the two copies of every workload run in.
+// The namespaces the copies of every workload run in: on the oracle node,
+// on the nodestate node, and on the second oracle node of a baseline.
 const (
 	KubeletNamespace   = "on-kubelet"
 	NodestateNamespace = "on-nodestate"
+	BaselineNamespace  = "on-kubelet-2"
 )
+
+// placement is where one copy of every workload runs.
+type placement struct{ namespace, node string }
+
+// placements are the copies a run makes: the kubelet's, nodestate's and,
+// with a baseline, the second kubelet's.
+func (c Config) placements() []placement {
+	ps := []placement{{KubeletNamespace, KubeletNode}, {NodestateNamespace, NodestateNode}}
+	if c.Baseline {
+		ps = append(ps, placement{BaselineNamespace, BaselineNode})
+	}
+	return ps
+}
 
 // probeSettle is how long after the nodes start the workloads wait: the
 // kubelet delays a probe worker's first probe by a random part of its
@@ -40,12 +55,15 @@ func Run(ctx context.Context, cfg Config, ws []Workload, tol Tolerances, known [
 }
 
 // Recording is what a run recorded: the workloads as they ran, every
-// version of every pod each node ran, their events and the two Nodes at
-// the end. Compare turns it into a Report; it can be saved (encoding/json)
+// version of every pod each node ran, their events and the Nodes at the
+// end. Compare turns it into a Report; it can be saved (encoding/json)
 // and compared again with other tolerances.
 type Recording struct {
 	Workloads          []RecordedWorkload
 	Kubelet, Nodestate RecordedNode
+	// Baseline is the second oracle node's (Config.Baseline); without one
+	// its Node is nil.
+	Baseline RecordedNode
 	// Elapsed is the whole run; OracleBefore and OracleAfter the oracle
 	// node's resource usage before the workloads and at their end.
 	Elapsed                   time.Duration
@@ -79,14 +97,16 @@ func Record(ctx context.Context, cfg Config, ws []Workload) (*Recording, error) 
 	}
 	defer e.close()
 	cfg.logf("control plane and both nodes up in %s", time.Since(begin).Round(time.Second))
-	for _, ns := range []string{KubeletNamespace, NodestateNamespace} {
-		if err := makeNamespace(ctx, e.admin, ns); err != nil {
+	var namespaces []string
+	for _, p := range cfg.placements() {
+		if err := makeNamespace(ctx, e.admin, p.namespace); err != nil {
 			return nil, err
 		}
+		namespaces = append(namespaces, p.namespace)
 	}
 	rctx, stopRec := context.WithCancel(ctx)
 	defer stopRec()
-	rec := newRecorder(e.admin, clock.RealClock{}, KubeletNamespace, NodestateNamespace)
+	rec := newRecorder(e.admin, clock.RealClock{}, namespaces...)
 	if err := rec.start(rctx); err != nil {
 		return nil, err
 	}
@@ -95,7 +115,7 @@ func Record(ctx context.Context, cfg Config, ws []Workload) (*Recording, error) 
 	}
 	out := &Recording{OracleBefore: usageOf(e.oracle.Process.Pid)}
 	cfg.logf("running %d workloads", len(ws))
-	runs := runWorkloads(ctx, e.admin, ws)
+	runs := runWorkloads(ctx, e.admin, ws, cfg.placements())
 	last := time.Now()
 	for _, r := range runs {
 		last = maxTime(last, r.end)
@@ -104,7 +124,7 @@ func Record(ctx context.Context, cfg Config, ws []Workload) (*Recording, error) 
 		return nil, err
 	}
 	out.OracleAfter = usageOf(e.oracle.Process.Pid)
-	if err := collect(ctx, e, rec, out); err != nil {
+	if err := collect(ctx, e, rec, out, cfg.Baseline); err != nil {
 		return nil, err
 	}
 	for _, r := range runs {
@@ -130,10 +150,10 @@ func (r *workloadRun) fail(format string, args ...any) {
 	r.mu.Unlock()
 }
 
-// runWorkloads creates every workload's objects on both nodes, one
-// workload's two copies right after each other, and runs its steps at
-// their offsets in the background.
-func runWorkloads(ctx context.Context, c kubernetes.Interface, ws []Workload) []*workloadRun {
+// runWorkloads creates every workload's objects on each placement, one
+// workload's copies right after each other, and runs its steps at their
+// offsets in the background.
+func runWorkloads(ctx context.Context, c kubernetes.Interface, ws []Workload, places []placement) []*workloadRun {
 	var runs []*workloadRun
 	begin := time.Now()
 	ws = slices.Clone(ws)
@@ -144,10 +164,10 @@ func runWorkloads(ctx context.Context, c kubernetes.Interface, ws []Workload) []
 		}
 		r := &workloadRun{w: w, start: time.Now()}
 		r.end = r.start.Add(w.For)
-		for _, side := range [...][2]string{{KubeletNamespace, KubeletNode}, {NodestateNamespace, NodestateNode}} {
-			for _, o := range w.Objects(side[1]) {
-				if err := create(ctx, c, side[0], o); err != nil {
-					r.fail("creating %T on %s: %v", o, side[1], err)
+		for _, p := range places {
+			for _, o := range w.Objects(p.node) {
+				if err := create(ctx, c, p.namespace, o); err != nil {
+					r.fail("creating %T on %s: %v", o, p.node, err)
 				}
 			}
 		}
@@ -156,9 +176,9 @@ func runWorkloads(ctx context.Context, c kubernetes.Interface, ws []Workload) []
 				if sleep(ctx, time.Until(r.start.Add(s.At))) != nil {
 					return
 				}
-				for _, side := range [...][2]string{{KubeletNamespace, KubeletNode}, {NodestateNamespace, NodestateNode}} {
-					if err := s.Do(ctx, c, side[0], side[1]); err != nil {
-						r.fail("%s on %s: %v", s.What, side[1], err)
+				for _, p := range places {
+					if err := s.Do(ctx, c, p.namespace, p.node); err != nil {
+						r.fail("%s on %s: %v", s.What, p.node, err)
 					}
 				}
 			}()
@@ -175,11 +195,16 @@ const createGap = 50 * time.Millisecond
 
 // collect reads what the nodes wrote: the recorder's histories, the
 // events and the Nodes.
-func collect(ctx context.Context, e *env, rec *recorder, out *Recording) error {
-	for _, side := range []struct {
+func collect(ctx context.Context, e *env, rec *recorder, out *Recording, baseline bool) error {
+	type into struct {
 		ns, node string
 		into     *RecordedNode
-	}{{KubeletNamespace, KubeletNode, &out.Kubelet}, {NodestateNamespace, NodestateNode, &out.Nodestate}} {
+	}
+	sides := []into{{KubeletNamespace, KubeletNode, &out.Kubelet}, {NodestateNamespace, NodestateNode, &out.Nodestate}}
+	if baseline {
+		sides = append(sides, into{BaselineNamespace, BaselineNode, &out.Baseline})
+	}
+	for _, side := range sides {
 		hs, err := rec.histories(side.ns)
 		if err != nil {
 			return err
@@ -202,19 +227,23 @@ func collect(ctx context.Context, e *env, rec *recorder, out *Recording) error {
 // least, bestPairing), and the Node objects. dump, when it holds for a workload, puts its
 // pods' statuses in full into the report.
 func Compare(rec *Recording, tol Tolerances, known []Known, dump func(workload string) bool) *Report {
-	rep := &Report{Tolerances: tol, Elapsed: rec.Elapsed, OracleBefore: rec.OracleBefore, OracleAfter: rec.OracleAfter}
-	hostIPs := nodeIPs(rec.Kubelet.Node, rec.Nodestate.Node)
-	wk, wn := byWorkload(rec.Kubelet.Pods), byWorkload(rec.Nodestate.Pods)
+	rep := &Report{Tolerances: tol, Elapsed: rec.Elapsed, OracleBefore: rec.OracleBefore, OracleAfter: rec.OracleAfter, Baseline: rec.Baseline.Node != nil}
+	hostIPs := nodeIPs(rec.Kubelet.Node, rec.Nodestate.Node, rec.Baseline.Node)
+	wk, wn, wb := byWorkload(rec.Kubelet.Pods), byWorkload(rec.Nodestate.Pods), byWorkload(rec.Baseline.Pods)
 	for _, w := range rec.Workloads {
 		wr := WorkloadReport{Name: w.Name, What: w.What, Errors: w.Errors}
-		compare := func(p [2]*history) PodReport {
-			k := &side{h: p[0], events: rec.Kubelet.Events, node: KubeletNode, end: w.End}
-			n := &side{h: p[1], events: rec.Nodestate.Events, node: NodestateNode, end: w.End}
-			pr := comparePod(k, n, hostIPs, tol, known, w.Name)
-			if dump != nil && dump(w.Name) {
-				pr.Dump = dumpPair(k, n, hostIPs)
+		// compareWith compares a pair of copies, the first on node a (in
+		// the kubelet's place), the second on node b.
+		compareWith := func(a, b *RecordedNode, an, bn string, known []Known) func(p [2]*history) PodReport {
+			return func(p [2]*history) PodReport {
+				k := &side{h: p[0], events: a.Events, node: an, end: w.End}
+				n := &side{h: p[1], events: b.Events, node: bn, end: w.End}
+				pr := comparePod(k, n, hostIPs, tol, known, w.Name)
+				if dump != nil && dump(w.Name) {
+					pr.Dump = dumpPair(k, n, hostIPs)
+				}
+				return pr
 			}
-			return pr
 		}
 		pairs := pairPods(wk[w.Name], wn[w.Name])
 		for _, p := range pairs {
@@ -222,7 +251,12 @@ func Compare(rec *Recording, tol Tolerances, known []Known, dump func(workload s
 				wr.Unpaired = append(wr.Unpaired, unpaired(p))
 			}
 		}
-		wr.Pods = append(wr.Pods, bestPairing(pairs, compare)...)
+		wr.Pods = append(wr.Pods, bestPairing(pairs, compareWith(&rec.Kubelet, &rec.Nodestate, KubeletNode, NodestateNode, known))...)
+		if rec.Baseline.Node != nil && !wr.Equal() {
+			wr.Baseline = explain(&wr, wk[w.Name], wn[w.Name], wb[w.Name],
+				compareWith(&rec.Kubelet, &rec.Baseline, KubeletNode, BaselineNode, nil),
+				compareWith(&rec.Baseline, &rec.Nodestate, BaselineNode, NodestateNode, known))
+		}
 		rep.Workloads = append(rep.Workloads, wr)
 	}
 	nr, err := compareNodes(rec.Kubelet.Node, rec.Nodestate.Node, known)
@@ -306,6 +340,9 @@ func unpaired(p [2]*history) string {
 func nodeIPs(ns ...*corev1.Node) []string {
 	var out []string
 	for _, n := range ns {
+		if n == nil {
+			continue
+		}
 		for _, a := range n.Status.Addresses {
 			if a.Type == corev1.NodeInternalIP || a.Type == corev1.NodeExternalIP {
 				out = append(out, a.Address)

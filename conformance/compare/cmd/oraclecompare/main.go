@@ -3,11 +3,13 @@
 // kube.Node, one control plane, and prints the report. It exits 1 when the
 // report has an undocumented difference.
 //
-//	oraclecompare -control-plane DIR -oracle DIR [-ci] [-generated 200] [-seed 1] [-run REGEXP] [-save FILE]
+//	oraclecompare -control-plane DIR -oracle DIR [-ci] [-generated 200] [-seed 1] [-baseline=false] [-run REGEXP] [-save FILE]
 //	oraclecompare -replay FILE [-dump REGEXP]
 //
 // make oracle builds both and runs every named workload and 200 generated
-// pods. -save keeps the recording (gzipped JSON), which -replay compares
+// pods, each a third time on a second oracle node (-baseline): a
+// difference of nodestate's in a way the kubelet's own two runs differ too
+// is reported as the kubelet's chance. -save keeps the recording (gzipped JSON), which -replay compares
 // again without running anything.
 package main
 
@@ -38,6 +40,7 @@ func run() error {
 	generated := flag.Int("generated", 200, "generated pods")
 	seed := flag.Int("seed", 1, "the first generated pod's seed")
 	wave := flag.Int("wave", 100, "generated pods created at once: each wave is created when the one before ends")
+	baseline := flag.Bool("baseline", true, "run every workload on a second oracle node too, to tell the kubelet's own variation from nodestate's differences")
 	only := flag.String("run", "", "only the named workloads matching this regular expression")
 	dumpRE := flag.String("dump", "", "print every status of the workloads matching this regular expression in full")
 	save := flag.String("save", "", "write the recording to this file (gzipped JSON)")
@@ -77,7 +80,7 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	cfg := compare.Config{BinDir: *cp, Oracle: filepath.Join(*oracle, "oraclenode"), Dir: dir, MaxPods: max(110, 2*len(ws)), Log: os.Stderr}
+	cfg := compare.Config{BinDir: *cp, Oracle: filepath.Join(*oracle, "oraclenode"), Dir: dir, MaxPods: max(110, 2*len(ws)), Log: os.Stderr, Baseline: *baseline}
 	rec, err := compare.Record(context.Background(), cfg, ws)
 	if err != nil {
 		return err
