@@ -28,8 +28,11 @@
 //   - it was just added (its first sync);
 //   - its runtime reports something (Runtime.Due is not empty at now, which
 //     Runtime.Next or Notify said it would be): the results of the calls
-//     the previous sync made (pulls, starts, kills, hooks, probes), taken at
-//     once as the kubelet's relist on demand takes them, which the machine
+//     the previous sync made (pulls, starts, kills, hooks, probes), taken
+//     as the kubelet's relist on demand takes them (a container's creation,
+//     start or stop, a hook's end, a sandbox's: Options.OnDemandRelistDelay
+//     after them, at once by default, or at a periodic relist before
+//     that, with every change up to then; the others at once), which the machine
 //     takes as the kubelet does (a probe result that changes nothing, a
 //     pull, or the failure that ends a sync schedules no sync of its own);
 //     and a change no call asked for (a container that exits by itself or

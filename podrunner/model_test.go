@@ -30,6 +30,7 @@ func TestModel(t *testing.T) {
 		cache, _ := statussync.NewCache(statussync.DefaultOptions())
 		opts := podrunner.DefaultOptions()
 		opts.PodCIDR, opts.HostIPs = "10.244.1.0/24", []string{"192.0.2.10"}
+		opts.OnDemandRelistDelay = time.Duration(rapid.SampledFrom([]int{0, 10, 300}).Draw(t, "onDemandMs")) * time.Millisecond
 		r, err := podrunner.New(opts, cache, &recorder{})
 		if err != nil {
 			t.Fatal(err)

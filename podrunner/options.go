@@ -47,6 +47,15 @@ type Options struct {
 	// actions are taken at once (its relist on demand). 0 takes every
 	// change when it happens.
 	RelistPeriod time.Duration
+	// OnDemandRelistDelay is how long after the answers to a sync's calls
+	// its relist on demand reads the runtime (the kubelet requests it once
+	// SyncPod returned, and its PLEG serves it on another goroutine): the
+	// answers are taken then, with every change up to then, so a container
+	// that exits within it is seen exited, never running (measured on the
+	// real kubelet: a sidecar that runs 1 ms is never seen running, one
+	// that runs 22 ms can be; kube's nodes use 10 ms). 0, the default,
+	// takes the answers at once, so that every time in a run is exact.
+	OnDemandRelistDelay time.Duration
 	// Logger receives what fails and what the runner works around. The
 	// zero value discards.
 	Logger logr.Logger
@@ -69,8 +78,8 @@ type Hooks struct {
 
 // DefaultOptions returns the kubelet's defaults: podlifecycle's, no pod
 // CIDR and no host IPs, at most 100 syncs of a pod at one instant then a
-// 1 s wait, runtime retries after 1 s doubling up to 30 s, and the 1 s
-// relist.
+// 1 s wait, runtime retries after 1 s doubling up to 30 s, the 1 s relist
+// and the relist on demand at once.
 func DefaultOptions() Options {
 	return Options{Lifecycle: podlifecycle.DefaultOptions(), MaxSyncsPerInstant: 100, StallDelay: time.Second,
 		RuntimeRetry: time.Second, RuntimeRetryMax: 30 * time.Second, RelistPeriod: time.Second}
@@ -108,6 +117,8 @@ func (o *Options) validate() error {
 		return &OptionError{Field: "RuntimeRetryMax", Value: o.RuntimeRetryMax, Reason: "must be at least RuntimeRetry"}
 	case o.RelistPeriod < 0:
 		return &OptionError{Field: "RelistPeriod", Value: o.RelistPeriod, Reason: "must not be negative"}
+	case o.OnDemandRelistDelay < 0:
+		return &OptionError{Field: "OnDemandRelistDelay", Value: o.OnDemandRelistDelay, Reason: "must not be negative"}
 	}
 	return nil
 }

@@ -47,6 +47,11 @@ type podEntry struct {
 	// held are changes the runtime reported that answer no action of the
 	// runner's, waiting for the relist that sees them (Options.RelistPeriod).
 	held []podlifecycle.Observation
+	// answers are the answers to a sync's calls, waiting for its relist on
+	// demand at answersAt (Options.OnDemandRelistDelay), which takes them
+	// with every held change up to then.
+	answers   []podlifecycle.Observation
+	answersAt time.Time
 	// killing are the container IDs with a KillContainer in flight, and
 	// sandboxKill a KillSandbox: the exits that answer them are not held.
 	killing     []string
@@ -273,7 +278,6 @@ func (r *Runner) refused(p *podEntry, now time.Time, err error) {
 func (r *Runner) observe(p *podEntry, now time.Time) bool {
 	n := len(p.obs)
 	r.release(p, now)
-	answered := false
 	for _, o := range p.rt.Due(now) {
 		switch o.Kind {
 		case podlifecycle.SandboxReady:
@@ -304,23 +308,45 @@ func (r *Runner) observe(p *podEntry, now time.Time) bool {
 				continue
 			}
 		} else if relisted(o.Kind) {
-			answered = true
+			if p.answersAt.IsZero() {
+				// A periodic relist before the one on demand serves it.
+				at := o.At
+				if at.IsZero() {
+					at = now
+				}
+				p.answersAt = earliest(at.Add(r.opts.OnDemandRelistDelay), r.relistAt(at))
+			}
+			p.answers = append(p.answers, o)
+			continue
 		}
 		p.obs = append(p.obs, o)
 	}
-	if answered && len(p.held) > 0 {
-		// The relist that follows a sync that acted sees every change
-		// up to it: a container that exited as soon as it started is
-		// seen exited, never running. The changes go in time order, an
+	if !p.answersAt.IsZero() && !now.Before(p.answersAt) {
+		// The relist on demand that follows a sync that acted sees every
+		// change up to it: a container that exited as soon as it started
+		// is seen exited, never running. The changes go in time order, an
 		// answer before a change at the same time.
+		for _, o := range p.answers {
+			if o.At.Before(p.stepped) {
+				o.At = p.stepped // a step (a probe's, say) came in between
+			}
+			p.obs = append(p.obs, o)
+		}
+		clear(p.answers)
+		p.answers, p.answersAt = p.answers[:0], time.Time{}
+		kept := p.held[:0]
 		for _, o := range p.held {
+			if o.At.After(now) {
+				kept = append(kept, o)
+				continue
+			}
 			if o.At.Before(p.stepped) {
 				o.At = p.stepped
 			}
 			p.obs = append(p.obs, o)
 		}
-		clear(p.held)
-		p.held = p.held[:0]
+		clear(p.held[len(kept):])
+		p.held = kept
 		slices.SortStableFunc(p.obs[n:], func(a, b podlifecycle.Observation) int { return a.At.Compare(b.At) })
 	}
 	return len(p.obs) > 0 || n > 0
@@ -376,7 +402,7 @@ func (r *Runner) wakeOf(p *podEntry, now time.Time) time.Time {
 	if len(p.held) > 0 {
 		w = earliest(w, r.nextRelease(p))
 	}
-	return w
+	return earliest(w, p.answersAt)
 }
 
 // earliest returns the earlier of two times, zero meaning none.

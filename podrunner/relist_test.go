@@ -21,17 +21,19 @@ import (
 // is in CONTAINER_EXITED state"). An exit that answers a kill is taken at
 // once, and with RelistPeriod 0 so is every change; a change held for the
 // relist is taken with the answers of the calls a sync made, as the relist
-// after that sync sees it.
+// after that sync sees it, and with OnDemandRelistDelay so is one that
+// comes within the delay after them.
 func TestRelist(t *testing.T) {
 	type seen struct {
 		at    time.Duration
 		state string
 	}
+	var onDemand time.Duration // Options.OnDemandRelistDelay of the next run
 	run := func(t *testing.T, relist time.Duration, clauses string, probe bool, d time.Duration, addAt ...time.Duration) ([]seen, *node) {
 		var n *node
 		var out []seen
 		opts := podrunner.DefaultOptions()
-		opts.PodCIDR, opts.RelistPeriod = "10.244.1.0/24", relist
+		opts.PodCIDR, opts.RelistPeriod, opts.OnDemandRelistDelay = "10.244.1.0/24", relist, onDemand
 		opts.Hooks.Synced = func(_ time.Time, _ *v1.Pod, _ []podlifecycle.Observation, res *podlifecycle.Result) {
 			for _, st := range res.Statuses {
 				if s := state(st, "app"); len(out) == 0 || out[len(out)-1].state != s {
@@ -101,6 +103,27 @@ func TestRelist(t *testing.T) {
 		if at := exitAt(ss); at < 0 || at >= time.Second {
 			t.Fatalf("the exit at the start showed at %v, want with the start's answer (%v)", at, ss)
 		}
+	})
+	t.Run("an exit within the on-demand relist's delay is seen with the start", func(t *testing.T) {
+		// The kubelet relists on demand once SyncPod returned: a container
+		// that ran 1 ms is exited by then (oracle generated pod gen-169: a
+		// sidecar that runs 1 ms never counts as started). Without the
+		// delay the answers are taken at the start's instant, running.
+		for _, tc := range []struct {
+			delay   time.Duration
+			running bool
+		}{{10 * time.Millisecond, false}, {0, true}} {
+			onDemand = tc.delay
+			ss, _ := run(t, time.Second, "run 1ms exit 0", false, 3*time.Second, 300*time.Millisecond)
+			running := false
+			for _, s := range ss {
+				running = running || s.state == "Running"
+			}
+			if at := exitAt(ss); running != tc.running || at < 0 || !tc.running && at >= time.Second {
+				t.Errorf("delay %v: running %v, want %v; the exit showed at %v (%v)", tc.delay, running, tc.running, at, ss)
+			}
+		}
+		onDemand = 0
 	})
 	t.Run("a kill's answer at once", func(t *testing.T) {
 		// ignore-sigterm 1.5s: the kill with the 30 s grace stops it at 1.5 s
