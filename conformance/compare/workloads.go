@@ -205,7 +205,11 @@ func postStartFails() Workload {
 	const name = "poststart-fails"
 	return Workload{Name: name, What: "a postStart hook that fails: the container is killed and restarted", CI: true, For: 90 * time.Second,
 		Objects: func(node string) []runtime.Object {
-			c := container(name, "app", "poststart 1s fail", func(c *corev1.Container) {
+			// A hook of 2 s always spans one of the kubelet's relists (1 s
+			// apart, plus the relist's own time), so the two syncs after
+			// its kill always follow (rule 4.5); one of exactly 1 s spans
+			// one or none by chance.
+			c := container(name, "app", "poststart 2s fail", func(c *corev1.Container) {
 				c.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"init"}}}}
 			})
 			return []runtime.Object{podOf(name, node, nil, []ctr{c})}
