@@ -334,10 +334,7 @@ func NewNode(opts Options, client kubernetes.Interface) (*Node, error) {
 	ro := podrunner.DefaultOptions()
 	ro.Lifecycle, ro.Clock, ro.PodCIDR, ro.Logger = opts.Lifecycle, opts.Clock, opts.PodCIDR, opts.Logger
 	ro.HostIPs = []string{opts.Address}
-	// The kubelet's relist on demand reads the runtime some milliseconds
-	// after a sync's calls returned: a container that ran for 1 ms is seen
-	// exited (podrunner.Options.OnDemandRelistDelay).
-	ro.OnDemandRelistDelay = 10 * time.Millisecond
+	ro.OnDemandRelistDelay = 10 * time.Millisecond // the kubelet's: a container that ran 1 ms is seen exited
 	ro.Hooks = podrunner.Hooks{Synced: n.synced, Finished: n.finished}
 	if n.runner, err = podrunner.New(ro, n.cache, n.rec); err != nil {
 		return nil, fmt.Errorf("%w: pod runner: %v", ErrInvalidOptions, err)

@@ -1,7 +1,6 @@
 package podlifecycle
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -254,11 +253,9 @@ func (md *model) check(t *rapid.T, a Action) {
 			t.Fatalf("invariant: %v while terminating", a)
 		}
 		if md.sbGone {
-			// A sync blocked on a kill while the sandbox was lost goes on
-			// with the plan it made before (section 4.1): the start is
-			// issued into the sandbox planned for, and the runtime refuses
-			// it (do). Nothing starts, so no ordering is broken. A sync
-			// that began after the loss creates a sandbox first.
+			// A sync blocked on a kill while the sandbox was lost goes on with
+			// its plan (4.1): the runtime refuses the start (do), nothing
+			// starts. A sync that began after the loss creates a sandbox first.
 			if !md.resumed {
 				t.Fatalf("invariant: %v into a sandbox known to be gone", a)
 			}
@@ -599,5 +596,3 @@ func TestModel(t *testing.T) {
 		})
 	})
 }
-
-var _ = fmt.Sprint
