@@ -316,8 +316,10 @@ func (r *Runner) observe(p *podEntry, now time.Time) bool {
 				}
 				p.answersAt = earliest(at.Add(r.opts.OnDemandRelistDelay), r.relistAt(at))
 			}
-			p.answers = append(p.answers, o)
-			continue
+			if p.answersAt.After(now) {
+				p.answers = append(p.answers, o)
+				continue
+			}
 		}
 		p.obs = append(p.obs, o)
 	}
@@ -325,13 +327,14 @@ func (r *Runner) observe(p *podEntry, now time.Time) bool {
 		// The relist on demand that follows a sync that acted sees every
 		// change up to it: a container that exited as soon as it started
 		// is seen exited, never running. The changes go in time order, an
-		// answer before a change at the same time.
-		for _, o := range p.answers {
-			if o.At.Before(p.stepped) {
-				o.At = p.stepped // a step (a probe's, say) came in between
+		// answer before a change at the same time: the answers held for
+		// it go first, this call's in the order they came.
+		for i := range p.answers {
+			if p.answers[i].At.Before(p.stepped) {
+				p.answers[i].At = p.stepped // a step (a probe's, say) came in between
 			}
-			p.obs = append(p.obs, o)
 		}
+		p.obs = slices.Insert(p.obs, n, p.answers...)
 		clear(p.answers)
 		p.answers, p.answersAt = p.answers[:0], time.Time{}
 		kept := p.held[:0]
