@@ -1,6 +1,7 @@
 package podlifecycle_test
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,25 +11,38 @@ import (
 	"pgregory.net/rapid"
 )
 
-// refGrammar is the image reference grammar the API server validates
-// against (the distribution reference format), written as one regular
-// expression: the name (an optional domain with port, then path
-// components), an optional tag and an optional digest.
-var refGrammar = func() *regexp.Regexp {
-	const (
-		component = `[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*`
-		label     = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
-		domain    = `(?:` + label + `(?:\.` + label + `)*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?`
-		name      = `(?:` + domain + `/)?` + component + `(?:/` + component + `)*`
-		tag       = `[\w][\w.-]{0,127}`
-		digest    = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
-	)
-	return regexp.MustCompile(`^(` + name + `)(?::(` + tag + `))?(?:@(` + digest + `))?$`)
-}()
+// The image reference grammar the API server validates against (the
+// distribution reference format), as regular expressions.
+const (
+	refComponent = `[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*`
+	refLabel     = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
+	refDomain    = `(?:` + refLabel + `(?:\.` + refLabel + `)*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?`
+)
 
-// refName splits a name of refGrammar into its domain, when it has one,
-// and its path: a first component that is a host name is the domain.
-var refName = regexp.MustCompile(`^(?:((?:` + `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?)/)?(.+)$`)
+var (
+	// refGrammar is a whole reference: the name (an optional domain with
+	// port, then path components), an optional tag and an optional digest.
+	refGrammar = regexp.MustCompile(`^((?:` + refDomain + `/)?` + refComponent + `(?:/` + refComponent + `)*)` +
+		`(?::([\w][\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?$`)
+	// refName splits a name of refGrammar into its domain, when it has
+	// one, and its path: a first component that is a host name is the
+	// domain.
+	refName = regexp.MustCompile(`^(?:(` + refDomain + `)/)?(.+)$`)
+	// refID is an image ID; refHex a digest's lower case hex.
+	refID  = regexp.MustCompile(`^[a-f0-9]{64}$`)
+	refHex = regexp.MustCompile(`^[a-f0-9]+$`)
+)
+
+// sameAsGrammar reports, for ref, what imageTag and refOracle give when
+// they differ; valid says whether refOracle takes ref.
+func sameAsGrammar(ref string) (diff string, valid bool) {
+	tag, digest, ok := podlifecycle.ImageTag(ref)
+	wtag, wdigest, wok := refOracle(ref)
+	if tag != wtag || digest != wdigest || ok != wok {
+		return fmt.Sprintf("%q: imageTag %q %q %v, the grammar %q %q %v", ref, tag, digest, ok, wtag, wdigest, wok), wok
+	}
+	return "", wok
+}
 
 // refOracle parses image as the API server's defaulting does (the
 // normalized reference parser): 64 lower case hex characters alone are an
@@ -42,7 +56,7 @@ var refName = regexp.MustCompile(`^(?:((?:` + `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z
 // pass, 248 do not), and a digest's
 // algorithm is sha256, sha384 or sha512 with its length of lower case hex.
 func refOracle(image string) (tag, digest string, ok bool) {
-	if regexp.MustCompile(`^[a-f0-9]{64}$`).MatchString(image) {
+	if refID.MatchString(image) {
 		return "", "", false
 	}
 	domain, rest := "docker.io", image
@@ -65,7 +79,7 @@ func refOracle(image string) (tag, digest string, ok bool) {
 	if m[3] != "" {
 		alg, hex, _ := strings.Cut(m[3], ":")
 		want := map[string]int{"sha256": 64, "sha384": 96, "sha512": 128}[alg]
-		if want == 0 || len(hex) != want || !regexp.MustCompile(`^[a-f0-9]+$`).MatchString(hex) {
+		if want == 0 || len(hex) != want || !refHex.MatchString(hex) {
 			return "", "", false
 		}
 	}
@@ -82,10 +96,9 @@ func TestPropertyImageTagIsTheReferenceGrammar(t *testing.T) {
 		// Many references a check, so that the default 100 checks reach
 		// every edge of the grammar.
 		for _, ref := range rapid.SliceOfN(podlifecycletest.ImageReference(), 50, 50).Draw(t, "refs") {
-			tag, digest, ok := podlifecycle.ImageTag(ref)
-			wtag, wdigest, wok := refOracle(ref)
-			if tag != wtag || digest != wdigest || ok != wok {
-				t.Fatalf("%q: imageTag %q %q %v, the grammar %q %q %v", ref, tag, digest, ok, wtag, wdigest, wok)
+			diff, ok := sameAsGrammar(ref)
+			if diff != "" {
+				t.Fatal(diff)
 			}
 			if ok {
 				valid++
@@ -113,10 +126,9 @@ func TestImageTagAtTheEdges(t *testing.T) {
 		"a__b", "a___b", "a--b", "a.-b", "a._b", "a_", "_a",
 		"docker.io/" + r("a", 247), "docker.io/" + r("a", 248), "index.docker.io/" + r("a", 247), "index.docker.io/a/" + r("b", 253),
 	} {
-		tag, digest, ok := podlifecycle.ImageTag(ref)
-		wtag, wdigest, wok := refOracle(ref)
-		if tag != wtag || digest != wdigest || ok != wok {
-			t.Errorf("%q: imageTag %q %q %v, the grammar %q %q %v", ref, tag, digest, ok, wtag, wdigest, wok)
+		diff, ok := sameAsGrammar(ref)
+		if diff != "" {
+			t.Error(diff)
 		}
 		if ok {
 			valid++
