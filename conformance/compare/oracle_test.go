@@ -44,13 +44,17 @@ func (w testWriter) Write(p []byte) (int, error) {
 
 // TestOracle runs the CI subset of the named workloads and 200 generated
 // pods on the real kubelet and on kube.Node, and each a third time on a
-// second oracle node (the baseline). It fails on any difference not
-// documented in docs/faithfulness.md in a named workload or the Node
-// objects, on a generated pod that could not be created or paired, and
-// when more of the generated pods than maxGeneratedDiffering differ in a
-// way the baseline does not explain (docs/faithfulness.md, "Generated
-// pods": their differences are not all classified yet; the share is held
-// so that a change that makes more of them differ fails).
+// second oracle node (the baseline). It fails on any difference in the Node
+// objects not documented in docs/faithfulness.md, on a generated pod that
+// could not be created or paired, when more of the generated pods than
+// maxGeneratedDiffering differ in a way the baseline does not explain
+// (docs/faithfulness.md, "Generated pods": their differences are not all
+// classified yet; the share is held so that a change that makes more of
+// them differ fails), and on a named workload that differs in a way
+// neither documented nor explained by the baseline in the run and again in
+// each of namedReruns runs of it alone (a difference that the kubelet's
+// timing makes come and go passes once a rerun shows the workload equal or
+// explained; one that nodestate makes every time fails).
 func TestOracle(t *testing.T) {
 	cfg := config(t)
 	var ws []Workload
@@ -62,19 +66,15 @@ func TestOracle(t *testing.T) {
 	ws = append(ws, Waves(Generated(ciSeed, ciGenerated), ciWave, GeneratedFor)...)
 	cfg.MaxPods = 2 * len(ws)
 	cfg.Baseline = true
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	rep, err := Run(ctx, cfg, ws, DefaultTolerances(), Documented())
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := run(t, cfg, ws, 15*time.Minute)
 	t.Logf("\n%s", rep)
-	named, generated, differing := 0, 0, 0
+	var named []string
+	generated, differing := 0, 0
 	for i := range rep.Workloads {
 		w := &rep.Workloads[i]
 		if !strings.HasPrefix(w.Name, "gen-") {
-			if !w.Equal() {
-				named++
+			if !w.Explained() {
+				named = append(named, w.Name)
 			}
 			continue
 		}
@@ -86,12 +86,63 @@ func TestOracle(t *testing.T) {
 			differing++
 		}
 	}
-	if named > 0 || len(rep.Node.Differences) > 0 {
-		t.Errorf("%d named workloads and %d Node fields differ from the kubelet without a documented reason (the report above)", named, len(rep.Node.Differences))
+	if len(rep.Node.Differences) > 0 {
+		t.Errorf("%d Node fields differ from the kubelet without a documented reason (the report above)", len(rep.Node.Differences))
 	}
 	if share := float64(differing) / float64(max(generated, 1)); share > maxGeneratedDiffering {
 		t.Errorf("%d of %d generated pods differ from the kubelet (%.0f%%), more than the %.0f%% held", differing, generated, 100*share, 100*maxGeneratedDiffering)
 	}
+	if len(named) == 0 {
+		return
+	}
+	t.Logf("named workloads differing without a documented or baseline reason: %s; running them alone again", strings.Join(named, ", "))
+	cfg.Dir = t.TempDir()
+	if still := rerun(t, cfg, named, namedReruns); len(still) > 0 {
+		t.Errorf("named workloads differ from the kubelet without a documented reason, in the run and in %d runs of their own: %s (the reports above)", namedReruns, strings.Join(still, ", "))
+	}
+}
+
+// namedReruns is how many times TestOracle runs a named workload alone
+// again before it calls its difference nodestate's.
+const namedReruns = 2
+
+// rerun runs the named workloads names alone, up to n times, and returns
+// those that differ without a documented or baseline reason in every run.
+func rerun(t *testing.T, cfg Config, names []string, n int) []string {
+	t.Helper()
+	byName := map[string]Workload{}
+	for _, w := range Workloads() {
+		byName[w.Name] = w
+	}
+	for i := 0; i < n && len(names) > 0; i++ {
+		var ws []Workload
+		for _, name := range names {
+			ws = append(ws, byName[name])
+		}
+		cfg.MaxPods = 2 * len(ws)
+		rep := run(t, cfg, ws, 5*time.Minute)
+		t.Logf("rerun %d of %s:\n%s", i+1, strings.Join(names, ", "), rep)
+		names = names[:0]
+		for j := range rep.Workloads {
+			if w := &rep.Workloads[j]; !w.Explained() {
+				names = append(names, w.Name)
+			}
+		}
+	}
+	return names
+}
+
+// run runs ws with the documented differences and the default tolerances,
+// failing the test when the comparison cannot run.
+func run(t *testing.T, cfg Config, ws []Workload, limit time.Duration) *Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	rep, err := Run(ctx, cfg, ws, DefaultTolerances(), Documented())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
 
 // maxGeneratedDiffering is the share of generated pods that may still show
@@ -115,12 +166,7 @@ func TestOracleBreak(t *testing.T) {
 			ws = append(ws, w)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	rep, err := Run(ctx, cfg, ws, DefaultTolerances(), Documented())
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := run(t, cfg, ws, 5*time.Minute)
 	if !strings.Contains(rep.String(), "allocatedResources") {
 		t.Fatalf("the comparison did not report the missing allocatedResources:\n%s", rep)
 	}
