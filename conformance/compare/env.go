@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -60,11 +57,9 @@ type env struct {
 	cfg    Config
 	plane  *controlplane.Plane
 	admin  kubernetes.Interface
-	oracle *exec.Cmd
-	exited chan struct{}
-	// baseline and baseExited are the second oracle node's.
-	baseline   *exec.Cmd
-	baseExited chan struct{}
+	oracle *controlplane.Process
+	// baseline is the second oracle node (nil without Config.Baseline).
+	baseline *controlplane.Process
 	stop       context.CancelFunc
 	done       chan error
 	node       *kube.Node
@@ -92,12 +87,12 @@ func start(ctx context.Context, cfg Config) (*env, error) {
 		e.close()
 		return nil, err
 	}
-	if e.oracle, e.exited, err = e.startOracle(KubeletNode, "10.244.1.0/24", "k"); err != nil {
+	if e.oracle, err = e.startOracle(KubeletNode, "10.244.1.0/24", "k"); err != nil {
 		e.close()
 		return nil, err
 	}
 	if cfg.Baseline {
-		if e.baseline, e.baseExited, err = e.startOracle(BaselineNode, "10.244.3.0/24", "k2"); err != nil {
+		if e.baseline, err = e.startOracle(BaselineNode, "10.244.3.0/24", "k2"); err != nil {
 			e.close()
 			return nil, err
 		}
@@ -116,22 +111,18 @@ func start(ctx context.Context, cfg Config) (*env, error) {
 }
 
 // startOracle starts an oracle node named name, with pod CIDR cidr, its
-// root directory and log (dir.log) under Config.Dir/dir; the channel is
-// closed when it exits.
-func (e *env) startOracle(name, cidr, dir string) (*exec.Cmd, chan struct{}, error) {
+// root directory under Config.Dir/dir and its log in
+// Config.Dir/oraclenode-<name>.log.
+func (e *env) startOracle(name, cidr, dir string) (*controlplane.Process, error) {
 	kubeconfig, err := e.plane.Kubeconfig(controlplane.NodeUser(name))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	port, err := controlplane.FreePort()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	logf, err := os.Create(filepath.Join(e.cfg.Dir, "oraclenode-"+name+".log"))
-	if err != nil {
-		return nil, nil, err
-	}
-	cmd := exec.Command(e.cfg.Oracle, "--kubeconfig", kubeconfig, "--name", name, "--root-dir", filepath.Join(e.cfg.Dir, dir),
+	p, err := controlplane.StartProcess(name, filepath.Join(e.cfg.Dir, "oraclenode-"+name+".log"), e.cfg.Oracle, "--kubeconfig", kubeconfig, "--name", name, "--root-dir", filepath.Join(e.cfg.Dir, dir),
 		"--kubelet-port", strconv.Itoa(port), "--pod-cidr", cidr, "--max-pods", strconv.Itoa(e.cfg.MaxPods),
 		// Which of many pods starting at once waits for a pull, or has it
 		// refused, depends on the order of the kubelet's goroutines: the
@@ -141,15 +132,10 @@ func (e *env) startOracle(name, cidr, dir string) (*exec.Cmd, chan struct{}, err
 		// nodestate node's client has none.
 		"--serialize-image-pulls=false", "--registry-pull-qps", "0",
 		"--kube-api-qps", "500", "--event-qps", "500", "-v", "2")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		_ = logf.Close()
-		return nil, nil, fmt.Errorf("compare: starting the oracle node %s: %w", name, err)
+	if err != nil {
+		return nil, fmt.Errorf("compare: the oracle node %s: %w", name, err)
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); _ = logf.Close(); close(exited) }()
-	return cmd, exited, nil
+	return p, nil
 }
 
 // startNodestate runs a kube.Node with the oracle node's resources.
@@ -179,9 +165,9 @@ func (e *env) startNodestate() error {
 func (e *env) waitReady(ctx context.Context, name string) error {
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
 		select {
-		case <-e.exited:
+		case <-e.oracle.Done():
 			return false, errors.New("the oracle node exited (see oraclenode-" + KubeletNode + ".log)")
-		case <-e.baseExited: // nil without a baseline: never ready
+		case <-exited(e.baseline): // never without a baseline
 			return false, errors.New("the second oracle node exited (see oraclenode-" + BaselineNode + ".log)")
 		default:
 		}
@@ -208,23 +194,20 @@ func (e *env) close() {
 		e.stop()
 		<-e.done
 	}
-	stopOracle(e.oracle, e.exited)
-	stopOracle(e.baseline, e.baseExited)
+	for _, p := range []*controlplane.Process{e.oracle, e.baseline} {
+		if p != nil {
+			p.Stop(10 * time.Second)
+		}
+	}
 	if e.plane != nil {
 		_ = e.plane.Stop()
 	}
 }
 
-// stopOracle stops an oracle node started by startOracle (nil: none).
-func stopOracle(cmd *exec.Cmd, exited chan struct{}) {
-	if cmd == nil {
-		return
+// exited is p's Done, or nil (never ready) for no process.
+func exited(p *controlplane.Process) <-chan struct{} {
+	if p == nil {
+		return nil
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-	}
+	return p.Done()
 }

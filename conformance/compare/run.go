@@ -113,7 +113,7 @@ func Record(ctx context.Context, cfg Config, ws []Workload) (*Recording, error) 
 	if err := sleep(ctx, probeSettle-time.Since(begin)); err != nil {
 		return nil, err
 	}
-	out := &Recording{OracleBefore: usageOf(e.oracle.Process.Pid)}
+	out := &Recording{OracleBefore: usageOf(e.oracle.Pid())}
 	cfg.logf("running %d workloads", len(ws))
 	runs := runWorkloads(ctx, e.admin, ws, cfg.placements())
 	last := time.Now()
@@ -123,7 +123,7 @@ func Record(ctx context.Context, cfg Config, ws []Workload) (*Recording, error) 
 	if err := sleep(ctx, time.Until(last)+time.Second); err != nil {
 		return nil, err
 	}
-	out.OracleAfter = usageOf(e.oracle.Process.Pid)
+	out.OracleAfter = usageOf(e.oracle.Pid())
 	if err := collect(ctx, e, rec, out, cfg.Baseline); err != nil {
 		return nil, err
 	}

@@ -31,7 +31,6 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -89,8 +88,7 @@ type Plane struct {
 	Attempts int
 
 	identities map[string]Identity
-	procs      []*proc
-	logs       []*os.File
+	procs      []*Process
 	stopOnce   sync.Once
 	stopErr    error
 }
@@ -224,8 +222,8 @@ const StartAttempts = 3
 // portTaken reports whether a process's log says it could not bind its
 // port.
 func (p *Plane) portTaken() bool {
-	for _, f := range p.logs {
-		if b, err := os.ReadFile(f.Name()); err == nil && bytes.Contains(b, []byte("address already in use")) {
+	for _, pr := range p.procs {
+		if b, err := os.ReadFile(pr.LogPath); err == nil && bytes.Contains(b, []byte("address already in use")) {
 			return true
 		}
 	}
@@ -373,23 +371,10 @@ func join(s []string) string {
 }
 
 func (p *Plane) run(bin, name string, args ...string) error {
-	logf, err := os.Create(filepath.Join(p.Dir, name+".log"))
+	pr, err := StartProcess(name, filepath.Join(p.Dir, name+".log"), bin, args...)
 	if err != nil {
 		return err
 	}
-	p.logs = append(p.logs, logf)
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// Its own process group, killed with the test binary if that dies.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("controlplane: starting %s: %w", name, err)
-	}
-	pr := &proc{name: name, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		pr.err = cmd.Wait()
-		close(pr.done)
-	}()
 	p.procs = append(p.procs, pr)
 	return nil
 }
@@ -419,10 +404,10 @@ func (p *Plane) poll(ctx context.Context, name string, hc *http.Client, url, tok
 	for {
 		for _, pr := range p.procs {
 			select {
-			case <-pr.done:
+			case <-pr.Done():
 				// The exited process's last lines first: they say why.
 				return fmt.Errorf("controlplane: %s exited while waiting for %s: %v\n--- the end of %s.log\n%s\n%s",
-					pr.name, name, pr.err, pr.name, p.tail(pr.name, 10), p.Log())
+					pr.Name, name, pr.Err(), pr.Name, p.tail(pr.Name, 10), p.Log())
 			default:
 			}
 		}
@@ -461,12 +446,12 @@ func (p *Plane) tail(name string, n int) string {
 // Log returns the end of the processes' logs, for failure messages.
 func (p *Plane) Log() string {
 	var out bytes.Buffer
-	for _, f := range p.logs {
-		b, _ := os.ReadFile(f.Name())
+	for _, pr := range p.procs {
+		b, _ := os.ReadFile(pr.LogPath)
 		if len(b) > 4000 {
 			b = b[len(b)-4000:]
 		}
-		fmt.Fprintf(&out, "--- %s\n%s\n", filepath.Base(f.Name()), b)
+		fmt.Fprintf(&out, "--- %s\n%s\n", filepath.Base(pr.LogPath), b)
 	}
 	return out.String()
 }
@@ -528,37 +513,13 @@ func (p *Plane) Stop() error { return p.stop(10 * time.Second) }
 func (p *Plane) stop(grace time.Duration) error {
 	p.stopOnce.Do(func() {
 		for i := len(p.procs) - 1; i >= 0; i-- {
-			pr := p.procs[i]
-			if grace == 0 {
-				_ = syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGKILL)
-				<-pr.done
-				continue
-			}
-			_ = syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGTERM)
-			select {
-			case <-pr.done:
-			case <-time.After(grace):
-				_ = syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGKILL)
-				<-pr.done
-			}
-		}
-		for _, f := range p.logs {
-			_ = f.Close()
+			p.procs[i].Stop(grace)
 		}
 		if err := os.RemoveAll(p.Dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 			p.stopErr = err
 		}
 	})
 	return p.stopErr
-}
-
-// proc is a started process; done is closed when it has exited, with err
-// what Wait returned.
-type proc struct {
-	name string
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
 }
 
 // Kubectl runs the real kubectl of BinDir as identity with args and returns

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -49,9 +47,9 @@ func oracleBinary(t *testing.T) string {
 // startOracle starts the oracle node as a subprocess with the node's
 // identity, and stops it when the test ends; a failed test shows the end
 // of its log.
-func startOracle(t *testing.T, bin string, p *controlplane.Plane) {
+func startOracle(t *testing.T, bin string, plane *controlplane.Plane) {
 	t.Helper()
-	kubeconfig, err := p.Kubeconfig(controlplane.NodeUser(oracleNode))
+	kubeconfig, err := plane.Kubeconfig(controlplane.NodeUser(oracleNode))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,31 +58,16 @@ func startOracle(t *testing.T, bin string, p *controlplane.Plane) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	logPath := filepath.Join(dir, "oraclenode.log")
-	logf, err := os.Create(logPath)
+	p, err := controlplane.StartProcess(oracleNode, filepath.Join(dir, "oraclenode.log"), bin,
+		"--kubeconfig", kubeconfig, "--name", oracleNode, "--root-dir", filepath.Join(dir, "root"),
+		"--kubelet-port", strconv.Itoa(port), "-v", "2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--kubeconfig", kubeconfig, "--name", oracleNode, "--root-dir", filepath.Join(dir, "root"),
-		"--kubelet-port", strconv.Itoa(port), "-v", "2")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-		_ = logf.Close()
+		p.Stop(10 * time.Second)
 		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
+			b, _ := os.ReadFile(p.LogPath)
 			if len(b) > 8000 {
 				b = b[len(b)-8000:]
 			}
