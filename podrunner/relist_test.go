@@ -1,6 +1,7 @@
 package podrunner_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,6 +125,39 @@ func TestRelist(t *testing.T) {
 			}
 		}
 		onDemand = 0
+	})
+	t.Run("answers go before the changes taken with them", func(t *testing.T) {
+		// A container that exits as soon as it starts, at an instant a
+		// periodic relist falls on: its exit is due at once, not held for
+		// a later relist, and is taken in one batch with the answers of
+		// its creation and start. The machine gets them as the runtime gave
+		// them, created, started, exited (the answers had gone after the
+		// exit once), and refuses nothing.
+		opts := podrunner.DefaultOptions()
+		opts.PodCIDR, opts.RelistPeriod, opts.OnDemandRelistDelay = "10.244.1.0/24", time.Second, 10*time.Millisecond
+		var kinds []podlifecycle.ObservationKind
+		opts.Hooks.Synced = func(_ time.Time, _ *v1.Pod, obs []podlifecycle.Observation, _ *podlifecycle.Result) {
+			for _, o := range obs {
+				if o.Container == "app" {
+					kinds = append(kinds, o.Kind)
+				}
+			}
+		}
+		n := newNode(t, opts)
+		pod := testPod("p", map[string]string{simruntime.AnnotationPrefix + "app": "run 0s exit 0"}, "app")
+		pod.Spec.RestartPolicy = v1.RestartPolicyNever
+		n.add(pod)
+		for range 5 {
+			n.r.Advance(n.now)
+			n.now = n.now.Add(2 * time.Second)
+		}
+		want := []podlifecycle.ObservationKind{podlifecycle.ImagePulled, podlifecycle.ContainerCreated, podlifecycle.ContainerStarted, podlifecycle.ContainerExited}
+		if !slices.Equal(kinds, want) {
+			t.Fatalf("the machine got %v for the container, want %v", kinds, want)
+		}
+		if s := n.r.Stats(); s.DroppedObservations != 0 || s.StepErrors != 0 {
+			t.Fatalf("dropped %d observations, %d step errors; want none", s.DroppedObservations, s.StepErrors)
+		}
 	})
 	t.Run("a kill's answer at once", func(t *testing.T) {
 		// ignore-sigterm 1.5s: the kill with the 30 s grace stops it at 1.5 s
