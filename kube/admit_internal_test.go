@@ -124,3 +124,25 @@ func TestPodRequestsLargestInit(t *testing.T) {
 		})
 	}
 }
+
+// TestAdmitExtendedAfterUnknown: an extended resource the node does not
+// have is left to the cluster, and the extended resources after it (in
+// name order) are still checked: a pod asking for an unknown
+// example.com/a and more example.com/gpu than the node has is refused for
+// the GPU.
+func TestAdmitExtendedAfterUnknown(t *testing.T) {
+	alloc := optAdmitAlloc()
+	alloc["example.com/gpu"] = resource.MustParse("1")
+	c := ctr("a", "100m", "")
+	c.Resources.Requests["example.com/a"] = resource.MustParse("1")
+	c.Resources.Requests["example.com/gpu"] = resource.MustParse("2")
+	pod := podOf("gpu", corev1.PodQOSBurstable, nil, c)
+	want := &Rejection{"OutOfexample.com/gpu", "Node didn't have enough resource: example.com/gpu, requested: 2, used: 0, capacity: 1"}
+	if got := admit(pod, nil, alloc, nil, nodecondition.Pressures{}); !optSameRejection(got, want) {
+		t.Fatalf("admit = %+v, want %+v", got, want)
+	}
+	c.Resources.Requests["example.com/gpu"] = resource.MustParse("1")
+	if got := admit(podOf("fits", corev1.PodQOSBurstable, nil, c), nil, alloc, nil, nodecondition.Pressures{}); got != nil {
+		t.Fatalf("one GPU of one, and an unknown resource: %+v, want admitted", got)
+	}
+}

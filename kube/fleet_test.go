@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -42,14 +43,42 @@ func fleetClientset(objs ...runtime.Object) *fake.Clientset {
 		if err != nil {
 			return true, nil, err
 		}
-		return true, watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
-			if e.Object != nil {
-				e.Object = e.Object.DeepCopyObject()
-			}
-			return e, true
-		}), nil
+		cw := &copyingWatch{in: w, out: make(chan watch.Event), stop: make(chan struct{})}
+		go cw.loop()
+		return true, cw, nil
 	})
 	return cs
+}
+
+// copyingWatch hands out copies of the objects of the watch in. Unlike
+// watch.Filter's, its goroutine ends when it is stopped with an event not
+// yet taken, so a stopped informer leaves none behind.
+type copyingWatch struct {
+	in   watch.Interface
+	out  chan watch.Event
+	stop chan struct{}
+	once sync.Once
+}
+
+func (w *copyingWatch) ResultChan() <-chan watch.Event { return w.out }
+
+func (w *copyingWatch) Stop() {
+	w.once.Do(func() { close(w.stop) })
+	w.in.Stop()
+}
+
+func (w *copyingWatch) loop() {
+	defer close(w.out)
+	for e := range w.in.ResultChan() {
+		if e.Object != nil {
+			e.Object = e.Object.DeepCopyObject()
+		}
+		select {
+		case w.out <- e:
+		case <-w.stop:
+			return
+		}
+	}
 }
 
 // TestNewFleetRefuses: every field of FleetOptions is checked, and a refused

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodestate/nodestate/containerstate"
 )
 
 // takeObs removes from s's queue the observations keep selects and returns
@@ -166,5 +168,39 @@ func TestHostNetworkStatusHasNoEmptyPodIP(t *testing.T) {
 	}
 	if st.PodIP != "" || len(st.PodIPs) != 0 {
 		t.Errorf("pod IP %q, pod IPs %v; want none", st.PodIP, st.PodIPs)
+	}
+}
+
+// TestRule2_2_RemovalOfPurgedInitsIgnored: a new sandbox purges the init
+// containers' instances (their removals are issued with the sandbox's
+// creation, and the machine forgets them at once); the runtime's later
+// report that they are gone is accepted and changes nothing: every init
+// container runs again in the new sandbox, as the kubelet's does.
+func TestRule2_2_RemovalOfPurgedInitsIgnored(t *testing.T) {
+	s := newSim(t, podPI(), DefaultOptions())
+	s.stepExitingInits(10)
+	s.now = s.now.Add(time.Minute)
+	s.emit(Observation{Kind: SandboxNotReady})
+	removed := 0
+	for i := 0; i < 4; i++ {
+		r := s.step()
+		for _, a := range r.Actions {
+			if a.Kind == RemoveContainer && a.ContainerKind == containerstate.Init {
+				s.emit(Observation{Kind: ContainerRemoved, Container: a.Container, ContainerID: a.ContainerID})
+				removed++
+			}
+			if a.Kind == StartContainer && a.ContainerKind == containerstate.Init {
+				s.exit(a.Container, 0)
+			}
+		}
+	}
+	if removed == 0 {
+		t.Fatal("the new sandbox removed no init container")
+	}
+	s.stepExitingInits(10)
+	for _, name := range []string{"init1", "init2", "init3"} {
+		if n := s.count(StartContainer, name); n != 2 {
+			t.Fatalf("%s started %d times, want twice (once per sandbox): %v", name, n, s.events())
+		}
 	}
 }
