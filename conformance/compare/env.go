@@ -60,9 +60,9 @@ type env struct {
 	oracle *controlplane.Process
 	// baseline is the second oracle node (nil without Config.Baseline).
 	baseline *controlplane.Process
-	stop       context.CancelFunc
-	done       chan error
-	node       *kube.Node
+	stop     context.CancelFunc
+	done     chan error
+	node     *kube.Node
 }
 
 func (c Config) logf(format string, args ...any) {
