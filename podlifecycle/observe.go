@@ -202,10 +202,6 @@ func (m *Machine) applyInstance(c *ctr, at time.Time, o *Observation, fp string,
 	}
 }
 
-// msgContextCanceled is the error of a CRI call whose context was
-// cancelled, as the kubelet's gRPC client reports it.
-const msgContextCanceled = "rpc error: code = Canceled desc = context canceled"
-
 // postStartFailed takes the failure of the postStart hook of c's running
 // instance in at at: FailedPostStartHook, the hook's error in c's waiting
 // state, and the kill, which the kubelet carries out inside the sync that
@@ -228,36 +224,17 @@ func (m *Machine) postStartFailed(c *ctr, in *inst, at time.Time, msg, output st
 	}
 }
 
-// cancelHooks fails the postStart hooks still running when the pod is
-// deleted: the deletion cancels the context of the sync that runs them
-// (rule 3.8). Their late results then change nothing.
-func (m *Machine) cancelHooks(now time.Time, res *Result) {
-	for i := range m.ctrs {
-		c := &m.ctrs[i]
-		if !c.postStart || c.inFlight {
-			continue // no hook runs, or its start is unanswered: applyHook fails it then
-		}
-		c.postStart = false
-		if in := &c.insts[0]; !in.kill.active {
-			m.postStartFailed(c, in, now, msgContextCanceled, "", res)
-		}
-	}
-}
-
 // applyHook takes the result of a PostStart or PreStop hook of c.
 func (m *Machine) applyHook(c *ctr, at time.Time, o *Observation, fp string, res *Result) {
 	in := c.instance(o.ContainerID)
 	switch o.Hook {
 	case PostStart:
 		c.postStart = false
-		failed, msg := o.Failed, o.Message
-		if !failed && m.pod.DeletionTimestamp != nil {
-			// The deletion cancelled the context of the sync that runs
-			// the hook: the hook fails with it (rule 3.8).
-			failed, msg = true, msgContextCanceled
-		}
-		if failed && in.state == containerstate.RuntimeRunning && !in.kill.active {
-			m.postStartFailed(c, in, at, msg, o.Output, res)
+		// A deletion does not cancel the hook: the kubelet runs SyncPod,
+		// and the hooks in it, on a context no deletion cancels (rule
+		// 3.8).
+		if o.Failed && in.state == containerstate.RuntimeRunning && !in.kill.active {
+			m.postStartFailed(c, in, at, o.Message, o.Output, res)
 		}
 	case PreStop:
 		if o.Failed {

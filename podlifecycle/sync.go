@@ -42,9 +42,6 @@ func (m *Machine) sync(now time.Time, res *Result) {
 		m.endCont()
 	}
 	m.pendingErr = false
-	if m.pod.DeletionTimestamp != nil {
-		m.cancelHooks(now, res)
-	}
 	var crashExpiry, timer time.Time
 	m.readinessRuns(now)
 	status := m.lastStatus

@@ -529,37 +529,3 @@ func TestRule7_5_KillingEventsInOrder(t *testing.T) {
 		t.Fatalf("Killing events about %v, want %v", killing, want)
 	}
 }
-
-// TestRule4_5_FinishedAsksNoSync: a pod that never restarts, whose
-// postStart hook fails after running across a relist, is killed and
-// finishes in the sync of the exit; that Step reports Finished and asks for
-// no later sync, not even the relist a running pod would sync again at
-// (rule 4.5; Result.NextSync is zero once Finished).
-func TestRule4_5_FinishedAsksNoSync(t *testing.T) {
-	pod := onePod("app:1")
-	pod.Spec.RestartPolicy = v1.RestartPolicyNever
-	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"false"}}}}
-	s := newSim(t, pod, DefaultOptions())
-	name := pod.Spec.Containers[0].Name
-	s.hook[name] = true
-	for i := 0; i < 20 && s.count(StartContainer, name) < 1; i++ {
-		s.step()
-	}
-	hook := takeObs(s, hookResultObs)
-	s.step()
-	s.now = s.now.Add(2 * time.Second)
-	for _, o := range hook {
-		o.At = s.now
-		s.obs = append(s.obs, o)
-	}
-	var r *Result
-	for i := 0; i < 10; i++ {
-		if r = s.step(); r.Finished {
-			break
-		}
-		s.now = s.now.Add(100 * time.Millisecond)
-	}
-	if !r.Finished || !r.NextSync.IsZero() {
-		t.Fatalf("finished %v, next sync %v; want finished and no next sync: %v", r.Finished, r.NextSync, s.events())
-	}
-}

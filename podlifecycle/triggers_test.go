@@ -2,6 +2,7 @@ package podlifecycle
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -486,59 +487,42 @@ func TestRule4_5_WaitOnAPullHoldsEverySync(t *testing.T) {
 	}
 }
 
-// TestRule3_8_DeletionCancelsThePostStartHook: a deletion while a
-// container's postStart hook runs cancels the sync that runs it, and the
-// hook fails at once with the cancelled context: FailedPostStartHook, and
-// the container is killed for it, not for the termination (rule 3.8; measured
-// on the real kubelet: an oracle generated pod deleted during a sidecar's
-// hook recorded Killing "FailedPostStartHook" and no "Stopping container").
-func TestRule3_8_DeletionCancelsThePostStartHook(t *testing.T) {
-	for _, foo2 := range []string{"running", "exited", "unknown"} {
-		// foo1 has no hook; foo2's hook runs when the pod is deleted (or
-		// foo2 has exited meanwhile, which leaves nothing to cancel; a
-		// container in an unknown state still has its hook running).
-		pod := podP3()
-		pod.Spec.Containers = pod.Spec.Containers[:2]
-		pod.Spec.Containers[0].Image, pod.Spec.Containers[1].Image = "app:1", "app:1"
-		pod.Spec.Containers[1].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"warm"}}}}
-		s := newSim(t, pod, DefaultOptions())
-		for i := 0; i < 5 && s.count(StartContainer, "foo2") == 0; i++ {
-			s.step()
+// TestRule3_8_DeletionDoesNotCancelThePostStartHook: a deletion while a
+// container's postStart hook runs does not cancel the hook (the kubelet
+// runs SyncPod on a context no deletion cancels): no FailedPostStartHook,
+// neither at the deletion nor when the hook's result comes, and the
+// container is stopped by the termination ("Stopping container"), like
+// the others (rule 3.8; measured on the real kubelet: the oracle's
+// generated pod gen-112, deleted with grace 0 during a 4 s hook, recorded
+// Killing "Stopping container app0" and no FailedPostStartHook, on both
+// oracle nodes).
+func TestRule3_8_DeletionDoesNotCancelThePostStartHook(t *testing.T) {
+	pod := podP3()
+	pod.Spec.Containers = pod.Spec.Containers[:2]
+	pod.Spec.Containers[0].Image, pod.Spec.Containers[1].Image = "app:1", "app:1"
+	pod.Spec.Containers[1].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"warm"}}}}
+	s := newSim(t, pod, DefaultOptions())
+	for i := 0; i < 5 && s.count(StartContainer, "foo2") == 0; i++ {
+		s.step()
+	}
+	hook := takeObs(s, hookResultObs)
+	s.step() // created and started; the hook runs
+	s.now = s.now.Add(2 * time.Second)
+	s.pod = deleted(s.pod, s.now, 30)
+	s.step()
+	for _, o := range hook {
+		o.At = s.now // the hook's own result, a success, after the deletion
+		s.obs = append(s.obs, o)
+	}
+	s.settle()
+	events := s.events()
+	for _, e := range events {
+		if strings.Contains(e, ReasonFailedPostStartHook) {
+			t.Fatalf("the hook failed at the deletion: %v", events)
 		}
-		hook := takeObs(s, hookResultObs)
-		s.step() // created and started; the hook runs
-		s.now = s.now.Add(2 * time.Second)
-		switch foo2 {
-		case "exited":
-			s.exit("foo2", 1)
-		case "unknown":
-			s.emit(Observation{Kind: ContainerUnknown, Container: "foo2", ContainerID: s.lastID("foo2")})
-		}
-		s.pod = deleted(s.pod, s.now, 30)
-		r := s.step()
-		cancelled := hasEvent(r, ReasonFailedPostStartHook, MessagePostStartHookFailed) && hasEvent(r, ReasonKilling, MessageKillFailedPostStartHook)
-		if foo2 == "exited" {
-			if hasEvent(r, ReasonFailedPostStartHook, "") {
-				t.Fatalf("the hook of an exited container failed at the deletion: %v", r.Events)
-			}
-			continue
-		}
-		if !cancelled {
-			t.Fatalf("foo2 %s: the deletion during the hook: events %v, want FailedPostStartHook and its Killing", foo2, r.Events)
-		}
-		for _, o := range hook {
-			o.At = s.now // the hook's own result, late: it changes nothing
-			s.obs = append(s.obs, o)
-		}
-		if r := s.step(); hasEvent(r, ReasonFailedPostStartHook, "") {
-			t.Fatalf("the hook's late result failed it again: %v", r.Events)
-		}
-		s.settle()
-		for _, e := range s.events() {
-			if strings.Contains(e, "Stopping container foo2") {
-				t.Fatalf("killed again for the termination: %v", s.events())
-			}
-		}
+	}
+	if !slices.ContainsFunc(events, func(e string) bool { return strings.Contains(e, "Stopping container foo2") }) {
+		t.Fatalf("foo2 not stopped by the termination: %v", events)
 	}
 }
 
