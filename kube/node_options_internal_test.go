@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -126,16 +124,6 @@ func TestNodeSeesShortRunExited(t *testing.T) {
 	}
 }
 
-// optCounter is the value of counter c.
-func optCounter(t *testing.T, c prometheus.Counter) float64 {
-	t.Helper()
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetCounter().GetValue()
-}
-
 // TestNodeStatusRequestMetric: each status request of the node's engine is
 // counted in nodestate_status_requests_total by verb and result: a PATCH
 // the server takes as "success", one it refuses as "error"; the user's
@@ -169,8 +157,8 @@ func TestNodeStatusRequestMetric(t *testing.T) {
 		n.runner.Advance(optT0)
 		n.engine.Observe(pod)
 		n.engine.SyncOnce(context.Background(), false)
-		success := optCounter(t, n.metrics.requests.WithLabelValues("patch", "success"))
-		failed := optCounter(t, n.metrics.requests.WithLabelValues("patch", "error"))
+		success := metricValue(t, n.metrics.requests.WithLabelValues("patch", "success"))
+		failed := metricValue(t, n.metrics.requests.WithLabelValues("patch", "error"))
 		if want := map[bool][2]float64{false: {1, 0}, true: {0, 1}}[fail]; success != want[0] || failed != want[1] {
 			t.Errorf("server failing %v: %v successful and %v failed patches counted, want %v", fail, success, failed, want)
 		}

@@ -46,8 +46,8 @@ func (s *repErrSink) errors() []string {
 	return slices.Clone(s.msgs)
 }
 
-// repValue is the value of the gauge or counter m.
-func repValue(t *testing.T, m prometheus.Metric) float64 {
+// metricValue is the value of the gauge or counter m.
+func metricValue(t *testing.T, m prometheus.Metric) float64 {
 	t.Helper()
 	var out dto.Metric
 	if err := m.Write(&out); err != nil {
@@ -117,9 +117,9 @@ func TestGauges(t *testing.T) {
 	}
 	for range 20 { // each round walks the pods in another order
 		n.gauges()
-		pods := repValue(t, n.metrics.runningPods)
-		running := repValue(t, n.metrics.runningContainers.WithLabelValues("running"))
-		exited := repValue(t, n.metrics.runningContainers.WithLabelValues("exited"))
+		pods := metricValue(t, n.metrics.runningPods)
+		running := metricValue(t, n.metrics.runningContainers.WithLabelValues("running"))
+		exited := metricValue(t, n.metrics.runningContainers.WithLabelValues("exited"))
 		if pods != 3 || running != 8 || exited != 4 {
 			t.Fatalf("gauges: %v running pods, %v running and %v exited containers; want 3, 8 and 4", pods, running, exited)
 		}
@@ -159,7 +159,7 @@ func TestReceiveAdmitsEveryNewPod(t *testing.T) {
 	if st.Admitted != len(names) || st.Running != len(names) || st.Rejected != 0 {
 		t.Errorf("stats %+v: want %d admitted and running", st, len(names))
 	}
-	if got := repValue(t, n.metrics.admissions.WithLabelValues("admitted", "")); got != float64(len(names)) {
+	if got := metricValue(t, n.metrics.admissions.WithLabelValues("admitted", "")); got != float64(len(names)) {
 		t.Errorf("admissions metric %v, want %d", got, len(names))
 	}
 	for _, name := range names {
@@ -223,7 +223,7 @@ func TestAdmissionOrder(t *testing.T) {
 				if st := n.Stats(); st.Admitted != 1 || st.Running != 1 || st.Rejected != rejected {
 					t.Fatalf("stats %+v, want 1 admitted and %d rejected", st, rejected)
 				}
-				if got := repValue(t, n.metrics.admissions.WithLabelValues("rejected", ReasonOutOfPods)); got != float64(rejected) {
+				if got := metricValue(t, n.metrics.admissions.WithLabelValues("rejected", ReasonOutOfPods)); got != float64(rejected) {
 					t.Fatalf("rejections metric %v, want %d", got, rejected)
 				}
 				if errs := sink.errors(); len(errs) != 0 {

@@ -20,7 +20,6 @@ type Process struct {
 	LogPath string
 
 	cmd  *exec.Cmd
-	log  *os.File
 	done chan struct{}
 	err  error
 }
@@ -41,7 +40,7 @@ func StartProcess(name, logPath, bin string, args ...string) (*Process, error) {
 		_ = logf.Close()
 		return nil, fmt.Errorf("controlplane: starting %s: %w", name, err)
 	}
-	p := &Process{Name: name, LogPath: logPath, cmd: cmd, log: logf, done: make(chan struct{})}
+	p := &Process{Name: name, LogPath: logPath, cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		_ = logf.Close()
