@@ -223,6 +223,12 @@
 //     preemption), kubelet restarts, FailedKillPod and FailedSync. Their
 //     reasons and messages are in the vocabulary for agents that produce
 //     them.
+//   - The pod worker's wait for a fresh cache (spec/podlifecycle.md rule
+//     4.5): the kubelet starts a sync only once its relist has run since
+//     the previous sync ended, so a sync a probe result or an API update
+//     asks for right after another follows up to 1 s later. The machine has
+//     no relist clock and runs such a sync at once (docs/faithfulness.md,
+//     generated pod gen-83).
 //   - The machine keeps the three newest instances of each container; the
 //     kubelet's garbage collector keeps more, which changes nothing the
 //     machine decides.

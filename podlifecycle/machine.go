@@ -34,6 +34,9 @@ type inst struct {
 	// shownStopped: a status generated since the instance stopped shows
 	// it so: the probe workers read that status (section 6, step 5).
 	shownStopped bool
+	// shownRunning: when a status first showed it running, so that the
+	// probe workers could see its container ID (section 6, step 3).
+	shownRunning time.Time
 	kill         killState
 	removing     bool // RemoveContainer issued
 }
@@ -411,6 +414,7 @@ func (m *Machine) StepTo(now time.Time, pod *v1.Pod, obs []Observation, res *Res
 	}
 	m.started = true
 	m.stoppedTicks(now) // before this step's observations can show in a status
+	m.sightTicks(now)
 	for i := range obs {
 		if len(m.implied) > 0 && m.implied[0] == i {
 			m.implied = m.implied[1:]
@@ -430,6 +434,11 @@ func (m *Machine) StepTo(now time.Time, pod *v1.Pod, obs []Observation, res *Res
 		due := !now.Before(m.syncAt) && !m.syncBlocked()
 		if (m.dirty && !m.syncBlocked()) || due || m.imageChanged() {
 			m.sync(now, res)
+			if m.dirty && m.state == Syncing && m.syncAt.After(now) {
+				// A result the sync stored (a readiness worker's initial
+				// Failure) syncs the pod again at once, after this one.
+				m.syncAt = now
+			}
 		}
 		m.probeTicks(now, res)
 	}

@@ -19,7 +19,13 @@ type probeState struct {
 	onHold   bool
 	ended    bool
 	inFlight bool
-	next     time.Time // the next tick; zero before the first
+	// seen: the worker has seen the instance's container ID in a status
+	// and stored the initial value (section 6, step 3).
+	seen bool
+	// again: a run was asked while one was in flight; it follows at once
+	// (the worker's one-slot trigger channel).
+	again bool
+	next  time.Time // the next tick; zero before the first
 }
 
 // probeSpec returns c's probe p, or nil.
@@ -77,6 +83,13 @@ func (ps *probeState) record(spec *v1.Probe, p Probe, ok bool) bool {
 func (m *Machine) probeResult(c *ctr, in *inst, o *Observation, fp string, res *Result) bool {
 	ps := &in.probes[o.Probe-1]
 	ps.inFlight = false
+	if ps.again {
+		// The run asked while this one was in flight follows at once and
+		// restarts the ticker.
+		ps.again = false
+		c.readyFrom = o.At
+		ps.next = m.firstTick(c, in, o.Probe)
+	}
 	spec := probeSpec(c.spec, o.Probe)
 	if spec == nil || ps.onHold || ps.ended {
 		return false
@@ -197,6 +210,9 @@ func (m *Machine) nextProbe() time.Time {
 			if next.IsZero() {
 				next = m.firstTick(c, in, p)
 			}
+			if at, ok := m.sightAt(c, in, p); ok {
+				next = earliest(next, at)
+			}
 			t = earliest(t, next)
 		}
 	}
@@ -211,15 +227,74 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// markShownStopped records, after a status was generated, that it shows
-// every newest instance that is not running as stopped.
-func (m *Machine) markShownStopped() {
+// markShown records, after a status was generated at now, that it shows
+// every newest instance as it is: stopped, or running since now at the
+// latest.
+func (m *Machine) markShown(now time.Time) {
 	for i := range m.ctrs {
 		c := &m.ctrs[i]
-		if len(c.insts) > 0 && c.insts[0].state != containerstate.RuntimeRunning {
-			c.insts[0].shownStopped = true
+		if len(c.insts) == 0 {
+			continue
+		}
+		in := &c.insts[0]
+		switch {
+		case in.state != containerstate.RuntimeRunning:
+			in.shownStopped = true
+		case in.shownRunning.IsZero():
+			in.shownRunning = now
 		}
 	}
+}
+
+// initialValue stores the initial value of probe p for instance in, once,
+// when its worker first sees the container ID (section 6, step 3): the
+// result cache has no entry for a new ID, so storing readiness Failure or
+// startup Unknown is a change, and a change syncs the pod at once (rule
+// 4.5; liveness Success syncs nothing, only a liveness Failure does). The
+// kubelet's status showing a started container not ready thus asks for a
+// readiness run, whose initial Failure syncs the pod again, whose status
+// asks again: a readiness successThreshold of 2 is reached in that second
+// run, not a period later (oracle case gen-28).
+func (m *Machine) initialValue(in *inst, p Probe) {
+	ps := &in.probes[p-1]
+	if ps.seen {
+		return
+	}
+	ps.seen = true
+	switch p {
+	case Readiness:
+		ps.result = containerstate.ProbeFailure
+		m.dirty = true
+	case Startup:
+		m.dirty = true
+	}
+}
+
+// sightTicks stores the initial values of the workers whose tick at or
+// before now is the first to find their instance running in a status.
+func (m *Machine) sightTicks(now time.Time) {
+	for i := range m.ctrs {
+		c := &m.ctrs[i]
+		if !probed(c) || c.insts[0].state != containerstate.RuntimeRunning {
+			continue
+		}
+		in := &c.insts[0]
+		for p := Startup; p <= Liveness; p++ {
+			if at, ok := m.sightAt(c, in, p); ok && !now.Before(at) {
+				m.initialValue(in, p)
+			}
+		}
+	}
+}
+
+// sightAt is the tick of probe p's worker that first finds running
+// instance in in a status, if it is still to be taken.
+func (m *Machine) sightAt(c *ctr, in *inst, p Probe) (time.Time, bool) {
+	if probeSpec(c.spec, p) == nil || in.probes[p-1].seen || in.shownRunning.IsZero() {
+		return time.Time{}, false
+	}
+	// A tick at the very instant of that status is taken as before it.
+	return gridAt(m.tickerFrom(c, p), probePeriod(c, p), in.shownRunning.Add(time.Nanosecond)), true
 }
 
 // stoppedProbe reports whether probe p of c's newest instance in, which is
@@ -361,9 +436,14 @@ func (m *Machine) readinessRuns(now time.Time) {
 		}
 		in := &c.insts[0]
 		ps := &in.probes[Readiness-1]
-		if !started(c, in) || ps.result == containerstate.ProbeSuccess || ps.inFlight || ps.ended || ps.onHold {
+		if !started(c, in) || ps.result == containerstate.ProbeSuccess || ps.ended || ps.onHold {
 			continue
 		}
+		if ps.inFlight {
+			ps.again = true
+			continue
+		}
+		m.initialValue(in, Readiness)
 		c.readyFrom = now
 		ps.next = m.firstTick(c, in, Readiness)
 	}

@@ -1,6 +1,8 @@
 package podlifecycle
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,10 +19,13 @@ func execProbe(period, failures int32) *v1.Probe {
 
 // wakeUntil steps s at once while observations are queued and otherwise at
 // each Result's NextSync, until that is after end, calling each with every
-// Result. A machine with nothing queued must ask to be woken after now: a
-// wake-up at an instant already past is a tick that was never counted.
+// Result. A machine with nothing queued must ask to be woken after now,
+// except once for a sync due at once (a result its sync stored): a wake-up
+// at an instant already past is a tick that was never counted, and a
+// second one at the same instant a loop.
 func wakeUntil(t *testing.T, s *sim, end time.Time, each func(r *Result)) {
 	t.Helper()
+	atOnce := false
 	for i := 0; i < 500; i++ {
 		r := s.step()
 		if each != nil {
@@ -32,9 +37,10 @@ func wakeUntil(t *testing.T, s *sim, end time.Time, each func(r *Result)) {
 		if r.NextSync.IsZero() {
 			return
 		}
-		if !r.NextSync.After(s.now) {
+		if r.NextSync.Before(s.now) || (r.NextSync.Equal(s.now) && atOnce) {
 			t.Fatalf("at +%v with nothing queued the machine asks to be woken at +%v", s.now.Sub(t0), r.NextSync.Sub(t0))
 		}
+		atOnce = r.NextSync.Equal(s.now)
 		if r.NextSync.After(end) {
 			return
 		}
@@ -319,11 +325,12 @@ func TestRule4_5_CreatedInstanceHasNoStoppedTick(t *testing.T) {
 	}
 }
 
-// TestContainerstate9_ReadinessRunNotRestartedWhileInFlight: a status that
-// finds a started container not ready asks for a readiness run at once,
-// which restarts the worker's ticker, unless a run is already in flight:
-// the ticker then keeps its period (containerstate.md section 9).
-func TestContainerstate9_ReadinessRunNotRestartedWhileInFlight(t *testing.T) {
+// TestContainerstate9_ReadinessRunAskedInFlightFollowsTheAnswer: a status
+// that finds a started container not ready asks for a readiness run at
+// once, which restarts the worker's ticker; asked while a run is in flight,
+// it waits in the worker's one-slot trigger and runs as soon as the answer
+// is in, restarting the ticker from there (containerstate.md section 9).
+func TestContainerstate9_ReadinessRunAskedInFlightFollowsTheAnswer(t *testing.T) {
 	pod := podP3()
 	pod.Spec.Containers = pod.Spec.Containers[:2]
 	pod.Spec.Containers[0].ReadinessProbe = execProbe(10, 0)
@@ -340,8 +347,8 @@ func TestContainerstate9_ReadinessRunNotRestartedWhileInFlight(t *testing.T) {
 			at = append(at, s.now.Sub(t0))
 		}
 	})
-	if len(at) == 0 || at[0] != 10*time.Second {
-		t.Errorf("readiness runs after the answer at %v, want the first at the ticker's 10s", at)
+	if !slices.Equal(at, []time.Duration{4 * time.Second, 14 * time.Second}) {
+		t.Errorf("readiness runs after the answer at %v, want at once (4s) and a period later (14s)", at)
 	}
 }
 
@@ -359,5 +366,67 @@ func TestRule4_5_LivenessSuccessIsNoTrigger(t *testing.T) {
 	r := s.step()
 	if want := t0.Add(DefaultSyncFrequency); !r.NextSync.Equal(want) || len(r.Statuses) != 0 {
 		t.Errorf("after a liveness success: next sync +%v, %d statuses; want the resync at +%v and none", r.NextSync.Sub(t0), len(r.Statuses), want.Sub(t0))
+	}
+}
+
+// TestRule6_Step3_InitialReadinessFailureSyncsAtOnce (oracle case gen-28):
+// a new container ID gets the initial value readiness Failure when its
+// worker first sees it, which is a change and syncs the pod at once; that
+// sync's status asks for a readiness run again. So a sidecar with a
+// readiness successThreshold of 2 is ready at the instant its first status
+// shows it running, not a period later, and a regular container whose
+// image may not be pulled is tried once in each of those syncs: three
+// ErrImageNeverPull before the sidecar is ready, as on the real kubelet.
+func TestRule6_Step3_InitialReadinessFailureSyncsAtOnce(t *testing.T) {
+	pod := withSidecar()
+	side := &pod.Spec.InitContainers[0]
+	side.ReadinessProbe = execProbe(7, 0)
+	side.ReadinessProbe.SuccessThreshold = 2
+	pod.Spec.Containers[0].ImagePullPolicy = v1.PullNever
+	pod.Spec.Containers[0].Image = "absent:1"
+	s := newSim(t, pod, DefaultOptions())
+	readyAt, runs := time.Time{}, 0
+	wakeUntil(t, s, t0.Add(time.Second), func(r *Result) {
+		runs += probeRuns(r, "side", Readiness)
+		for i := range r.Statuses {
+			st := &r.Statuses[i]
+			if readyAt.IsZero() && len(st.InitContainerStatuses) > 0 && st.InitContainerStatuses[0].Ready {
+				readyAt = s.now
+			}
+		}
+	})
+	if !readyAt.Equal(t0) || runs != 2 {
+		t.Fatalf("side ready at %v after %d readiness runs, want at +0s after 2", readyAt.Sub(t0), runs)
+	}
+	n := 0
+	for _, e := range s.events() {
+		if strings.HasPrefix(e, "Warning "+ReasonErrImageNeverPull+" ") {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d ErrImageNeverPull events before the sidecar is ready, want 3 (one per sync): %v", n, s.events())
+	}
+}
+
+// TestRule6_Step3_StartupInitialValueSyncs: a startup worker's first tick
+// that finds a new container running stores the initial value Unknown, a
+// change that syncs the pod at once (rule 4.5); the probe itself waits for
+// initialDelaySeconds.
+func TestRule6_Step3_StartupInitialValueSyncs(t *testing.T) {
+	pod := onePod("app:1")
+	pod.Spec.Containers[0].StartupProbe = &v1.Probe{ProbeHandler: execProbe(5, 0).ProbeHandler, PeriodSeconds: 5, InitialDelaySeconds: 12}
+	s := newSim(t, pod, DefaultOptions())
+	// The worker ticks from the pod's first sync (+0s) every 5 s: +5s is
+	// its first tick after the status that showed foo1 running, +15s its
+	// first past the delay.
+	var probedNext time.Time
+	wakeUntil(t, s, t0.Add(20*time.Second), func(r *Result) {
+		if probeRuns(r, "foo1", Startup) > 0 {
+			probedNext = r.NextSync
+		}
+	})
+	if want := t0.Add(5*time.Second + DefaultSyncFrequency); !probedNext.Equal(want) {
+		t.Errorf("when the probe runs the resync is due at +%v, want +%v: counted from the sync the initial value made at +5s", probedNext.Sub(t0), want.Sub(t0))
 	}
 }

@@ -48,7 +48,7 @@ func (m *Machine) sync(now time.Time, res *Result) {
 	if !m.hookKillUnderWay() && (m.pod.DeletionTimestamp == nil || !m.inFlight()) {
 		status = m.generate(now, false, res)
 	}
-	m.markShownStopped()
+	m.markShown(now)
 	m.marked = status != nil && conditionTrue(status, v1.AllContainersRestarting)
 	if m.state == Syncing && (m.pod.DeletionTimestamp != nil || (status != nil && podphase.IsTerminal(status.Phase))) {
 		m.state = Terminating

@@ -44,6 +44,7 @@ func run() error {
 	only := flag.String("run", "", "only the named workloads matching this regular expression")
 	dumpRE := flag.String("dump", "", "print every status of the workloads matching this regular expression in full")
 	save := flag.String("save", "", "write the recording to this file (gzipped JSON)")
+	keep := flag.Bool("keep", false, "keep the work directory (the control plane's and the oracle nodes' logs) and print its path")
 	replay := flag.String("replay", "", "compare the recording in this file instead of running")
 	flag.Parse()
 	var dump func(string) bool
@@ -79,7 +80,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if *keep {
+		fmt.Fprintf(os.Stderr, "compare: the work directory (logs): %s\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
 	cfg := compare.Config{BinDir: *cp, Oracle: filepath.Join(*oracle, "oraclenode"), Dir: dir, MaxPods: max(110, 2*len(ws)), Log: os.Stderr, Baseline: *baseline}
 	rec, err := compare.Record(context.Background(), cfg, ws)
 	if err != nil {
