@@ -143,8 +143,8 @@ func (m *Machine) probeTicks(now time.Time, res *Result) {
 			continue
 		}
 		in := &c.insts[0]
-		if in.state != containerstate.RuntimeRunning {
-			continue
+		if in.state != containerstate.RuntimeRunning || in.shownRunning.IsZero() {
+			continue // no status shows it running yet: the workers wait (section 6, step 2)
 		}
 		for p := Startup; p <= Liveness; p++ {
 			spec := probeSpec(c.spec, p)
@@ -160,7 +160,7 @@ func (m *Machine) probeTicks(now time.Time, res *Result) {
 			}
 			period := time.Duration(orDefault(spec.PeriodSeconds, 10)) * time.Second
 			if ps.next.IsZero() {
-				ps.next = m.firstTick(c, in, p)
+				ps.next = m.firstSeenTick(c, in, p)
 			}
 			if now.Before(ps.next) {
 				continue
@@ -195,7 +195,7 @@ func (m *Machine) nextProbe() time.Time {
 	var t time.Time
 	for i := range m.ctrs {
 		c := &m.ctrs[i]
-		if len(c.insts) == 0 || c.insts[0].state != containerstate.RuntimeRunning || c.spec == nil ||
+		if len(c.insts) == 0 || c.insts[0].state != containerstate.RuntimeRunning || c.insts[0].shownRunning.IsZero() || c.spec == nil ||
 			c.kind == containerstate.Ephemeral || (c.kind == containerstate.Init && !c.sidecar) {
 			continue
 		}
@@ -208,7 +208,7 @@ func (m *Machine) nextProbe() time.Time {
 			}
 			next := ps.next
 			if next.IsZero() {
-				next = m.firstTick(c, in, p)
+				next = m.firstSeenTick(c, in, p)
 			}
 			if at, ok := m.sightAt(c, in, p); ok {
 				next = earliest(next, at)
@@ -227,10 +227,10 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// markShown records, after a status was generated at now, that it shows
-// every newest instance as it is: stopped, or running since now at the
-// latest.
-func (m *Machine) markShown(now time.Time) {
+// markShown records, after a sync at now, that its status shows every
+// newest instance that is not running as stopped, and, when the sync
+// generated one, every running instance as running.
+func (m *Machine) markShown(now time.Time, generated bool) {
 	for i := range m.ctrs {
 		c := &m.ctrs[i]
 		if len(c.insts) == 0 {
@@ -240,7 +240,7 @@ func (m *Machine) markShown(now time.Time) {
 		switch {
 		case in.state != containerstate.RuntimeRunning:
 			in.shownStopped = true
-		case in.shownRunning.IsZero():
+		case generated && in.shownRunning.IsZero():
 			in.shownRunning = now
 		}
 	}
@@ -420,6 +420,20 @@ func gridAt(from time.Time, period time.Duration, t time.Time) time.Time {
 func (m *Machine) firstTick(c *ctr, in *inst, p Probe) time.Time {
 	spec := probeSpec(c.spec, p)
 	return gridAt(m.tickerFrom(c, p), probePeriod(c, p), in.started.Add(time.Duration(spec.InitialDelaySeconds)*time.Second))
+}
+
+// firstSeenTick is the first tick of probe p's worker that probes
+// instance in on its ticker: firstTick, unless that comes no later than
+// the status that first showed the instance running, as the worker reads
+// that status (step 2); then its first tick after it (a tick at that very
+// instant counts as before it). A run a status asks for (readinessRuns)
+// reads the status that asked for it.
+func (m *Machine) firstSeenTick(c *ctr, in *inst, p Probe) time.Time {
+	t := m.firstTick(c, in, p)
+	if !t.After(in.shownRunning) {
+		t = gridAt(m.tickerFrom(c, p), probePeriod(c, p), in.shownRunning.Add(time.Nanosecond))
+	}
+	return t
 }
 
 // readinessRuns asks for a readiness run at once for every container a

@@ -430,3 +430,48 @@ func TestRule6_Step3_StartupInitialValueSyncs(t *testing.T) {
 		t.Errorf("when the probe runs the resync is due at +%v, want +%v: counted from the sync the initial value made at +5s", probedNext.Sub(t0), want.Sub(t0))
 	}
 }
+
+// TestRule6_Step2_WorkersWaitForAStatusShowingTheContainer (oracle case
+// gen-104): a probe worker reads the status the kubelet last generated, so
+// a container started in a sync that then waits on another container's
+// slow pull is not probed until that sync is over and a status shows it
+// running; from then on its startup probe runs on the worker's ticker.
+func TestRule6_Step2_WorkersWaitForAStatusShowingTheContainer(t *testing.T) {
+	pod := podP3()
+	pod.Spec.Containers = pod.Spec.Containers[:2]
+	pod.Spec.Containers[0].StartupProbe = execProbe(1, 0)
+	pod.Spec.Containers[1].ImagePullPolicy = v1.PullAlways
+	s := newSim(t, pod, DefaultOptions())
+	var held []Observation
+	hold := func() {
+		keep := s.obs[:0]
+		for _, o := range s.obs {
+			if o.Container == "foo2" && (o.Kind == ImagePulled || o.Kind == ContainerCreated || o.Kind == ContainerStarted) {
+				held = append(held, o)
+				continue
+			}
+			keep = append(keep, o)
+		}
+		s.obs = keep
+	}
+	var runs []time.Duration
+	count := func(r *Result) {
+		hold()
+		if probeRuns(r, "foo1", Startup) > 0 {
+			runs = append(runs, s.now.Sub(t0))
+		}
+	}
+	wakeUntil(t, s, t0.Add(8*time.Second), count)
+	if len(held) == 0 || len(runs) != 0 {
+		t.Fatalf("while foo2's pull is under way: %d answers held, startup runs at %v, want none", len(held), runs)
+	}
+	s.now = t0.Add(8 * time.Second)
+	for _, o := range held {
+		s.emit(o) // the pull took 8 s
+	}
+	held = nil
+	wakeUntil(t, s, t0.Add(10*time.Second), count)
+	if len(runs) == 0 || runs[0] != 9*time.Second {
+		t.Errorf("startup runs at %v, want the first at +9s: the worker's first tick after the status at +8s", runs)
+	}
+}

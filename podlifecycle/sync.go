@@ -44,11 +44,11 @@ func (m *Machine) sync(now time.Time, res *Result) {
 	m.pendingErr = false
 	var crashExpiry, timer time.Time
 	m.readinessRuns(now)
-	status := m.lastStatus
+	status, generated := m.lastStatus, false
 	if !m.hookKillUnderWay() && (m.pod.DeletionTimestamp == nil || !m.inFlight()) {
-		status = m.generate(now, false, res)
+		status, generated = m.generate(now, false, res), true
 	}
-	m.markShown(now)
+	m.markShown(now, generated)
 	m.marked = status != nil && conditionTrue(status, v1.AllContainersRestarting)
 	if m.state == Syncing && (m.pod.DeletionTimestamp != nil || (status != nil && podphase.IsTerminal(status.Phase))) {
 		m.state = Terminating
