@@ -20,9 +20,10 @@ func execProbe(period, failures int32) *v1.Probe {
 // wakeUntil steps s at once while observations are queued and otherwise at
 // each Result's NextSync, until that is after end, calling each with every
 // Result. A machine with nothing queued must ask to be woken after now,
-// except once for a sync due at once (a result its sync stored): a wake-up
-// at an instant already past is a tick that was never counted, and a
-// second one at the same instant a loop.
+// except for a sync due at once (a result its sync stored, which leaves it
+// dirty), and then only once: a wake-up at an instant already past is a
+// tick that was never counted, and a second one at the same instant a
+// loop.
 func wakeUntil(t *testing.T, s *sim, end time.Time, each func(r *Result)) {
 	t.Helper()
 	atOnce := false
@@ -37,7 +38,7 @@ func wakeUntil(t *testing.T, s *sim, end time.Time, each func(r *Result)) {
 		if r.NextSync.IsZero() {
 			return
 		}
-		if r.NextSync.Before(s.now) || (r.NextSync.Equal(s.now) && atOnce) {
+		if r.NextSync.Before(s.now) || (r.NextSync.Equal(s.now) && (atOnce || !s.m.dirty)) {
 			t.Fatalf("at +%v with nothing queued the machine asks to be woken at +%v", s.now.Sub(t0), r.NextSync.Sub(t0))
 		}
 		atOnce = r.NextSync.Equal(s.now)
@@ -421,11 +422,15 @@ func TestRule6_Step3_StartupInitialValueSyncs(t *testing.T) {
 	// its first tick after the status that showed foo1 running, +15s its
 	// first past the delay.
 	var probedNext time.Time
+	var first time.Duration
 	wakeUntil(t, s, t0.Add(20*time.Second), func(r *Result) {
-		if probeRuns(r, "foo1", Startup) > 0 {
-			probedNext = r.NextSync
+		if probeRuns(r, "foo1", Startup) > 0 && probedNext.IsZero() {
+			probedNext, first = r.NextSync, s.now.Sub(t0)
 		}
 	})
+	if first != 15*time.Second {
+		t.Errorf("the first startup run at +%v, want +15s: the first tick past the delay of 12 s", first)
+	}
 	if want := t0.Add(5*time.Second + DefaultSyncFrequency); !probedNext.Equal(want) {
 		t.Errorf("when the probe runs the resync is due at +%v, want +%v: counted from the sync the initial value made at +5s", probedNext.Sub(t0), want.Sub(t0))
 	}

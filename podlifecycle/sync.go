@@ -43,9 +43,9 @@ func (m *Machine) sync(now time.Time, res *Result) {
 	}
 	m.pendingErr = false
 	var crashExpiry, timer time.Time
-	m.readinessRuns(now)
 	status, generated := m.lastStatus, false
 	if !m.hookKillUnderWay() && (m.pod.DeletionTimestamp == nil || !m.inFlight()) {
+		m.readinessRuns(now) // asked for by the status generation
 		status, generated = m.generate(now, false, res), true
 	}
 	m.markShown(now, generated)

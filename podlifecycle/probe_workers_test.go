@@ -1,0 +1,207 @@
+package podlifecycle
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nodestate/nodestate/containerstate"
+	"github.com/nodestate/nodestate/kubeversion"
+)
+
+// TestRule6_EachWorkerTicksOnItsOwn: the workers of one container tick
+// independently: one that skips its tick (a startup probe of a started
+// container, step 8; a startup probe at a deletion, step 6; an exec
+// readiness probe cancelled by the deletion in 1.35, step 9) does not keep
+// another whose tick falls at the same instant from running.
+func TestRule6_EachWorkerTicksOnItsOwn(t *testing.T) {
+	t.Run("startup-done", func(t *testing.T) {
+		pod := onePod("app:1")
+		c := &pod.Spec.Containers[0]
+		c.StartupProbe, c.LivenessProbe = execProbe(2, 0), execProbe(2, 0)
+		s := newSim(t, pod, DefaultOptions())
+		runs := 0
+		wakeUntil(t, s, t0.Add(11*time.Second), func(r *Result) { runs += probeRuns(r, "foo1", Liveness) })
+		if runs < 4 {
+			t.Errorf("liveness ran %d times in 11 s at a period of 2 s once started, want at least 4", runs)
+		}
+	})
+	t.Run("startup-ended-at-deletion", func(t *testing.T) {
+		pod := withSidecar()
+		c := &pod.Spec.InitContainers[0]
+		c.StartupProbe, c.ReadinessProbe = execProbe(2, 1000), execProbe(2, 0)
+		pod.Spec.TerminationGracePeriodSeconds = ptr(int64(30))
+		s := newSim(t, pod, DefaultOptions())
+		s.probe["side"] = ProbeFailure // never started: the startup worker ticks on
+		s.holdKill["foo1"], s.holdKill["side"] = true, true
+		wakeUntil(t, s, t0.Add(5*time.Second), nil)
+		s.now = t0.Add(5 * time.Second)
+		s.pod = deleted(s.pod, s.now, 30)
+		var at []time.Duration
+		wakeUntil(t, s, t0.Add(12*time.Second), func(r *Result) {
+			if probeRuns(r, "side", Readiness) > 0 {
+				at = append(at, s.now.Sub(t0))
+			}
+		})
+		if len(at) == 0 || at[0] != 6*time.Second {
+			t.Errorf("readiness runs after the deletion at %v, want the first at +6s, the tick at which the startup worker ended", at)
+		}
+	})
+	t.Run("exec-cancelled-1.35", func(t *testing.T) {
+		pod := withSidecar()
+		c := &pod.Spec.InitContainers[0]
+		c.ReadinessProbe, c.LivenessProbe = execProbe(2, 0), execProbe(2, 0)
+		pod.Spec.TerminationGracePeriodSeconds = ptr(int64(30))
+		s := newSim(t, pod, DefaultOptionsFor(kubeversion.V1_35))
+		s.holdKill["foo1"], s.holdKill["side"] = true, true
+		wakeUntil(t, s, t0.Add(5*time.Second), nil)
+		s.now = t0.Add(5 * time.Second)
+		s.pod = deleted(s.pod, s.now, 30)
+		wakeUntil(t, s, t0.Add(12*time.Second), nil)
+		if ps := s.m.find("side").insts[0].probes[Liveness-1]; !ps.ended || ps.result != containerstate.ProbeSuccess {
+			t.Errorf("the sidecar's liveness worker after the deletion: ended %v result %v, want ended with Success (step 6)", ps.ended, ps.result)
+		}
+	})
+}
+
+// TestRule6_Step4_ResultsOfAWorkerOnHoldOrEndedCountForNothing: a result
+// that comes back after its worker went on hold (a stored liveness
+// Failure, step 12) or ended (a sidecar's liveness at a deletion, step 6)
+// is not counted and records no event.
+func TestRule6_Step4_ResultsOfAWorkerOnHoldOrEndedCountForNothing(t *testing.T) {
+	t.Run("on-hold", func(t *testing.T) {
+		pod := onePod("app:1")
+		pod.Spec.Containers[0].LivenessProbe = execProbe(2, 1)
+		s := newSim(t, pod, DefaultOptions())
+		s.holdKill["foo1"] = true
+		wakeUntil(t, s, t0, func(*Result) { dropProbeResults(s, "foo1", Liveness) })
+		s.emit(Observation{Kind: ProbeResult, Container: "foo1", ContainerID: s.lastID("foo1"), Probe: Liveness, Outcome: ProbeFailure, Message: "down"})
+		s.step() // threshold 1: Failure stored, the kill asked, the worker on hold
+		lateResult(t, s, "foo1")
+	})
+	t.Run("ended", func(t *testing.T) {
+		pod := withSidecar()
+		pod.Spec.InitContainers[0].LivenessProbe = execProbe(2, 1)
+		pod.Spec.TerminationGracePeriodSeconds = ptr(int64(30))
+		s := newSim(t, pod, DefaultOptions())
+		s.holdKill["foo1"], s.holdKill["side"] = true, true
+		wakeUntil(t, s, t0.Add(3*time.Second), nil)
+		s.pod = deleted(s.pod, s.now, 30)
+		wakeUntil(t, s, t0.Add(5*time.Second), nil) // the liveness tick after the deletion ends the worker
+		if ps := s.m.find("side").insts[0].probes[Liveness-1]; !ps.ended {
+			t.Fatal("the sidecar's liveness worker did not end at the deletion")
+		}
+		lateResult(t, s, "side")
+	})
+}
+
+// lateResult hands the machine a liveness failure of container name's
+// newest instance and fails if it records anything for it.
+func lateResult(t *testing.T, s *sim, name string) {
+	t.Helper()
+	s.obs = nil
+	s.now = s.now.Add(100 * time.Millisecond)
+	s.emit(Observation{Kind: ProbeResult, Container: name, ContainerID: s.lastID(name), Probe: Liveness, Outcome: ProbeFailure, Message: "late"})
+	r := s.step()
+	for _, e := range r.Events {
+		if strings.Contains(e.Message, "late") {
+			t.Errorf("a late result recorded %s %q", e.Reason, e.Message)
+		}
+	}
+}
+
+// TestRule6_Step2_EveryShownContainerIsProbed: a status marks every
+// running container it shows as seen by the workers, also after a
+// container that has no instance (its image cannot be pulled).
+func TestRule6_Step2_EveryShownContainerIsProbed(t *testing.T) {
+	pod := podP3()
+	pod.Spec.Containers = pod.Spec.Containers[:2]
+	pod.Spec.Containers[0].Image = "missing:1"
+	pod.Spec.Containers[1].ReadinessProbe = execProbe(2, 0)
+	s := newSim(t, pod, DefaultOptions())
+	s.pullOK["missing:1"] = false
+	runs := 0
+	wakeUntil(t, s, t0.Add(5*time.Second), func(r *Result) { runs += probeRuns(r, "foo2", Readiness) })
+	if runs == 0 {
+		t.Error("foo2's readiness never ran behind foo1, which has no instance")
+	}
+}
+
+// TestContainerstate9_RunsAskedForOtherContainersWhileOneIsInFlight: a
+// status asks for a readiness run of every started container that is not
+// ready; one whose run is in flight keeps its request for later, and the
+// containers after it still get theirs.
+func TestContainerstate9_RunsAskedForOtherContainersWhileOneIsInFlight(t *testing.T) {
+	pod := podP3()
+	pod.Spec.Containers = pod.Spec.Containers[:2]
+	pod.Spec.Containers[0].ReadinessProbe = execProbe(10, 0)
+	pod.Spec.Containers[1].ReadinessProbe = execProbe(10, 0)
+	s := newSim(t, pod, DefaultOptions())
+	s.probe["foo2"] = ProbeFailure
+	// foo1's first run stays in flight; foo2's fails: neither is ready.
+	wakeUntil(t, s, t0.Add(time.Second), func(*Result) { dropProbeResults(s, "foo1", Readiness) })
+	s.now = t0.Add(3 * time.Second)
+	p := s.pod.DeepCopy()
+	p.Annotations = map[string]string{"a": "b"} // an update: a sync
+	s.pod = p
+	r := s.step()
+	if probeRuns(r, "foo2", Readiness) != 1 {
+		t.Errorf("the sync at +3s asked for %d readiness runs of foo2, want 1 (foo1's in flight does not hold it)", probeRuns(r, "foo2", Readiness))
+	}
+}
+
+// TestRule4_5_InitialReadinessFailureWithoutARun: the initial readiness
+// Failure stored for a container still inside its initialDelaySeconds
+// syncs the pod at once although no run follows: the Step that stored it
+// asks to be woken at its own time.
+func TestRule4_5_InitialReadinessFailureWithoutARun(t *testing.T) {
+	pod := onePod("app:1")
+	pod.Spec.Containers[0].ReadinessProbe = execProbe(10, 0)
+	pod.Spec.Containers[0].ReadinessProbe.InitialDelaySeconds = 30
+	s := newSim(t, pod, DefaultOptions())
+	for range 10 {
+		r := s.step()
+		if st := s.lastStatus(); st != nil && len(st.ContainerStatuses) > 0 && st.ContainerStatuses[0].State.Running != nil {
+			if !r.NextSync.Equal(s.now) {
+				t.Fatalf("the Step whose status first shows foo1 running asks for +%v, want +%v (a sync at once)", r.NextSync.Sub(t0), s.now.Sub(t0))
+			}
+			return
+		}
+	}
+	t.Fatal("foo1 never shown running")
+}
+
+// TestRule6_Step2_NoStatusNoProbe: a deletion while a sync waits on a
+// pull generates no status until the pull returns (rule 4.5), so a
+// container that sync started is neither shown nor probed meanwhile, and
+// no status asks for its readiness run.
+func TestRule6_Step2_NoStatusNoProbe(t *testing.T) {
+	pod := podP3()
+	pod.Spec.Containers = pod.Spec.Containers[:2]
+	pod.Spec.Containers[0].ReadinessProbe = execProbe(2, 0)
+	pod.Spec.Containers[1].ImagePullPolicy = "Always"
+	pod.Spec.TerminationGracePeriodSeconds = ptr(int64(30))
+	s := newSim(t, pod, DefaultOptions())
+	s.holdKill["foo1"] = true
+	holdPull := func() {
+		kept := s.obs[:0]
+		for _, o := range s.obs {
+			if o.Container != "foo2" {
+				kept = append(kept, o)
+			}
+		}
+		s.obs = kept
+	}
+	runs := 0
+	count := func(r *Result) {
+		holdPull()
+		runs += probeRuns(r, "foo1", Readiness)
+	}
+	wakeUntil(t, s, t0.Add(500*time.Millisecond), count)
+	s.now = t0.Add(time.Second)
+	s.pod = deleted(s.pod, s.now, 30)
+	wakeUntil(t, s, t0.Add(6*time.Second), count)
+	if runs != 0 {
+		t.Errorf("foo1's readiness ran %d times while no status showed it, want none", runs)
+	}
+}
