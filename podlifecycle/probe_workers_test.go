@@ -7,6 +7,7 @@ import (
 
 	"github.com/nodestate/nodestate/containerstate"
 	"github.com/nodestate/nodestate/kubeversion"
+	v1 "k8s.io/api/core/v1"
 )
 
 // TestRule6_EachWorkerTicksOnItsOwn: the workers of one container tick
@@ -203,5 +204,50 @@ func TestRule6_Step2_NoStatusNoProbe(t *testing.T) {
 	wakeUntil(t, s, t0.Add(6*time.Second), count)
 	if runs != 0 {
 		t.Errorf("foo1's readiness ran %d times while no status showed it, want none", runs)
+	}
+}
+
+// TestRule4_5_NoWakeAfterTheTerminalStatus: a pod that becomes terminal
+// in the sync after a failed postStart hook's kill (its sandbox died
+// meanwhile, restartPolicy Never) is finished: the relist that sync would
+// have waited for (rule 4.5) asks for no wake-up.
+func TestRule4_5_NoWakeAfterTheTerminalStatus(t *testing.T) {
+	pod := onePod("app:1")
+	pod.Spec.RestartPolicy = v1.RestartPolicyNever
+	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"hook"}}}}
+	s := newSim(t, pod, DefaultOptions())
+	var hook []Observation
+	for range 10 {
+		s.step()
+		kept := s.obs[:0]
+		for _, o := range s.obs {
+			if o.Kind == HookResult {
+				hook = append(hook, o)
+				continue
+			}
+			kept = append(kept, o)
+		}
+		s.obs = kept
+		if len(s.obs) == 0 {
+			break
+		}
+	}
+	if len(hook) != 1 {
+		t.Fatalf("%d postStart results held, want 1", len(hook))
+	}
+	s.now = t0.Add(2 * time.Second) // the hook ran across a relist
+	hook[0].Failed = true
+	s.emit(hook[0])
+	s.step() // the kill; its exit is queued
+	s.emit(Observation{Kind: SandboxNotReady, Attempt: 0})
+	var r *Result
+	for range 5 {
+		r = s.step()
+		if r.Finished {
+			break
+		}
+	}
+	if !r.Finished || !r.NextSync.IsZero() {
+		t.Errorf("finished %v, next wake +%v; want finished with no wake-up", r.Finished, r.NextSync.Sub(t0))
 	}
 }

@@ -121,7 +121,7 @@ func TestImageTagAtTheEdges(t *testing.T) {
 		"app@sha256:" + r("9", 64), "app@sha256:" + r("f", 64), "app@sha256:" + r("0", 63) + "a", "app@sha256:" + r("0", 63) + "g",
 		"app@sha384:" + r("f", 96), "app@sha512:" + r("9", 128), r("9", 64), r("f", 64), r("0", 63) + "g",
 		"app:" + r("t", 127), "app:" + r("t", 128), "app:" + r("t", 129), "app:_", "app:.", "app:Z9",
-		"[::1]:5000/app", "[aF09:]/app", "[g]/app", "[]/app", "r.io:/app", "r.io:5/app", ":5/app",
+		"[::1]:5000/app", "[aF09:]/app", "[g]/app", "[]/app", "[a]/app", "[:]:5/app", "r.io:/app", "r.io:5/app", ":5/app",
 		"a-b.c/x", "a.b-/x", "-a.b/x", "A.b/x", "aZ9.io/x", "a..b/x",
 		"a__b", "a___b", "a--b", "a.-b", "a._b", "a_", "_a",
 		"docker.io/" + r("a", 247), "docker.io/" + r("a", 248), "index.docker.io/" + r("a", 247), "index.docker.io/a/" + r("b", 253),
