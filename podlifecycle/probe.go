@@ -293,8 +293,14 @@ func (m *Machine) sightAt(c *ctr, in *inst, p Probe) (time.Time, bool) {
 	if probeSpec(c.spec, p) == nil || in.probes[p-1].seen || in.shownRunning.IsZero() {
 		return time.Time{}, false
 	}
-	// A tick at the very instant of that status is taken as before it.
-	return gridAt(m.tickerFrom(c, p), probePeriod(c, p), in.shownRunning.Add(time.Nanosecond)), true
+	return m.tickAfterShown(c, in, p), true
+}
+
+// tickAfterShown is the first tick of probe p's worker after the status
+// that first showed instance in running; a tick at that very instant is
+// taken as before it.
+func (m *Machine) tickAfterShown(c *ctr, in *inst, p Probe) time.Time {
+	return gridAt(m.tickerFrom(c, p), probePeriod(c, p), in.shownRunning.Add(time.Nanosecond))
 }
 
 // stoppedProbe reports whether probe p of c's newest instance in, which is
@@ -431,7 +437,7 @@ func (m *Machine) firstTick(c *ctr, in *inst, p Probe) time.Time {
 func (m *Machine) firstSeenTick(c *ctr, in *inst, p Probe) time.Time {
 	t := m.firstTick(c, in, p)
 	if !t.After(in.shownRunning) {
-		t = gridAt(m.tickerFrom(c, p), probePeriod(c, p), in.shownRunning.Add(time.Nanosecond))
+		t = m.tickAfterShown(c, in, p)
 	}
 	return t
 }

@@ -35,9 +35,7 @@ func TestRule6_EachWorkerTicksOnItsOwn(t *testing.T) {
 		s := newSim(t, pod, DefaultOptions())
 		s.probe["side"] = ProbeFailure // never started: the startup worker ticks on
 		s.holdKill["foo1"], s.holdKill["side"] = true, true
-		wakeUntil(t, s, t0.Add(5*time.Second), nil)
-		s.now = t0.Add(5 * time.Second)
-		s.pod = deleted(s.pod, s.now, 30)
+		runThenDelete(t, s, t0.Add(5*time.Second))
 		var at []time.Duration
 		wakeUntil(t, s, t0.Add(12*time.Second), func(r *Result) {
 			if probeRuns(r, "side", Readiness) > 0 {
@@ -55,9 +53,7 @@ func TestRule6_EachWorkerTicksOnItsOwn(t *testing.T) {
 		pod.Spec.TerminationGracePeriodSeconds = ptr(int64(30))
 		s := newSim(t, pod, DefaultOptionsFor(kubeversion.V1_35))
 		s.holdKill["foo1"], s.holdKill["side"] = true, true
-		wakeUntil(t, s, t0.Add(5*time.Second), nil)
-		s.now = t0.Add(5 * time.Second)
-		s.pod = deleted(s.pod, s.now, 30)
+		runThenDelete(t, s, t0.Add(5*time.Second))
 		wakeUntil(t, s, t0.Add(12*time.Second), nil)
 		if ps := s.m.find("side").insts[0].probes[Liveness-1]; !ps.ended || ps.result != containerstate.ProbeSuccess {
 			t.Errorf("the sidecar's liveness worker after the deletion: ended %v result %v, want ended with Success (step 6)", ps.ended, ps.result)
@@ -250,4 +246,13 @@ func TestRule4_5_NoWakeAfterTheTerminalStatus(t *testing.T) {
 	if !r.Finished || !r.NextSync.IsZero() {
 		t.Errorf("finished %v, next wake +%v; want finished with no wake-up", r.Finished, r.NextSync.Sub(t0))
 	}
+}
+
+// runThenDelete runs s until at and deletes its pod then, with a grace of
+// 30 s.
+func runThenDelete(t *testing.T, s *sim, at time.Time) {
+	t.Helper()
+	wakeUntil(t, s, at, nil)
+	s.now = at
+	s.pod = deleted(s.pod, at, 30)
 }
