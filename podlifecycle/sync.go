@@ -388,11 +388,13 @@ func (m *Machine) inFlight() bool {
 // worker syncs the pod again only once they returned, so the answers that
 // came so far show in no status yet (a slow pull keeps the pod's status as
 // the sync began; a postStart hook keeps its container from showing
-// running, oracle case "poststart-fails"); a deletion does not wait.
+// running, oracle case "poststart-fails"). A deletion waits too: the
+// kubelet's pod worker runs the terminating sync only once SyncPod
+// returned (the deletion cancels the sync's context, which the runtime's
+// SyncPod does not use), so a container started behind a slow pull of a
+// pod deleted meanwhile runs its postStart hook to its end before it is
+// stopped (oracle case gen-15).
 func (m *Machine) syncBlocked() bool {
-	if m.pod != nil && m.pod.DeletionTimestamp != nil {
-		return false
-	}
 	for i := range m.ctrs {
 		if m.ctrs[i].inFlight || m.ctrs[i].postStart {
 			return true

@@ -421,11 +421,12 @@ func TestRule7_3_DeletionDuringStart(t *testing.T) {
 
 // TestRule7_3_DeletionDuringSlowPull: one container with a 10 s pull, the
 // pod deleted at +1 s. The kubelet's SyncPod runs the pull and the start
-// synchronously, so termination cannot overtake them (7.3, section 15):
-// the machine neither stops the sandbox nor finishes while the
-// StartContainer it issued is unanswered; once the pull and start are
-// answered at +10 s it kills the new instance, then the sandbox, and only
-// then reports Finished.
+// synchronously, and its pod worker runs the terminating sync only once
+// SyncPod returned, so termination cannot overtake them (7.3, section 15,
+// rule 4.5): the machine does not begin to terminate, stop the sandbox or
+// finish while the StartContainer it issued is unanswered; once the pull
+// and start are answered at +10 s it kills the new instance, then the
+// sandbox, and only then reports Finished.
 func TestRule7_3_DeletionDuringSlowPull(t *testing.T) {
 	pod := onePod("busybox:1")
 	m, _ := New(DefaultOptions(), pod)
@@ -443,7 +444,7 @@ func TestRule7_3_DeletionDuringSlowPull(t *testing.T) {
 	}
 	del := deleted(pod, t0.Add(time.Second), 30)
 	for _, at := range []time.Duration{time.Second, 5 * time.Second, 9 * time.Second} {
-		if got := step(at, del); r.Finished || r.State != Terminating || slices.Contains(got, "KillSandbox attempt=0") {
+		if got := step(at, del); r.Finished || r.State != Syncing || len(got) != 0 {
 			t.Fatalf("+%v with the start unanswered: state %v finished %v actions %v", at, r.State, r.Finished, got)
 		}
 	}
@@ -527,5 +528,60 @@ func TestRule7_5_KillingEventsInOrder(t *testing.T) {
 	want := []string{"spec.containers{main}", "spec.initContainers{sc1}", "spec.initContainers{sc2}", "spec.initContainers{sc3}"}
 	if !slices.Equal(killing, want) {
 		t.Fatalf("Killing events about %v, want %v", killing, want)
+	}
+}
+
+// TestRule4_5_DeletionWaitsForThePostStartHook: a pod deleted while the
+// sync under way waits on a slow pull, whose container then starts and
+// runs a postStart hook that fails (its container exits as the hook would
+// end). The kubelet's pod worker terminates the pod only once SyncPod
+// returned (rule 4.5, section 15), and SyncPod handles the hook's failure
+// itself: FailedPostStartHook and the kill for it, and no "Stopping
+// container" afterwards, as the container has already stopped (oracle case
+// gen-15, deleted with grace 0 during a 13 s pull).
+func TestRule4_5_DeletionWaitsForThePostStartHook(t *testing.T) {
+	pod := onePod("busybox:1")
+	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"warm"}}}}
+	m, _ := New(DefaultOptions(), pod)
+	var r Result
+	var events []string
+	step := func(at time.Duration, p *v1.Pod, obs ...Observation) []string {
+		t.Helper()
+		if err := m.StepTo(t0.Add(at), p, obs, &r); err != nil {
+			t.Fatalf("+%v: %v", at, err)
+		}
+		for _, e := range r.Events {
+			events = append(events, e.Reason+" "+e.Message)
+		}
+		return actionsOf(&r)
+	}
+	step(0, pod)
+	if got := step(0, pod, Observation{Kind: SandboxReady, IP: "10.0.0.3"}); !slices.Contains(got, "RunHook foo1 PostStart") {
+		t.Fatalf("no start with its hook issued: %v", got)
+	}
+	del := deleted(pod, t0.Add(6*time.Second), 0)
+	if got := step(6*time.Second, del); len(got) != 0 || r.State != Syncing {
+		t.Fatalf("+6s, deleted during the pull: %v, state %v; want nothing until the sync under way returned", got, r.State)
+	}
+	if got := step(13*time.Second, del, Observation{Kind: ImagePulled, Container: "foo1", Duration: 13 * time.Second},
+		Observation{Kind: ContainerCreated, Container: "foo1", ContainerID: "c://1"},
+		Observation{Kind: ContainerStarted, Container: "foo1", ContainerID: "c://1"}); len(got) != 0 {
+		t.Fatalf("+13s, started, its hook running: %v; want nothing until the hook returned", got)
+	}
+	events = events[:0]
+	got := step(17*time.Second, del, Observation{Kind: HookResult, Container: "foo1", ContainerID: "c://1", Hook: PostStart, Failed: true},
+		Observation{Kind: ContainerExited, Container: "foo1", ContainerID: "c://1", ExitCode: 1})
+	want := []string{ReasonFailedPostStartHook + " " + MessagePostStartHookFailed, ReasonKilling + " " + MessageKillFailedPostStartHook}
+	if !slices.Equal(events, want) {
+		t.Fatalf("+17s, the hook failed: events %q, want %q (actions %v)", events, want, got)
+	}
+	for at := 17 * time.Second; !r.Finished && at < time.Minute; at += time.Second {
+		if slices.Contains(got, "KillSandbox attempt=0") {
+			step(at, del, Observation{Kind: SandboxNotReady})
+		}
+		got = step(at, del)
+	}
+	if !r.Finished || !slices.Equal(events, want) {
+		t.Fatalf("after the hook: finished %v, events %q, want only %q", r.Finished, events, want)
 	}
 }

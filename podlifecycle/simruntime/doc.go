@@ -42,8 +42,11 @@
 // container whose start is skipped skips the starts after it. A kill with
 // grace g stops an instance that honours SIGTERM at once with exit code
 // 143, and one that ignores SIGTERM for d after min(g, d): with exit 143
-// when d is shorter, else with SIGKILL's 137. A preStop hook outlived by
-// its container fails. Stopping the sandbox stops every instance in it
+// when d is shorter, else with SIGKILL's 137. A hook outlived by its
+// container fails when the container exits, exit 137; a container that
+// exits as the hook would end exits first, as the kubelet execs a hook a
+// moment after the call before it, and one gone before its hook begins
+// fails the hook's exec at once ([ExecExitedMessage]). Stopping the sandbox stops every instance in it
 // (137) and fails every start still behind a slow pull or hook.
 //
 // Container IDs are "sim://<container>-<n>" ([Options].Token puts a token

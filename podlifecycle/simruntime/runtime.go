@@ -285,16 +285,17 @@ func (r *Runtime) start(s *syncCalls, c *simCtr, a podlifecycle.Action) {
 // blocks the sync) or a PreStop hook (of the instance being killed).
 func (r *Runtime) runHook(s *syncCalls, c *simCtr, a podlifecycle.Action) {
 	id, h := a.ContainerID, c.b.PreStop
-	var at time.Time
+	var from, at time.Time
 	if a.Hook == podlifecycle.PostStart {
 		id, h = s.lastID[c.name], c.b.PostStart
 		if id == "" {
 			return // its start was skipped
 		}
+		from = s.cur
 		s.cur = s.cur.Add(h.Duration)
 		at = s.cur
 	} else {
-		at = s.now.Add(h.Duration)
+		from, at = s.now, s.now.Add(h.Duration)
 	}
 	in := c.insts[id]
 	if in == nil || in.gone {
@@ -306,9 +307,15 @@ func (r *Runtime) runHook(s *syncCalls, c *simCtr, a podlifecycle.Action) {
 	}
 	// A hook cannot outlive its container: it ends with it, killed (exit
 	// 137), as the oracle node's runtime ends it (a postStart hook that
-	// fails so is the kubelet's FailedPostStartHook).
-	if !in.exitAt.IsZero() && in.exitAt.Before(o.At) {
+	// fails so is the kubelet's FailedPostStartHook). The kubelet execs a
+	// hook a moment after the call before it returned, so a container
+	// that exits when the hook would end exits first, and one that exits
+	// when the hook begins is gone before the exec, which fails.
+	if !in.exitAt.IsZero() && !in.exitAt.After(o.At) {
 		o.At, o.Failed, o.Message = in.exitAt, true, c.hookError(a.Hook, 137)
+		if !in.exitAt.After(from) {
+			o.At, o.Message = from, ExecExitedMessage
+		}
 	}
 	if a.Hook == podlifecycle.PreStop {
 		in.preStop, in.hookAt = r.push(o), o.At
@@ -441,6 +448,10 @@ func (c *simCtr) sortedInsts() []*simInst {
 func exitObs(name, id string, at time.Time, code int32) podlifecycle.Observation {
 	return podlifecycle.Observation{Kind: podlifecycle.ContainerExited, At: at, Container: name, ContainerID: id, ExitCode: code}
 }
+
+// ExecExitedMessage is the error of an exec hook in a container that has
+// already exited, as the kubelet's CRI client reports containerd's.
+const ExecExitedMessage = "rpc error: code = Unknown desc = failed to exec in container: container is in CONTAINER_EXITED state"
 
 // hookError is the error of hook h of c that exited with code, as a CRI
 // client words a failed exec ("command 'drain' exited with 1: ", with the

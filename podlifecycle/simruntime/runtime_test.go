@@ -230,29 +230,50 @@ func TestProbeWordsAsTheKubeletGetsThem(t *testing.T) {
 // as a CRI client words a failed exec, as the oracle node's runtime does
 // (oracle case: a generated sidecar that exits 1 s after its start during a
 // 4 s postStart hook, which the kubelet records as FailedPostStartHook).
+//
+// At equal times the container exits first, since the kubelet execs the
+// hook a moment after the start returned: a container that exits when its
+// 4 s hook ends fails it the same way (oracle case gen-15), and one that
+// exits as it starts is gone before a hook of no duration runs, whose exec
+// then fails at once with the runtime's error (oracle cases gen-152 and
+// gen-159, FailedPostStartHook on a container that exits at once).
 func TestHookOutlivedByItsContainer(t *testing.T) {
-	pod := onePod()
-	pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"warm", "up"}}}}
-	bs, err := simruntime.ParseBehaviours("app: run 1s exit 1; poststart 4s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := simruntime.New(simruntime.DefaultOptions(), pod, bs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.Do(t0, []pl.Action{pull, start, {Kind: pl.RunHook, Container: "app", ContainerKind: containerstate.Regular, Hook: pl.PostStart}}); err != nil {
-		t.Fatal(err)
-	}
-	var hook *pl.Observation
-	for next := rt.Next(); !next.IsZero(); next = rt.Next() {
-		for _, o := range rt.Due(next) {
-			if o.Kind == pl.HookResult {
-				hook = &o
+	exited137 := "command 'warm up' exited with 137: "
+	for _, tt := range []struct {
+		behaviour string
+		failed    bool
+		at        time.Duration
+		message   string
+	}{
+		{"app: run 1s exit 1; poststart 4s", true, time.Second, exited137},
+		{"app: run 4s exit 1; poststart 4s", true, 4 * time.Second, exited137},
+		{"app: run 0s exit 1", true, 0, simruntime.ExecExitedMessage},
+		{"app: run 0s exit 1; poststart 2s", true, 0, simruntime.ExecExitedMessage},
+		{"app: run 4001ms exit 1; poststart 4s", false, 4 * time.Second, ""},
+	} {
+		pod := onePod()
+		pod.Spec.Containers[0].Lifecycle = &v1.Lifecycle{PostStart: &v1.LifecycleHandler{Exec: &v1.ExecAction{Command: []string{"warm", "up"}}}}
+		bs, err := simruntime.ParseBehaviours(tt.behaviour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := simruntime.New(simruntime.DefaultOptions(), pod, bs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rt.Do(t0, []pl.Action{pull, start, {Kind: pl.RunHook, Container: "app", ContainerKind: containerstate.Regular, Hook: pl.PostStart}}); err != nil {
+			t.Fatal(err)
+		}
+		var hook *pl.Observation
+		for next := rt.Next(); !next.IsZero(); next = rt.Next() {
+			for _, o := range rt.Due(next) {
+				if o.Kind == pl.HookResult {
+					hook = &o
+				}
 			}
 		}
-	}
-	if hook == nil || !hook.Failed || !hook.At.Equal(t0.Add(time.Second)) || hook.Message != "command 'warm up' exited with 137: " {
-		t.Fatalf("hook result %+v, want failed at +1s with \"command 'warm up' exited with 137: \"", hook)
+		if hook == nil || hook.Failed != tt.failed || !hook.At.Equal(t0.Add(tt.at)) || hook.Message != tt.message {
+			t.Errorf("%s: hook result %+v, want failed %v at +%v with %q", tt.behaviour, hook, tt.failed, tt.at, tt.message)
+		}
 	}
 }
