@@ -195,8 +195,15 @@ type Machine struct {
 	// after the one that found it exited makes (rule 4.5).
 	hookKilled string
 	relistAt   time.Time
-	scratch    []string // IDs created within one batch, for validation
-	implied    []int    // indexes of a batch's observations whose creation is implied
+	// heldUpdate: a change came in while the sync under way waited on a
+	// call (syncBlocked), which the kubelet's pod worker holds as its
+	// pending update (rule 4.5); sandboxBlocked is when a sync that made
+	// the sandbox began to wait: a relist during the wait finds the
+	// sandbox, which is such a change.
+	heldUpdate     bool
+	sandboxBlocked time.Time
+	scratch        []string // IDs created within one batch, for validation
+	implied        []int    // indexes of a batch's observations whose creation is implied
 	// retired maps every instance the machine knew and no longer keeps
 	// (pushed out of its window, removed, purged with a lost sandbox) to
 	// its container's name, so that late observations of it are accepted
@@ -415,7 +422,10 @@ func (m *Machine) StepTo(now time.Time, pod *v1.Pod, obs []Observation, res *Res
 	m.started = true
 	m.stoppedTicks(now) // before this step's observations can show in a status
 	m.sightTicks(now)
+	blocked, started, sandbox := m.syncBlocked(), false, false
 	for i := range obs {
+		started = started || obs[i].Kind == ContainerStarted
+		sandbox = sandbox || obs[i].Kind == SandboxReady
 		if len(m.implied) > 0 && m.implied[0] == i {
 			m.implied = m.implied[1:]
 			created := Observation{Kind: ContainerCreated, At: obs[i].At, Container: obs[i].Container,
@@ -433,12 +443,26 @@ func (m *Machine) StepTo(now time.Time, pod *v1.Pod, obs []Observation, res *Res
 		// deadline that comes is the sync right after it (rule 4.5).
 		due := !now.Before(m.syncAt) && !m.syncBlocked()
 		if (m.dirty && !m.syncBlocked()) || due || m.imageChanged() {
+			held := blocked && !m.syncBlocked() && (m.heldUpdate ||
+				!m.sandboxBlocked.IsZero() && now.Sub(m.sandboxBlocked) >= relistPeriod)
 			m.sync(now, res)
 			if m.dirty && m.state == Syncing && m.syncAt.After(now) {
 				// A result the sync stored (a readiness worker's initial
 				// Failure) syncs the pod again at once, after this one.
 				m.syncAt = now
 			}
+			if held && started && m.state == Syncing && m.relistAt.IsZero() {
+				// This sync is the pod worker's pending update, taken
+				// once the blocked sync returned; the relist it waited
+				// for found the containers that sync started, an event
+				// that syncs the pod once more at the next relist (rule
+				// 4.5, oracle case gen-161).
+				m.relistAt = now.Add(relistPeriod)
+			}
+		}
+		m.heldUpdate = m.heldUpdate || m.dirty && m.syncBlocked()
+		if sandbox && m.syncBlocked() && m.sandboxBlocked.IsZero() {
+			m.sandboxBlocked = now
 		}
 		m.probeTicks(now, res)
 	}

@@ -23,7 +23,7 @@ type progress struct {
 
 // sync is one full kubelet sync at now.
 func (m *Machine) sync(now time.Time, res *Result) {
-	m.dirty = false
+	m.dirty, m.heldUpdate, m.sandboxBlocked = false, false, time.Time{}
 	m.nsync++
 	m.relistAt = time.Time{}
 	if m.hookKilled != "" && m.exited(m.hookKilled) {

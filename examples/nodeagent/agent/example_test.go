@@ -32,7 +32,7 @@ func ExampleAgent() {
 	// NAME                      READY     STATUS             RESTARTS      AGE
 	// cache-wrlmb2z544-tx2tr    0/1       ImagePullBackOff   0             3m
 	// report-29469981-lfz7b     0/2       Completed          0             3m
-	// worker-xgv7rb2xv2-67pcx   0/1       CrashLoopBackOff   4 (75s ago)   3m
+	// worker-xgv7rb2xv2-67pcx   0/1       CrashLoopBackOff   4 (65s ago)   3m
 }
 
 // The events of the Job pod, as `kubectl describe` lists them.
