@@ -46,8 +46,11 @@
 // container fails when the container exits, exit 137; a container that
 // exits as the hook would end exits first, as the kubelet execs a hook a
 // moment after the call before it, and one gone before its hook begins
-// fails the hook's exec at once ([ExecExitedMessage]). Stopping the sandbox stops every instance in it
-// (137) and fails every start still behind a slow pull or hook.
+// fails the hook's exec at once ([ExecExitedMessage]). A preStop hook's exec
+// starts a microsecond after the kill began, as the kubelet's does after its
+// grace timer: one that takes the whole grace is ended by the stop.
+// Stopping the sandbox stops every instance in it (137) and fails every
+// start still behind a slow pull or hook.
 //
 // Container IDs are "sim://<container>-<n>" ([Options].Token puts a token
 // before the name); a ready sandbox reports [Options].IP (by default none:

@@ -295,7 +295,11 @@ func (r *Runtime) runHook(s *syncCalls, c *simCtr, a podlifecycle.Action) {
 		s.cur = s.cur.Add(h.Duration)
 		at = s.cur
 	} else {
-		from, at = s.now, s.now.Add(h.Duration)
+		// The kubelet runs a preStop hook on a goroutine of its own,
+		// started after its grace timer: a hook that takes exactly the
+		// grace is still running when the grace ends, and the container's
+		// stop ends it (exit below).
+		from, at = s.now, s.now.Add(h.Duration+preStopDelay)
 	}
 	in := c.insts[id]
 	if in == nil || in.gone {
@@ -448,6 +452,10 @@ func (c *simCtr) sortedInsts() []*simInst {
 func exitObs(name, id string, at time.Time, code int32) podlifecycle.Observation {
 	return podlifecycle.Observation{Kind: podlifecycle.ContainerExited, At: at, Container: name, ContainerID: id, ExitCode: code}
 }
+
+// preStopDelay is how long after the kill began a preStop hook's exec
+// starts.
+const preStopDelay = time.Microsecond
 
 // ExecExitedMessage is the error of an exec hook in a container that has
 // already exited, as the kubelet's CRI client reports containerd's.

@@ -99,6 +99,26 @@ func TestRuntimeBehaviours(t *testing.T) {
 		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+2s HookResult app PostStart failed",
 			"+8s HookResult app PreStop failed", "+8s ContainerExited app exit=143"},
 	}, {
+		// The kubelet starts the hook's exec after its grace timer: a hook
+		// that takes the whole grace (1 s, a deletion with grace 1) is
+		// running when the kill stops the container, which ends it (oracle
+		// case gen-145: FailedPreStopHook).
+		name: "a preStop hook that takes the whole grace fails with the stop", behaviour: "app: prestop 1s",
+		do: func(rt *simruntime.Runtime) {
+			rt.Do(t0, []pl.Action{start})
+			rt.Do(t0.Add(3*time.Second), []pl.Action{{Kind: pl.RunHook, Container: "app", ContainerID: "sim://app-1", Hook: pl.PreStop}})
+			rt.Do(t0.Add(4*time.Second), []pl.Action{{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 2 * time.Second}})
+		},
+		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+4s HookResult app PreStop failed", "+4s ContainerExited app exit=143"},
+	}, {
+		name: "a preStop hook shorter than the grace ends before the stop", behaviour: "app: prestop 1s",
+		do: func(rt *simruntime.Runtime) {
+			rt.Do(t0, []pl.Action{start})
+			rt.Do(t0.Add(3*time.Second), []pl.Action{{Kind: pl.RunHook, Container: "app", ContainerID: "sim://app-1", Hook: pl.PreStop}})
+			rt.Do(t0.Add(5*time.Second), []pl.Action{{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 2 * time.Second}})
+		},
+		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+4.000001s HookResult app PreStop", "+5s ContainerExited app exit=143"},
+	}, {
 		name: "probe windows by instance age", behaviour: "app: liveness fail 10s-20s; readiness warning 5s-",
 		do: func(rt *simruntime.Runtime) {
 			rt.Do(t0, []pl.Action{start})
