@@ -66,7 +66,8 @@ func (m *Machine) beginKill(c *ctr, in *inst, r KillReason, message string, g in
 	if c.spec != nil && c.spec.Lifecycle != nil && c.spec.Lifecycle.PreStop != nil && g > 0 && r != KillRestartAllContainers {
 		in.kill.hook = true
 		in.kill.hookEnd = now.Add(time.Duration(g) * time.Second)
-		res.Actions = append(res.Actions, Action{Kind: RunHook, Container: c.name, ContainerKind: c.kind, ContainerID: in.id, Hook: PreStop})
+		res.Actions = append(res.Actions, Action{Kind: RunHook, Container: c.name, ContainerKind: c.kind, ContainerID: in.id, Hook: PreStop,
+			Grace: time.Duration(g) * time.Second})
 	}
 }
 

@@ -165,7 +165,8 @@ func TestPL37_PL38_EffectiveGrace(t *testing.T) {
 }
 
 // TestRule7_4_PreStopThenStop: deletion records Killing at once, runs the
-// preStop hook, and stops with the grace minus the whole seconds the hook
+// preStop hook (its action carrying the grace, the time the hook has before
+// the stop), and stops with the grace minus the whole seconds the hook
 // took, at least 2 s (7.4 steps 2-7).
 func TestRule7_4_PreStopThenStop(t *testing.T) {
 	pod := onePod("busybox:1")
@@ -180,6 +181,9 @@ func TestRule7_4_PreStopThenStop(t *testing.T) {
 	m.StepTo(t0.Add(10*time.Second), del, nil, &r)
 	if got := actionsOf(&r); !slices.Equal(got, []string{"RunHook foo1 PreStop"}) {
 		t.Fatalf("actions %v", got)
+	}
+	if g := r.Actions[0].Grace; g != 30*time.Second {
+		t.Fatalf("the hook's action carries grace %v, want the kill's 30s", g)
 	}
 	if !hasEvent(&r, ReasonKilling, "Stopping container foo1") {
 		t.Fatalf("Killing at once: %v", r.Events)

@@ -195,7 +195,10 @@ type Action struct {
 	// RestartCount is the restart count of the instance StartContainer
 	// creates.
 	RestartCount int32
-	// Grace is the grace period of KillContainer, in whole seconds.
+	// Grace is the grace period of KillContainer, in whole seconds, and
+	// for RunHook of a PreStop hook the time the hook has before the
+	// container is stopped (the kill's grace): a hook still running then
+	// is ended by the stop, as the kubelet's is.
 	Grace time.Duration
 	// Reason is why a container is killed; Message is the Killing
 	// event's text (spec/podlifecycle.md section 3.8).

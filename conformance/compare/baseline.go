@@ -105,9 +105,10 @@ func signatures(ps []PodReport) map[string]bool {
 }
 
 // Explained reports whether the workload ran alike on both nodes but for
-// documented differences, or the baseline explains its differences.
+// documented differences, or the baseline explains its differences, or
+// runs of its own did not show them again (Confirm).
 func (w *WorkloadReport) Explained() bool {
-	return w.Equal() || w.Baseline != nil && w.Baseline.Explained != ""
+	return w.Equal() || w.Baseline != nil && w.Baseline.Explained != "" || w.Rerun != nil && !w.Rerun.Reproduced
 }
 
 // String renders the baseline's verdict on a differing workload, and the

@@ -276,3 +276,69 @@ func TestBestPairing(t *testing.T) {
 		t.Errorf("%d permutations of 3, ending at %v", n, p)
 	}
 }
+
+// TestConfirm: the workloads that differ without a documented or baseline
+// reason run again, all at once from their start; one a rerun shows equal
+// is counted as not reproduced and runs no more, one that differs in every
+// rerun stays an undocumented difference; equal and baseline-explained
+// workloads never run again.
+func TestConfirm(t *testing.T) {
+	differing := func(name string) WorkloadReport { return WorkloadReport{Name: name, Errors: []string{"differs"}} }
+	rep := &Report{Workloads: []WorkloadReport{
+		{Name: "equal"},
+		differing("once"), differing("twice"), differing("always"),
+		{Name: "baseline", Errors: []string{"differs"}, Baseline: &BaselineReport{Explained: ExplainedMatch}},
+	}}
+	var ws []Workload
+	for _, w := range rep.Workloads {
+		ws = append(ws, Workload{Name: w.Name, Start: time.Minute})
+	}
+	var asked [][]string
+	err := confirm(rep, ws, 3, func(run int, again []Workload) (*Report, error) {
+		var names []string
+		out := &Report{}
+		for _, w := range again {
+			if w.Start != 0 {
+				t.Errorf("run %d: %s starts at %v, want at once", run, w.Name, w.Start)
+			}
+			names = append(names, w.Name)
+			switch {
+			case w.Name == "once" && run == 1, w.Name == "twice" && run == 2:
+				out.Workloads = append(out.Workloads, WorkloadReport{Name: w.Name})
+			default:
+				out.Workloads = append(out.Workloads, differing(w.Name))
+			}
+		}
+		asked = append(asked, names)
+		return out, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"once", "twice", "always"}, {"twice", "always"}, {"always"}}
+	if fmt.Sprint(asked) != fmt.Sprint(want) {
+		t.Fatalf("reruns %v, want %v", asked, want)
+	}
+	for _, tt := range []struct {
+		name       string
+		runs       int
+		reproduced bool
+	}{{"once", 1, false}, {"twice", 2, false}, {"always", 3, true}} {
+		w := &rep.Workloads[slices.IndexFunc(rep.Workloads, func(w WorkloadReport) bool { return w.Name == tt.name })]
+		if w.Rerun == nil || w.Rerun.Runs != tt.runs || w.Rerun.Reproduced != tt.reproduced || w.Explained() == tt.reproduced {
+			t.Errorf("%s: rerun %+v, explained %v; want %d runs, reproduced %v", tt.name, w.Rerun, w.Explained(), tt.runs, tt.reproduced)
+		}
+	}
+	if rep.Workloads[0].Rerun != nil || rep.Workloads[4].Rerun != nil {
+		t.Error("an equal or baseline-explained workload ran again")
+	}
+	if n := rep.Differences(); n != 1 {
+		t.Errorf("%d undocumented differences left, want 1 (always)", n)
+	}
+	if d := rep.Documented(); d["not reproduced"] != 2 || d["baseline"] != 1 {
+		t.Errorf("documented %v, want 2 not reproduced and 1 baseline", d)
+	}
+	if s := rep.String(); !strings.Contains(s, "rerun: 3 differing workloads ran again on their own: 2 did not differ again (timing), 1 differed each time") {
+		t.Errorf("the report's summary lacks the reruns:\n%s", s)
+	}
+}

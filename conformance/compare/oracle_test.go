@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,13 +69,13 @@ func TestOracle(t *testing.T) {
 	cfg.Baseline = true
 	rep := run(t, cfg, ws, 15*time.Minute)
 	t.Logf("\n%s", rep)
-	var named []string
+	var named []Workload
 	generated, differing := 0, 0
 	for i := range rep.Workloads {
 		w := &rep.Workloads[i]
 		if !strings.HasPrefix(w.Name, "gen-") {
 			if !w.Explained() {
-				named = append(named, w.Name)
+				named = append(named, ws[slices.IndexFunc(ws, func(x Workload) bool { return x.Name == w.Name })])
 			}
 			continue
 		}
@@ -95,42 +96,32 @@ func TestOracle(t *testing.T) {
 	if len(named) == 0 {
 		return
 	}
-	t.Logf("named workloads differing without a documented or baseline reason: %s; running them alone again", strings.Join(named, ", "))
+	// The named workloads that differ run again on their own; the
+	// generated ones do not here (make oracle reruns them too), to keep
+	// the test's time.
 	cfg.Dir = t.TempDir()
-	if still := rerun(t, cfg, named, namedReruns); len(still) > 0 {
-		t.Errorf("named workloads differ from the kubelet without a documented reason, in the run and in %d runs of their own: %s (the reports above)", namedReruns, strings.Join(still, ", "))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(namedReruns)*5*time.Minute)
+	defer cancel()
+	if err := Confirm(ctx, cfg, rep, named, namedReruns, DefaultTolerances(), Documented()); err != nil {
+		t.Fatal(err)
+	}
+	var still []string
+	for i := range rep.Workloads {
+		if w := &rep.Workloads[i]; w.Rerun != nil {
+			t.Logf("%s:\n%s", w.Name, w.Rerun)
+			if w.Rerun.Reproduced {
+				still = append(still, w.Name)
+			}
+		}
+	}
+	if len(still) > 0 {
+		t.Errorf("named workloads differ from the kubelet without a documented reason, in the run and in %d runs of their own: %s (the report above)", namedReruns, strings.Join(still, ", "))
 	}
 }
 
 // namedReruns is how many times TestOracle runs a named workload alone
 // again before it calls its difference nodestate's.
 const namedReruns = 2
-
-// rerun runs the named workloads names alone, up to n times, and returns
-// those that differ without a documented or baseline reason in every run.
-func rerun(t *testing.T, cfg Config, names []string, n int) []string {
-	t.Helper()
-	byName := map[string]Workload{}
-	for _, w := range Workloads() {
-		byName[w.Name] = w
-	}
-	for i := 0; i < n && len(names) > 0; i++ {
-		var ws []Workload
-		for _, name := range names {
-			ws = append(ws, byName[name])
-		}
-		cfg.MaxPods = 2 * len(ws)
-		rep := run(t, cfg, ws, 5*time.Minute)
-		t.Logf("rerun %d of %s:\n%s", i+1, strings.Join(names, ", "), rep)
-		names = names[:0]
-		for j := range rep.Workloads {
-			if w := &rep.Workloads[j]; !w.Explained() {
-				names = append(names, w.Name)
-			}
-		}
-	}
-	return names
-}
 
 // run runs ws with the documented differences and the default tolerances,
 // failing the test when the comparison cannot run.

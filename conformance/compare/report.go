@@ -48,6 +48,10 @@ type WorkloadReport struct {
 	// Baseline is its comparison with the second oracle node's run, when
 	// it differs and the run had one (Config.Baseline).
 	Baseline *BaselineReport
+	// Rerun is what runs of its own showed, when it differed in a way
+	// neither a documented difference nor the baseline explains and was
+	// run again (Confirm).
+	Rerun *Rerun
 }
 
 // Equal reports whether the workload ran alike on both nodes, but for
@@ -99,8 +103,12 @@ func (r *Report) Documented() map[string]int {
 				out[id] += n
 			}
 		}
-		if !w.Equal() && w.Explained() {
+		switch {
+		case w.Equal() || !w.Explained():
+		case w.Baseline != nil && w.Baseline.Explained != "":
 			out["baseline"] += w.differences()
+		default:
+			out["not reproduced"] += w.differences()
 		}
 	}
 	return out
@@ -120,8 +128,10 @@ func (r *Report) String() string {
 		switch {
 		case w.Equal():
 			verdict, equal = "equal", equal+1
-		case w.Explained():
+		case w.Baseline != nil && w.Baseline.Explained != "":
 			verdict, explained = "differs as the kubelet's own runs do", explained+1
+		case w.Explained():
+			verdict = "differs, not again in a run of its own"
 		}
 		fmt.Fprintf(&b, "%s: %s (%s)\n", w.Name, verdict, w.What)
 		for _, e := range w.Errors {
@@ -135,6 +145,9 @@ func (r *Report) String() string {
 		}
 		if w.Baseline != nil {
 			b.WriteString(w.Baseline.String())
+		}
+		if w.Rerun != nil {
+			b.WriteString(w.Rerun.String())
 		}
 	}
 	b.WriteString("\nNode objects: ")
@@ -150,6 +163,10 @@ func (r *Report) String() string {
 	if r.Baseline {
 		fmt.Fprintf(&b, "baseline: %d differing workloads differ as the kubelet's own two runs do (%s: %d, %s: %d)\n",
 			explained, ExplainedMatch, r.explainedBy(ExplainedMatch), ExplainedVaries, r.explainedBy(ExplainedVaries))
+	}
+	if rerun, not := r.notReproduced(); rerun > 0 {
+		fmt.Fprintf(&b, "rerun: %d differing workloads ran again on their own: %d did not differ again (timing), %d differed each time\n",
+			rerun, not, rerun-not)
 	}
 	fmt.Fprintf(&b, "run %s; oracle node: RSS %s before the workloads, %s at their end; CPU %s during them\n",
 		r.Elapsed.Round(time.Second), mib(r.OracleBefore.RSS), mib(r.OracleAfter.RSS), (r.OracleAfter.CPU - r.OracleBefore.CPU).Round(10*time.Millisecond))

@@ -46,9 +46,10 @@
 // container fails when the container exits, exit 137; a container that
 // exits as the hook would end exits first, as the kubelet execs a hook a
 // moment after the call before it, and one gone before its hook begins
-// fails the hook's exec at once ([ExecExitedMessage]). A preStop hook's exec
-// starts a microsecond after the kill began, as the kubelet's does after its
-// grace timer: one that takes the whole grace is ended by the stop.
+// fails the hook's exec at once ([ExecExitedMessage]). A preStop hook that
+// takes the whole grace of its kill (the RunHook action's Grace) or more
+// ends no later than the stop that follows, as the kubelet starts its grace
+// timer before the hook's exec: one still running then fails (137).
 // Stopping the sandbox stops every instance in it (137) and fails every
 // start still behind a slow pull or hook.
 //

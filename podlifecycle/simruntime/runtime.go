@@ -58,6 +58,11 @@ type simInst struct {
 	preStop int       // its queued preStop result, 0 none
 	hookAt  time.Time // when that result comes
 	gone    bool      // exited or removed
+	// hookOpen: its preStop hook outlasts the kill's grace; its result,
+	// due at hookAt unless the container stops first, is queued by the
+	// stop (closeHook). hookTie: it takes exactly the grace, so it ends a
+	// moment after the stop is called.
+	hookOpen, hookTie bool
 }
 
 type timedObs struct {
@@ -295,11 +300,7 @@ func (r *Runtime) runHook(s *syncCalls, c *simCtr, a podlifecycle.Action) {
 		s.cur = s.cur.Add(h.Duration)
 		at = s.cur
 	} else {
-		// The kubelet runs a preStop hook on a goroutine of its own,
-		// started after its grace timer: a hook that takes exactly the
-		// grace is still running when the grace ends, and the container's
-		// stop ends it (exit below).
-		from, at = s.now, s.now.Add(h.Duration+preStopDelay)
+		from, at = s.now, s.now.Add(h.Duration)
 	}
 	in := c.insts[id]
 	if in == nil || in.gone {
@@ -322,6 +323,14 @@ func (r *Runtime) runHook(s *syncCalls, c *simCtr, a podlifecycle.Action) {
 		}
 	}
 	if a.Hook == podlifecycle.PreStop {
+		if !o.Failed && a.Grace > 0 && h.Duration >= a.Grace {
+			// The hook takes its whole grace or more: the kubelet, whose
+			// grace timer started before the hook's exec, stops the
+			// container when the grace is up, and the hook ends no later
+			// than that stop (exit).
+			in.hookOpen, in.hookTie, in.hookAt = true, h.Duration == a.Grace, o.At
+			return
+		}
 		in.preStop, in.hookAt = r.push(o), o.At
 		return
 	}
@@ -333,16 +342,23 @@ func (r *Runtime) runHook(s *syncCalls, c *simCtr, a podlifecycle.Action) {
 // c does not ignore it for longer.
 func (r *Runtime) kill(now time.Time, c *simCtr, a podlifecycle.Action) {
 	in := c.insts[a.ContainerID]
-	if in == nil || in.gone || (!in.exitAt.IsZero() && !in.exitAt.After(now)) {
+	if in == nil || in.gone {
+		return
+	}
+	if !in.exitAt.IsZero() && !in.exitAt.After(now) {
+		r.closeHook(c, in, now, in.exitAt)
 		return // already stopped; its exit is reported
 	}
 	at, code := now.Add(a.Grace), int32(137)
 	if c.b.IgnoreSigterm < a.Grace {
 		at, code = now.Add(c.b.IgnoreSigterm), 143
 	}
-	if in.exitAt.IsZero() || at.Before(in.exitAt) {
-		r.exit(c, in, at, code)
+	if !in.exitAt.IsZero() && !at.Before(in.exitAt) {
+		r.closeHook(c, in, now, in.exitAt) // it exits on its own first
+		return
 	}
+	r.closeHook(c, in, now, at)
+	r.exit(c, in, at, code)
 }
 
 // remove removes an instance of c, once it has exited.
@@ -415,7 +431,31 @@ func (r *Runtime) stop(c *simCtr, in *simInst, now time.Time, code int32) {
 	if in.gone || (!in.exitAt.IsZero() && !in.exitAt.After(now)) {
 		return
 	}
+	r.closeHook(c, in, now, now)
 	r.exit(c, in, now, code)
+}
+
+// closeHook queues the result of in's open preStop hook (hookOpen), whose
+// container is stopped at stop and exits at at: the hook's own, or a
+// failure when the container exits first.
+func (r *Runtime) closeHook(c *simCtr, in *simInst, stop, at time.Time) {
+	if !in.hookOpen {
+		return
+	}
+	in.hookOpen = false
+	end := in.hookAt
+	if in.hookTie && stop.After(end) {
+		end = stop
+	}
+	o := podlifecycle.Observation{Kind: podlifecycle.HookResult, At: end, Container: c.name, ContainerID: in.id,
+		Hook: podlifecycle.PreStop, Failed: c.b.PreStop.Fail}
+	if o.Failed {
+		o.Message = c.hookError(podlifecycle.PreStop, 1)
+	}
+	if !end.Before(at) {
+		o.At, o.Failed, o.Message = at, true, c.hookError(podlifecycle.PreStop, 137)
+	}
+	in.preStop = r.push(o)
 }
 
 // exit (re)schedules the exit of in at at with code; a preStop hook still
@@ -452,10 +492,6 @@ func (c *simCtr) sortedInsts() []*simInst {
 func exitObs(name, id string, at time.Time, code int32) podlifecycle.Observation {
 	return podlifecycle.Observation{Kind: podlifecycle.ContainerExited, At: at, Container: name, ContainerID: id, ExitCode: code}
 }
-
-// preStopDelay is how long after the kill began a preStop hook's exec
-// starts.
-const preStopDelay = time.Microsecond
 
 // ExecExitedMessage is the error of an exec hook in a container that has
 // already exited, as the kubelet's CRI client reports containerd's.

@@ -99,25 +99,57 @@ func TestRuntimeBehaviours(t *testing.T) {
 		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+2s HookResult app PostStart failed",
 			"+8s HookResult app PreStop failed", "+8s ContainerExited app exit=143"},
 	}, {
-		// The kubelet starts the hook's exec after its grace timer: a hook
-		// that takes the whole grace (1 s, a deletion with grace 1) is
-		// running when the kill stops the container, which ends it (oracle
-		// case gen-145: FailedPreStopHook).
+		// The kubelet starts its grace timer before the hook's exec: a
+		// hook that takes the whole grace (1 s, a deletion with grace 0)
+		// is running when the kill stops the container, which ends it
+		// (oracle case gen-145: FailedPreStopHook), even when the stop
+		// comes a moment after the grace, as a runner on a real clock
+		// issues it.
 		name: "a preStop hook that takes the whole grace fails with the stop", behaviour: "app: prestop 1s",
 		do: func(rt *simruntime.Runtime) {
 			rt.Do(t0, []pl.Action{start})
-			rt.Do(t0.Add(3*time.Second), []pl.Action{{Kind: pl.RunHook, Container: "app", ContainerID: "sim://app-1", Hook: pl.PreStop}})
+			rt.Do(t0.Add(3*time.Second), []pl.Action{{Kind: pl.RunHook, Container: "app", ContainerID: "sim://app-1", Hook: pl.PreStop, Grace: time.Second}})
+			rt.Do(t0.Add(4*time.Second+time.Millisecond), []pl.Action{{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 2 * time.Second}})
+		},
+		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+4.001s HookResult app PreStop failed", "+4.001s ContainerExited app exit=143"},
+	}, {
+		// A container that ignores SIGTERM outlives the stop: a hook
+		// longer than the grace ends on its own before the SIGKILL.
+		name: "a preStop hook longer than the grace ends on its own when the container outlives the stop", behaviour: "app: prestop 2500ms; ignore-sigterm 1m",
+		do: func(rt *simruntime.Runtime) {
+			rt.Do(t0, []pl.Action{start})
+			rt.Do(t0.Add(3*time.Second), []pl.Action{{Kind: pl.RunHook, Container: "app", ContainerID: "sim://app-1", Hook: pl.PreStop, Grace: time.Second}})
 			rt.Do(t0.Add(4*time.Second), []pl.Action{{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 2 * time.Second}})
 		},
-		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+4s HookResult app PreStop failed", "+4s ContainerExited app exit=143"},
+		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+5.5s HookResult app PreStop", "+6s ContainerExited app exit=137"},
+	}, {
+		// The container's own exit, before the kill would end it, ends
+		// the hook too.
+		name: "a preStop hook that takes the whole grace ends with the container's own exit", behaviour: "app: prestop 2s; run 4500ms exit 0; ignore-sigterm 1m",
+		do: func(rt *simruntime.Runtime) {
+			rt.Do(t0, []pl.Action{start})
+			rt.Do(t0.Add(3*time.Second), []pl.Action{{Kind: pl.RunHook, Container: "app", ContainerID: "sim://app-1", Hook: pl.PreStop, Grace: 2 * time.Second}})
+			rt.Do(t0.Add(5*time.Second), []pl.Action{{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 2 * time.Second}})
+		},
+		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+4.5s ContainerExited app exit=0", "+4.5s HookResult app PreStop failed"},
+	}, {
+		// A hook of exactly the grace ends a moment after the stop: on
+		// its own when the container ignores the SIGTERM.
+		name: "a preStop hook of exactly the grace ends on its own when the container outlives the stop", behaviour: "app: prestop 1s; ignore-sigterm 1m",
+		do: func(rt *simruntime.Runtime) {
+			rt.Do(t0, []pl.Action{start})
+			rt.Do(t0.Add(3*time.Second), []pl.Action{{Kind: pl.RunHook, Container: "app", ContainerID: "sim://app-1", Hook: pl.PreStop, Grace: time.Second}})
+			rt.Do(t0.Add(4*time.Second+time.Millisecond), []pl.Action{{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 2 * time.Second}})
+		},
+		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+4.001s HookResult app PreStop", "+6.001s ContainerExited app exit=137"},
 	}, {
 		name: "a preStop hook shorter than the grace ends before the stop", behaviour: "app: prestop 1s",
 		do: func(rt *simruntime.Runtime) {
 			rt.Do(t0, []pl.Action{start})
-			rt.Do(t0.Add(3*time.Second), []pl.Action{{Kind: pl.RunHook, Container: "app", ContainerID: "sim://app-1", Hook: pl.PreStop}})
+			rt.Do(t0.Add(3*time.Second), []pl.Action{{Kind: pl.RunHook, Container: "app", ContainerID: "sim://app-1", Hook: pl.PreStop, Grace: 2 * time.Second}})
 			rt.Do(t0.Add(5*time.Second), []pl.Action{{Kind: pl.KillContainer, Container: "app", ContainerID: "sim://app-1", Grace: 2 * time.Second}})
 		},
-		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+4.000001s HookResult app PreStop", "+5s ContainerExited app exit=143"},
+		want: []string{"+0s ContainerCreated app", "+0s ContainerStarted app", "+4s HookResult app PreStop", "+5s ContainerExited app exit=143"},
 	}, {
 		name: "probe windows by instance age", behaviour: "app: liveness fail 10s-20s; readiness warning 5s-",
 		do: func(rt *simruntime.Runtime) {

@@ -46,6 +46,7 @@ func run() error {
 	save := flag.String("save", "", "write the recording to this file (gzipped JSON)")
 	keep := flag.Bool("keep", false, "keep the work directory (the control plane's and the oracle nodes' logs) and print its path")
 	replay := flag.String("replay", "", "compare the recording in this file instead of running")
+	reruns := flag.Int("reruns", 2, "run each workload that differs without a documented or baseline reason again on its own, up to this many times: one a rerun shows equal or explained is counted as not reproduced (timing)")
 	flag.Parse()
 	var dump func(string) bool
 	if *dumpRE != "" {
@@ -95,7 +96,13 @@ func run() error {
 			return err
 		}
 	}
-	return report(compare.Compare(rec, compare.DefaultTolerances(), compare.Documented(), dump))
+	rep := compare.Compare(rec, compare.DefaultTolerances(), compare.Documented(), dump)
+	if *reruns > 0 && rep.Differences() > 0 {
+		if err := compare.Confirm(context.Background(), cfg, rep, ws, *reruns, compare.DefaultTolerances(), compare.Documented()); err != nil {
+			return err
+		}
+	}
+	return report(rep)
 }
 
 // report prints rep and exits 1 when it has an undocumented difference.
