@@ -228,7 +228,10 @@
 //     the previous sync ended, so a sync a probe result or an API update
 //     asks for right after another follows up to 1 s later. The machine has
 //     no relist clock and runs such a sync at once (docs/faithfulness.md,
-//     generated pod gen-83).
+//     generated pod gen-83). One consequence is modelled: an update held
+//     while a sync waited on a pull, a start or a hook is followed, when the
+//     relist after it finds a container that sync started, by one more sync
+//     a relist (1 s) later (generated pod gen-161).
 //   - The machine keeps the three newest instances of each container; the
 //     kubelet's garbage collector keeps more, which changes nothing the
 //     machine decides.

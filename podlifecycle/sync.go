@@ -44,7 +44,7 @@ func (m *Machine) sync(now time.Time, res *Result) {
 	m.pendingErr = false
 	var crashExpiry, timer time.Time
 	status, generated := m.lastStatus, false
-	if !m.hookKillUnderWay() && (m.pod.DeletionTimestamp == nil || !m.inFlight()) {
+	if !m.hookKillUnderWay() {
 		m.readinessRuns(now) // asked for by the status generation
 		status, generated = m.generate(now, false, res), true
 	}
