@@ -62,6 +62,23 @@ func TestNormalize(t *testing.T) {
 	if id := n.containerID("sim://abc-app-1", "app"); id != "sim://app#1" {
 		t.Errorf("first container ID again %q", id)
 	}
+	// A status that shows two instances of a container when it is met
+	// first numbers the last state's, the older, first (oracle case
+	// gen-108: a sidecar that exits at once and restarted within the
+	// kubelet's first status of it).
+	n = newNormalizer(subject{Namespace: "on-kubelet", Name: "web", UID: "u-1", Node: "kubelet-1"}, t0, nil)
+	two := &corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "app", ContainerID: "sim://abc-app-2",
+		State:                corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ContainerID: "sim://abc-app-2"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ContainerID: "sim://abc-app-1"}}}}}
+	got, err = n.status(two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"containerStatuses":[{"containerID":"sim://app#2"`, `"lastState":{"terminated":{"containerID":"sim://app#1"`} {
+		if !strings.Contains(got.Key, want) {
+			t.Errorf("two instances met at once: want %s in\n%s", want, got.Key)
+		}
+	}
 }
 
 // TestDiff: lists of named elements are compared by name, and the same

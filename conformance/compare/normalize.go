@@ -100,6 +100,17 @@ func (n *normalizer) walk(path, key string, v value, times map[string]time.Durat
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		// A container status met first with a last state too shows two
+		// instances: the last state's is the older, and is numbered
+		// first, as on a node whose statuses showed the two one after
+		// the other.
+		if last, ok := x["lastState"].(map[string]any); ok {
+			if term, ok := last["terminated"].(map[string]any); ok {
+				if id, ok := term["containerID"].(string); ok {
+					n.containerID(id, containerOf(path+".lastState"))
+				}
+			}
+		}
 		for _, k := range keys {
 			x[k] = n.walk(join(path, k), k, x[k], times)
 		}
