@@ -255,12 +255,25 @@ func (m *Machine) markShown(now time.Time, generated bool) {
 // readiness run, whose initial Failure syncs the pod again, whose status
 // asks again: a readiness successThreshold of 2 is reached in that second
 // run, not a period later (oracle case gen-28).
-func (m *Machine) initialValue(in *inst, p Probe) {
+//
+// The worker is the container's, not the instance's: the run of identical
+// outcomes it counts goes on from the last instance it probed (the kubelet
+// resets it only when it stores a liveness Failure or a startup result),
+// so a restarted container whose readiness passed before is ready after
+// its first success, whatever the successThreshold (oracle case gen-97).
+func (m *Machine) initialValue(c *ctr, p Probe) {
+	in := &c.insts[0]
 	ps := &in.probes[p-1]
 	if ps.seen {
 		return
 	}
 	ps.seen = true
+	for i := 1; i < len(c.insts); i++ {
+		if prev := &c.insts[i].probes[p-1]; prev.seen {
+			ps.count, ps.lastOK, ps.counted = prev.count, prev.lastOK, prev.counted
+			break
+		}
+	}
 	switch p {
 	case Readiness:
 		ps.result = containerstate.ProbeFailure
@@ -281,7 +294,7 @@ func (m *Machine) sightTicks(now time.Time) {
 		in := &c.insts[0]
 		for p := Startup; p <= Liveness; p++ {
 			if at, ok := m.sightAt(c, in, p); ok && !now.Before(at) {
-				m.initialValue(in, p)
+				m.initialValue(c, p)
 			}
 		}
 	}
@@ -463,7 +476,7 @@ func (m *Machine) readinessRuns(now time.Time) {
 			ps.again = true
 			continue
 		}
-		m.initialValue(in, Readiness)
+		m.initialValue(c, Readiness)
 		c.readyFrom = now
 		ps.next = m.firstTick(c, in, Readiness)
 	}

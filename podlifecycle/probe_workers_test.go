@@ -256,3 +256,64 @@ func runThenDelete(t *testing.T, s *sim, at time.Time) {
 	s.now = at
 	s.pod = deleted(s.pod, at, 30)
 }
+
+// TestRule6_StreakGoesOnAcrossInstances: a readiness probe with a
+// successThreshold of 2. The first instance needs two successes to be
+// ready; once it crashed and was restarted, the new instance is ready after
+// its first success, as the kubelet's worker, which is the container's,
+// goes on counting from the old instance's run of successes (oracle case
+// gen-97: a sidecar ready 1 s after its restart, not two periods later).
+func TestRule6_StreakGoesOnAcrossInstances(t *testing.T) {
+	pod := onePod("busybox:1")
+	pod.Spec.Containers[0].ReadinessProbe = &v1.Probe{PeriodSeconds: 10, SuccessThreshold: 2, FailureThreshold: 3}
+	s := newSim(t, pod, DefaultOptions())
+	// run steps the pod for d of virtual time.
+	run := func(d time.Duration) {
+		end := s.now.Add(d)
+		for i := 0; i < 1000 && s.now.Before(end); i++ {
+			r := s.step()
+			if len(s.obs) == 0 {
+				if r.NextSync.IsZero() || r.NextSync.After(end) {
+					s.now = end
+				} else {
+					s.now = r.NextSync
+				}
+			}
+		}
+	}
+	// runsUntilReady counts the readiness runs of instance id in the
+	// results from from on, up to the first status showing it ready.
+	runsUntilReady := func(from int, id string) int {
+		t.Helper()
+		runs := 0
+		for _, r := range s.all[from:] {
+			for _, a := range r.Actions {
+				if a.Kind == RunProbe && a.Probe == Readiness && a.ContainerID == id {
+					runs++
+				}
+			}
+			for _, st := range r.Statuses {
+				if cs := st.ContainerStatuses; len(cs) == 1 && cs[0].Ready && cs[0].ContainerID == id {
+					return runs
+				}
+			}
+		}
+		t.Fatalf("%s never ready", id)
+		return 0
+	}
+	run(30 * time.Second)
+	first := s.lastID("foo1")
+	if n := runsUntilReady(0, first); n != 2 {
+		t.Fatalf("the first instance was ready after %d runs, want 2", n)
+	}
+	from := len(s.all)
+	s.exit("foo1", 1)
+	run(time.Minute)
+	second := s.lastID("foo1")
+	if second == first {
+		t.Fatal("not restarted")
+	}
+	if n := runsUntilReady(from, second); n != 1 {
+		t.Fatalf("the restarted instance was ready after %d runs, want 1: the worker's run of successes goes on", n)
+	}
+}
