@@ -1,6 +1,7 @@
 package podlifecycle
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -315,5 +316,56 @@ func TestRule6_StreakGoesOnAcrossInstances(t *testing.T) {
 	}
 	if n := runsUntilReady(from, second); n != 1 {
 		t.Fatalf("the restarted instance was ready after %d runs, want 1: the worker's run of successes goes on", n)
+	}
+}
+
+// TestRule4_5_EndedWorkerSyncsAtEveryRelist: under restartPolicy
+// OnFailure, a container with a liveness probe exits 0 and will not run
+// again, while another runs on. Its probe worker ends; each sync of the
+// kubelet starts it again, and the new worker's first run stores Failure
+// for the stopped container, a change that syncs the pod at the next
+// relist: the pod is synced every second from then on (oracle case
+// gen-142, from the oracle node's log: "SyncLoop (probe)" every second
+// after the container's exit). Without the probe it is synced at the
+// resync period.
+func TestRule4_5_EndedWorkerSyncsAtEveryRelist(t *testing.T) {
+	for _, probe := range []bool{true, false} {
+		pod := podP3()
+		pod.Spec.Containers = pod.Spec.Containers[:2]
+		pod.Spec.RestartPolicy = v1.RestartPolicyOnFailure
+		if probe {
+			pod.Spec.Containers[1].LivenessProbe = &v1.Probe{PeriodSeconds: 4, FailureThreshold: 3}
+		}
+		s := newSim(t, pod, DefaultOptions())
+		s.settle()
+		s.now = s.now.Add(10 * time.Second)
+		s.step()
+		s.exit("foo2", 0)
+		// Run a minute, collecting the gaps between the syncs that came
+		// after the worker saw the container stopped.
+		var gaps []time.Duration
+		last := time.Time{}
+		end := s.now.Add(time.Minute)
+		for i := 0; i < 500 && s.now.Before(end); i++ {
+			r := s.step()
+			if len(s.obs) > 0 {
+				continue
+			}
+			if r.NextSync.IsZero() {
+				t.Fatalf("probe %v: no wake-up asked for", probe)
+			}
+			if !last.IsZero() {
+				gaps = append(gaps, r.NextSync.Sub(last))
+			}
+			last = r.NextSync
+			s.now = r.NextSync
+		}
+		if probe {
+			if len(gaps) < 40 || slices.Max(gaps[5:]) > time.Second {
+				t.Errorf("with a liveness probe: %d syncs a minute, gaps %v; want one a second", len(gaps), gaps)
+			}
+		} else if len(gaps) > 3 {
+			t.Errorf("without a probe: %d syncs a minute, gaps %v; want the resync's", len(gaps), gaps)
+		}
 	}
 }

@@ -103,6 +103,33 @@ func (m *Machine) schedule(now, crashExpiry, timer time.Time) {
 	if dl := m.deadlineAt(); dl.After(now) {
 		m.syncAt = earliest(m.syncAt, dl)
 	}
+	if m.endedWorker() {
+		// Each sync starts the ended worker again, whose first run stores
+		// a result that changes and syncs the pod at the next relist
+		// (rule 4.5, oracle case gen-142).
+		m.relistAt = earliest(m.relistAt, now.Add(relistPeriod))
+	}
+}
+
+// endedWorker reports whether a probe worker ended because its container
+// exited and will not run again (section 6, step 5). The kubelet's sync
+// starts the probe workers of the pod's containers again (AddPod), and a
+// new worker's first run stores the initial value and then Failure for
+// the stopped container, a change that syncs the pod, whose sync starts
+// another: while the pod runs, it is synced at every relist.
+func (m *Machine) endedWorker() bool {
+	for i := range m.ctrs {
+		c := &m.ctrs[i]
+		if !probed(c) || c.insts[0].state == containerstate.RuntimeRunning {
+			continue
+		}
+		for p := Startup; p <= Liveness; p++ {
+			if probeSpec(c.spec, p) != nil && c.insts[0].probes[p-1].ended {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // execute carries the plan out (section 4.1) as far as the kubelet's
