@@ -465,7 +465,7 @@ func (r *Runtime) exit(c *simCtr, in *simInst, at time.Time, code int32) {
 	if in.preStop != 0 && in.hookAt.After(at) {
 		r.cancel(in.preStop)
 		in.preStop, in.hookAt = r.push(podlifecycle.Observation{Kind: podlifecycle.HookResult, At: at, Container: c.name,
-			ContainerID: in.id, Hook: podlifecycle.PreStop, Failed: true, Message: "container stopped before the hook finished"}), at
+			ContainerID: in.id, Hook: podlifecycle.PreStop, Failed: true, Message: c.hookError(podlifecycle.PreStop, 137)}), at
 	}
 	in.exitAt = at
 	in.exitSeq = r.push(exitObs(c.name, in.id, at, code))
