@@ -332,6 +332,9 @@ func TestConfirm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := confirm(nil, ws, 1, nil); err == nil {
+		t.Error("a nil report: no error")
+	}
 	want := [][]string{{"once", "twice", "always"}, {"twice", "always"}, {"always"}}
 	if fmt.Sprint(asked) != fmt.Sprint(want) {
 		t.Fatalf("reruns %v, want %v", asked, want)

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,6 +45,9 @@ func Confirm(ctx context.Context, cfg Config, rep *Report, ws []Workload, n int,
 
 // confirm is Confirm with the runs made by run.
 func confirm(rep *Report, ws []Workload, n int, run func(int, []Workload) (*Report, error)) error {
+	if rep == nil {
+		return errors.New("compare: Confirm needs a report")
+	}
 	byName := make(map[string]Workload, len(ws))
 	for _, w := range ws {
 		byName[w.Name] = w
@@ -89,6 +93,9 @@ func confirm(rep *Report, ws []Workload, n int, run func(int, []Workload) (*Repo
 
 // String renders a rerun's verdict.
 func (r *Rerun) String() string {
+	if r == nil {
+		return ""
+	}
 	if r.Reproduced {
 		s := fmt.Sprintf("  rerun: differed again in each of %d runs of its own; in the last:\n", r.Runs)
 		if r.Last != nil {
